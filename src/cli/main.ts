@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+import type { CommanderError } from 'commander';
+import { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { EXIT_USAGE } from './exit-codes.js';
+import { registerRun } from './run.js';
+import { registerDemo } from './demo.js';
+import { registerCheck } from './check.js';
+import { registerTestRules } from './test-rules.js';
+import { registerQuery } from './query.js';
+import { registerSimulate } from './simulate.js';
+import { registerSilence } from './silence.js';
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+}
+
+const program = new Command();
+program
+  .name('transfer-watch')
+  .description('Monitoring and alerting for managed-file-transfer history: Prometheus metrics, alert rules, notifications.')
+  .version(packageVersion())
+  .showHelpAfterError()
+  // Usage errors exit 2 (contract section 1); commander's default is 1.
+  .exitOverride((err: CommanderError) => {
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') process.exit(0);
+    process.exit(EXIT_USAGE);
+  });
+
+registerRun(program);
+registerDemo(program);
+registerCheck(program);
+registerTestRules(program);
+registerQuery(program);
+registerSimulate(program);
+registerSilence(program);
+
+await program.parseAsync(process.argv);

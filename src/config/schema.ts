@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { duration, name, timeZone } from './schema-helpers.js';
+import { receiverSchema } from '../notify/receiver-schema.js';
+import { inhibitRuleSchema, muteTimeIntervalSchema, routeSchema } from '../notify/route-schema.js';
+
+/**
+ * The configuration file (contract section 2). This schema is the single source of both the TypeScript
+ * types and the validation; `schemas/config.schema.json` is generated from it.
+ * Durations are parsed to milliseconds. Secret fields also accept `<field>_file`, resolved by the loader.
+ */
+
+const tlsSchema = z
+  .strictObject({
+    ca_file: z.string().default(''),
+    insecure_skip_verify: z.boolean().default(false),
+  })
+  .prefault({});
+
+export const sourceSchema = z.strictObject({
+  name: name(),
+  base_url: z.url({ protocol: /^https?$/ }),
+  username: z.string().min(1),
+  password: z.string(),
+  instances: z.array(z.string().min(1)).default([]),
+  tags: z.string().default(''),
+  timeout: duration().prefault('30s'),
+  /** Attempts per request for timeouts, network errors and 5xx (the first try included). */
+  retries: z.number().int().min(0).max(10).default(3),
+  tls: tlsSchema,
+});
+
+export const pollSchema = z
+  .strictObject({
+    interval: duration().prefault('30s'),
+    success_interval: duration().prefault('60s'),
+    delay: duration().prefault('30s'),
+    overlap: duration().prefault('2m'),
+    page_size: z.number().int().min(1).max(1000).default(1000),
+    initial_lookback: duration().prefault('1h'),
+    max_window: duration().prefault('1h'),
+    stale_after: duration().prefault('5m'),
+  })
+  .prefault({})
+  .refine((p) => p.interval > 0, { message: 'poll.interval must be greater than 0', path: ['interval'] })
+  .refine((p) => p.max_window > 0, { message: 'poll.max_window must be greater than 0', path: ['max_window'] });
+
+export const configSchema = z
+  .strictObject({
+    sources: z.array(sourceSchema).min(1),
+    poll: pollSchema,
+    state: z.strictObject({ dir: z.string().min(1).default('./data') }).prefault({}),
+    rule_files: z.array(z.string().min(1)).default([]),
+    receivers: z.array(receiverSchema).default([]),
+    route: routeSchema.optional(),
+    inhibit_rules: z.array(inhibitRuleSchema).default([]),
+    mute_time_intervals: z.array(muteTimeIntervalSchema).default([]),
+    /** Files of user templates (Handlebars) for notifications. */
+    templates: z.array(z.string()).default([]),
+    /** Time zone in which times are shown to people; always named next to the time. */
+    display_timezone: timeZone().default('UTC'),
+    server: z
+      .strictObject({
+        listen: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}$/, 'must be HOST:PORT').default('0.0.0.0:9464'),
+        /** The URL people reach the daemon at; used in links (Alertmanager `generatorURL`, messages). */
+        external_url: z.url().optional(),
+      })
+      .prefault({}),
+    log: z
+      .strictObject({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info') })
+      .prefault({}),
+    metrics: z
+      .strictObject({
+        /** Series per metric family above which new label combinations are folded into `other`. */
+        max_series: z.number().int().min(10).default(10_000),
+      })
+      .prefault({}),
+  })
+  .superRefine((cfg, ctx) => {
+    const seen = new Set<string>();
+    cfg.sources.forEach((s, i) => {
+      if (seen.has(s.name)) ctx.addIssue({ code: 'custom', message: `duplicate source name "${s.name}"`, path: ['sources', i, 'name'] });
+      seen.add(s.name);
+    });
+    const receivers = new Set<string>();
+    cfg.receivers.forEach((r, i) => {
+      if (receivers.has(r.name)) ctx.addIssue({ code: 'custom', message: `duplicate receiver name "${r.name}"`, path: ['receivers', i, 'name'] });
+      receivers.add(r.name);
+    });
+  });
+
+export type Config = z.output<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+export type SourceConfig = z.output<typeof sourceSchema>;
+export type PollConfig = Config['poll'];

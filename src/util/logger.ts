@@ -1,0 +1,50 @@
+import { pino, type Logger as PinoLogger, type DestinationStream, type LevelWithSilent } from 'pino';
+
+export type Logger = PinoLogger;
+
+/**
+ * Paths pino censors wherever they appear in a log object. Secrets must also never be interpolated
+ * into messages: use `redactUrl` / `redactSecrets` from ./redact.ts for strings.
+ */
+export const REDACT_PATHS = [
+  'password',
+  '*.password',
+  'password_file',
+  'token',
+  '*.token',
+  'access_token',
+  '*.access_token',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'webhook_url',
+  '*.webhook_url',
+  'bearer_token',
+  '*.bearer_token',
+];
+
+export interface LoggerOptions {
+  level?: LevelWithSilent;
+  /** Where JSON lines go; stdout by default. Tests pass a stream to read them back. */
+  destination?: DestinationStream;
+}
+
+/** JSON-lines logger (pino). One per process, passed down explicitly: no module-level singleton. */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: { name: 'transfer-watch' },
+      redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    options.destination ?? pino.destination({ fd: 1, sync: false }),
+  );
+}
+
+/** A logger that discards everything, for tests that do not read logs. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}
