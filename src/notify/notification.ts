@@ -1,0 +1,48 @@
+import type { Alert, Labels } from '../alerts/alert.js';
+
+/**
+ * One message for one receiver about one alert group: what the dispatcher hands an integration.
+ * Mirrors Alertmanager's webhook data model so the webhook integration can send it almost as is.
+ */
+export interface Notification {
+  receiver: string;
+  /** Stable key of the group within its route (Alertmanager's groupKey). */
+  groupKey: string;
+  /** `firing` when at least one alert of the group fires, else `resolved`. */
+  status: 'firing' | 'resolved';
+  groupLabels: Labels;
+  commonLabels: Labels;
+  commonAnnotations: Record<string, string>;
+  /** Firing alerts first, then resolved ones. */
+  alerts: Alert[];
+  /** Base URL of the daemon, for links (`generatorURL`, "open in transfer-watch"). */
+  externalUrl: string;
+  /** IANA zone in which times are shown; the zone is always named next to a time. */
+  displayTimezone: string;
+}
+
+/** What an integration reports when a send fails. */
+export class NotifyError extends Error {
+  readonly code = 'notify_failed';
+
+  constructor(
+    message: string,
+    /** Whether trying again later can succeed (5xx, 429, network) or not (400, bad config). */
+    readonly retryable: boolean,
+    /** Wait asked for by the receiver (HTTP `Retry-After`), in ms. */
+    readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'NotifyError';
+  }
+}
+
+/** An integration (slack, email, alertmanager, webhook, console) bound to its receiver's config. */
+export interface Integration {
+  /** `slack`, `email`, ... (metric label `integration`). */
+  readonly kind: string;
+  readonly sendResolved: boolean;
+  /** Deliver one notification; throws NotifyError on failure. Must not log secrets. */
+  send(notification: Notification, signal?: AbortSignal): Promise<void>;
+}
