@@ -43,6 +43,11 @@ export interface Integration {
   /** `slack`, `email`, ... (metric label `integration`). */
   readonly kind: string;
   readonly sendResolved: boolean;
+  /**
+   * When set, the dispatcher must call send() for each firing group at least this often (ms), even when
+   * nothing changed: Alertmanager treats an alert it has not heard of for a while as resolved.
+   */
+  readonly resendInterval?: number;
   /** Deliver one notification; throws NotifyError on failure. Must not log secrets. */
   send(notification: Notification, signal?: AbortSignal): Promise<void>;
 }
