@@ -1,0 +1,201 @@
+import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/logger.js';
+import { errorMessage, TransferWatchError } from '../util/errors.js';
+import type { Transfer } from '../source/transfer.js';
+import type { PollConfig } from '../config/schema.js';
+import { nextWindow } from './poll-window.js';
+import { SeenTransfers } from './seen-transfers.js';
+import { RESULTS_OF, type StreamKind } from './stream-kind.js';
+import type { TransferPager } from './transfer-pager.js';
+
+export interface PollHooks {
+  onPoll?(source: string, stream: StreamKind, seconds: number, errorReason?: string): void;
+  onRecords?(source: string, stream: StreamKind, unique: number): void;
+  onInvalidRecords?(source: string, n: number): void;
+  onLag?(source: string, stream: StreamKind, seconds: number): void;
+}
+
+/** Receives each transfer once per stream, the first time any window returns it. */
+export type TransferSink = (t: Transfer, stream: StreamKind) => void;
+
+export interface StreamSnapshot {
+  cursor?: number;
+  lastSuccess?: number;
+  seen: Array<[string, number]>;
+}
+
+export interface StreamStatus {
+  id: string;
+  source: string;
+  stream: StreamKind;
+  instance: string | undefined;
+  cursor: string | null;
+  lastSuccessfulPoll: string | null;
+  lastError: { reason: string; message: string; at: string } | null;
+  dataLagSeconds: number | null;
+}
+
+function reasonOf(err: unknown): string {
+  if (err && typeof err === 'object' && 'reason' in err && typeof err.reason === 'string') return err.reason;
+  if (err instanceof TransferWatchError) return err.code;
+  if (err instanceof Error && err.name === 'AbortError') return 'aborted';
+  return 'internal';
+}
+
+const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+
+/**
+ * One query stream of one source (and one instance, when `instances` is set). Reads windows until it has
+ * caught up with `now - delay`; a window is committed (cursor moved, snapshot saved) only when all its pages
+ * were read. A failed window is abandoned whole: the next cycle fetches it again, and what it had already
+ * handed on is recognised by identity and not handed on twice.
+ */
+export class PollStream {
+  readonly id: string;
+  cursor: number | undefined;
+  lastSuccess: number | undefined;
+  lastError: { reason: string; message: string; at: number } | undefined;
+  private seen = new SeenTransfers();
+
+  constructor(
+    readonly source: string,
+    readonly kind: StreamKind,
+    readonly instance: string | undefined,
+    private readonly opts: {
+      poll: PollConfig;
+      tags: string;
+      pager: TransferPager;
+      clock: Clock;
+      logger: Logger;
+      sink: TransferSink;
+      hooks: PollHooks;
+      /** Persist this stream's snapshot; called after each committed window. */
+      save: () => Promise<void>;
+    },
+  ) {
+    this.id = instance === undefined ? `${source}/${kind}` : `${source}/${kind}/${instance}`;
+  }
+
+  get intervalMs(): number {
+    return this.kind === 'failures' ? this.opts.poll.interval : this.opts.poll.success_interval;
+  }
+
+  snapshot(): StreamSnapshot {
+    return {
+      ...(this.cursor !== undefined ? { cursor: this.cursor } : {}),
+      ...(this.lastSuccess !== undefined ? { lastSuccess: this.lastSuccess } : {}),
+      seen: this.seen.toJSON(),
+    };
+  }
+
+  restore(s: StreamSnapshot): void {
+    this.cursor = s.cursor;
+    this.lastSuccess = s.lastSuccess;
+    this.seen = SeenTransfers.from(s.seen);
+  }
+
+  private query(start: number, end: number) {
+    return {
+      start,
+      end,
+      results: RESULTS_OF[this.kind],
+      limit: this.opts.poll.page_size,
+      ...(this.instance !== undefined ? { instance: this.instance } : {}),
+      ...(this.opts.tags ? { tags: this.opts.tags } : {}),
+    };
+  }
+
+  /** Read windows until caught up, or until one fails. Returns the number of new transfers handed on. */
+  async runCycle(signal?: AbortSignal): Promise<number> {
+    const { clock, logger, hooks, poll } = this.opts;
+    let total = 0;
+    for (;;) {
+      if (signal?.aborted) break;
+      const window = nextWindow(this.cursor, clock.now(), {
+        delay: poll.delay,
+        overlap: poll.overlap,
+        maxWindow: poll.max_window,
+        initialLookback: poll.initial_lookback,
+      });
+      if (!window) break;
+      const started = performance.now();
+      let fresh = 0;
+      let invalid = 0;
+      try {
+        for await (const page of this.opts.pager.pages(this.query(window.start, window.end), signal)) {
+          invalid += page.invalid;
+          for (const t of page.transfers) {
+            if (this.seen.add(t.id, t.time)) {
+              fresh += 1;
+              this.opts.sink(t, this.kind);
+            }
+          }
+        }
+      } catch (err) {
+        const reason = reasonOf(err);
+        this.lastError = { reason, message: errorMessage(err), at: clock.now() };
+        hooks.onPoll?.(this.source, this.kind, (performance.now() - started) / 1000, reason);
+        if (invalid) hooks.onInvalidRecords?.(this.source, invalid);
+        if (fresh) hooks.onRecords?.(this.source, this.kind, fresh);
+        logger.warn(
+          { source: this.source, stream: this.id, reason, window: { start: iso(window.start), end: iso(window.end) }, err: errorMessage(err) },
+          'poll window abandoned; it will be fetched again next cycle',
+        );
+        total += fresh;
+        break;
+      }
+      hooks.onPoll?.(this.source, this.kind, (performance.now() - started) / 1000);
+      if (invalid) hooks.onInvalidRecords?.(this.source, invalid);
+      if (fresh) hooks.onRecords?.(this.source, this.kind, fresh);
+      total += fresh;
+      this.cursor = window.end;
+      this.lastSuccess = clock.now();
+      this.lastError = undefined;
+      this.seen.prune(window.end - poll.overlap);
+      try {
+        await this.opts.save();
+      } catch (err) {
+        // The daemon keeps running on an unwritable state dir; the store reports it loudly and in a metric.
+        logger.error({ stream: this.id, err: errorMessage(err) }, 'could not persist poll cursor');
+      }
+      if (window.caughtUp) break;
+    }
+    if (this.cursor !== undefined) hooks.onLag?.(this.source, this.kind, Math.max(0, (clock.now() - this.cursor) / 1000));
+    return total;
+  }
+
+  /**
+   * Re-read history before the cursor so rule windows are rebuilt after a restart. Transfers are passed to
+   * `observe` only (not to the sink: metrics counted them in the previous life); those inside the overlap are
+   * remembered as seen so the next window does not hand them on again.
+   */
+  async replay(from: number, observe: (t: Transfer) => void, signal?: AbortSignal): Promise<number> {
+    if (this.cursor === undefined || from >= this.cursor) return 0;
+    const step = this.opts.poll.max_window;
+    let n = 0;
+    for (let start = from; start < this.cursor; start += step + 1) {
+      const end = Math.min(this.cursor, start + step);
+      for await (const page of this.opts.pager.pages(this.query(start, end), signal)) {
+        for (const t of page.transfers) {
+          n += 1;
+          if (t.time >= this.cursor - this.opts.poll.overlap) this.seen.add(t.id, t.time);
+          observe(t);
+        }
+      }
+    }
+    return n;
+  }
+
+  status(now: number): StreamStatus {
+    return {
+      id: this.id,
+      source: this.source,
+      stream: this.kind,
+      instance: this.instance,
+      cursor: iso(this.cursor),
+      lastSuccessfulPoll: iso(this.lastSuccess),
+      lastError: this.lastError ? { reason: this.lastError.reason, message: this.lastError.message, at: new Date(this.lastError.at).toISOString() } : null,
+      dataLagSeconds: this.cursor === undefined ? null : Math.max(0, (now - this.cursor) / 1000),
+    };
+  }
+}
