@@ -1,0 +1,172 @@
+/**
+ * Every metric transfer-watch exposes, in one place: name, type, labels and help (contract section 4
+ * plus our extensions). Dashboards, rules, docs and tests are checked against this table, so a metric
+ * that is not here does not exist.
+ */
+
+export type MetricType = 'counter' | 'gauge' | 'histogram';
+
+export interface MetricDefinition {
+  readonly name: string;
+  readonly type: MetricType;
+  readonly labels: readonly string[];
+  readonly help: string;
+  /**
+   * Labels whose values come from the monitored service or from failures (instances, error codes,
+   * reasons) and so are unbounded; the cardinality guard folds these into `other`. Labels whose values
+   * come from the configuration or a fixed vocabulary are never folded.
+   */
+  readonly foldable: readonly string[];
+  /** False for our extensions beyond the contract table. */
+  readonly contract: boolean;
+}
+
+function def(
+  name: string,
+  type: MetricType,
+  labels: readonly string[],
+  help: string,
+  foldable: readonly string[] = [],
+  contract = true,
+): MetricDefinition {
+  return { name, type, labels, help, foldable, contract };
+}
+
+export const METRICS = {
+  transfers: def(
+    'mft_transfers_total',
+    'counter',
+    ['source', 'mft_instance', 'event', 'result'],
+    'Transfers seen in the transfer history, each counted once.',
+    ['mft_instance', 'event'],
+  ),
+  transferBytes: def(
+    'mft_transfer_bytes_total',
+    'counter',
+    ['source', 'mft_instance', 'event', 'result'],
+    'Bytes of the transfers seen (TAMARQUIVO), each transfer counted once.',
+    ['mft_instance', 'event'],
+  ),
+  transferErrors: def(
+    'mft_transfer_errors_total',
+    'counter',
+    ['source', 'mft_instance', 'event', 'code'],
+    'Failed transfers by error code (RESULTADO), each counted once.',
+    ['mft_instance', 'event', 'code'],
+  ),
+  lastTransferTimestamp: def(
+    'mft_last_transfer_timestamp_seconds',
+    'gauge',
+    ['source', 'mft_instance', 'event', 'result'],
+    'Occurrence time (DATAHORA) of the latest transfer seen, in seconds since the epoch.',
+    ['mft_instance', 'event'],
+  ),
+  sourceUp: def('transfer_watch_source_up', 'gauge', ['source'], '1 when the last poll of the source succeeded, else 0.'),
+  pollDuration: def(
+    'transfer_watch_poll_duration_seconds',
+    'histogram',
+    ['source', 'stream'],
+    'Duration of one poll cycle of a stream (all windows and pages).',
+  ),
+  pollErrors: def(
+    'transfer_watch_poll_errors_total',
+    'counter',
+    ['source', 'stream', 'reason'],
+    'Poll cycles that failed, by reason.',
+    ['reason'],
+  ),
+  apiRequests: def(
+    'transfer_watch_api_requests_total',
+    'counter',
+    ['source', 'endpoint', 'status_code'],
+    'HTTP requests to the transfer history API, by endpoint and status code ("error" when no response).',
+    ['status_code'],
+  ),
+  dataLag: def(
+    'transfer_watch_data_lag_seconds',
+    'gauge',
+    ['source', 'stream'],
+    'How far behind now the stream cursor is: data newer than this is not yet seen.',
+  ),
+  records: def('transfer_watch_records_total', 'counter', ['source', 'stream'], 'Unique records ingested.'),
+  recordsInvalid: def(
+    'transfer_watch_records_invalid_total',
+    'counter',
+    ['source'],
+    'Records that could not be read and were skipped.',
+  ),
+  alerts: def(
+    'transfer_watch_alerts',
+    'gauge',
+    ['alertname', 'severity', 'state'],
+    'Active alerts (pending or firing) by name, severity and state.',
+  ),
+  notifications: def(
+    'transfer_watch_notifications_total',
+    'counter',
+    ['receiver', 'integration', 'outcome'],
+    'Notification send attempts by receiver, integration and outcome.',
+  ),
+  notificationQueueLength: def(
+    'transfer_watch_notification_queue_length',
+    'gauge',
+    [],
+    'Notifications waiting in the outbox.',
+  ),
+  configLastReloadSuccessful: def(
+    'transfer_watch_config_last_reload_successful',
+    'gauge',
+    [],
+    '1 when the last configuration (re)load succeeded, else 0.',
+  ),
+  configLastReloadSuccessTimestamp: def(
+    'transfer_watch_config_last_reload_success_timestamp_seconds',
+    'gauge',
+    [],
+    'Time of the last successful configuration (re)load, in seconds since the epoch.',
+    [],
+    false,
+  ),
+  stateWriteOk: def(
+    'transfer_watch_state_write_ok',
+    'gauge',
+    [],
+    '1 when the last write to the state directory succeeded, else 0.',
+    [],
+    false,
+  ),
+  seriesFolded: def(
+    'transfer_watch_series_folded_total',
+    'counter',
+    ['metric'],
+    'Observations whose labels were folded into "other" because the metric reached metrics.max_series.',
+    [],
+    false,
+  ),
+  buildInfo: def(
+    'transfer_watch_build_info',
+    'gauge',
+    ['version', 'node_version'],
+    'Always 1; labels say which version is running.',
+    [],
+    false,
+  ),
+} as const satisfies Record<string, MetricDefinition>;
+
+export type MetricKey = keyof typeof METRICS;
+
+/** The value unbounded labels are folded into once a metric reaches its series limit. */
+export const FOLDED_LABEL_VALUE = 'other';
+
+/** Prefixes of the default process metrics (prom-client's collectDefaultMetrics). */
+export const DEFAULT_METRIC_PREFIXES = ['process_', 'nodejs_'] as const;
+
+/** Names of the series a metric family exposes (histograms expose _bucket, _sum and _count). */
+export function exposedSeriesNames(d: MetricDefinition): string[] {
+  return d.type === 'histogram' ? [`${d.name}_bucket`, `${d.name}_sum`, `${d.name}_count`] : [d.name];
+}
+
+/** Every series name of our own metrics (not the default process metrics). */
+export function allExposedSeriesNames(): string[] {
+  return Object.values(METRICS).flatMap((d) => exposedSeriesNames(d));
+}
