@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import type { CommanderError } from 'commander';
 import { Command } from 'commander';
-import { readFileSync } from 'node:fs';
 import { EXIT_USAGE } from './exit-codes.js';
 import { registerRun } from './run.js';
 import { registerDemo } from './demo.js';
@@ -10,11 +9,7 @@ import { registerTestRules } from './test-rules.js';
 import { registerQuery } from './query.js';
 import { registerSimulate } from './simulate.js';
 import { registerSilence } from './silence.js';
-
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-  return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-}
+import { packageVersion } from './package-version.js';
 
 const program = new Command();
 program
