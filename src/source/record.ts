@@ -1,0 +1,140 @@
+import { createHash } from 'node:crypto';
+import { eventName, type ServiceRecord, type Transfer } from './transfer.js';
+import { formatServiceTime, parseServiceTime } from './service-time.js';
+
+/** The outcome of reading one element of a page's `data`: a transfer, or why it could not be read. */
+export type RecordResult = { ok: true; transfer: Transfer } | { ok: false; reason: string };
+
+/** Field order used for the identity hash; fixed so identities survive code changes that reorder fields. */
+const IDENTITY_FIELDS = [
+  'DATAHORA',
+  'INSTANCE',
+  'USUARIO',
+  'CONEXAO',
+  'DATAARQUIVO',
+  'EVENTO',
+  'HORAARQUIVO',
+  'MAXTAMREG',
+  'NUMREG',
+  'MENSAGEM',
+  'NOMEARQUIVO',
+  'TAGS',
+  'PROCID',
+  'REDE',
+  'RESULTADO',
+  'TAMARQUIVO',
+  'THREADID',
+  'TIPOREC',
+] as const satisfies ReadonlyArray<Exclude<keyof ServiceRecord, 'DIAS'>>;
+
+class RecordProblem extends Error {}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Integers may arrive as numbers or as numeric strings ("42", " -1 "). */
+function readInteger(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined;
+  if (typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)) {
+    const n = Number(value.trim());
+    return Number.isSafeInteger(n) ? n : undefined;
+  }
+  return undefined;
+}
+
+function requiredInteger(rec: Record<string, unknown>, field: string): number {
+  const n = readInteger(rec[field]);
+  if (n === undefined) throw new RecordProblem(`${field} is missing or not an integer`);
+  return n;
+}
+
+/** Optional integers: absent or null is null; anything else must be an integer. */
+function optionalInteger(rec: Record<string, unknown>, field: string): number | null {
+  const value = rec[field];
+  if (value === undefined || value === null || value === '') return null;
+  const n = readInteger(value);
+  if (n === undefined) throw new RecordProblem(`${field} is not an integer`);
+  return n;
+}
+
+function requiredString(rec: Record<string, unknown>, field: string): string {
+  const value = rec[field];
+  if (typeof value !== 'string') throw new RecordProblem(`${field} is missing or not a string`);
+  return value;
+}
+
+/** Descriptive strings: absent or null is ''; a number (e.g. DATAARQUIVO 20240501) is kept as its digits. */
+function optionalString(rec: Record<string, unknown>, field: string): string {
+  const value = rec[field];
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  throw new RecordProblem(`${field} is not a string`);
+}
+
+function normalise(rec: Record<string, unknown>): ServiceRecord {
+  const time = parseServiceTime(requiredString(rec, 'DATAHORA'));
+  if (time === undefined) throw new RecordProblem('DATAHORA is not an ISO 8601 date-time');
+  return {
+    DATAHORA: formatServiceTime(time),
+    INSTANCE: requiredString(rec, 'INSTANCE'),
+    USUARIO: requiredString(rec, 'USUARIO'),
+    CONEXAO: optionalString(rec, 'CONEXAO'),
+    DATAARQUIVO: optionalString(rec, 'DATAARQUIVO'),
+    EVENTO: requiredInteger(rec, 'EVENTO'),
+    HORAARQUIVO: optionalString(rec, 'HORAARQUIVO'),
+    MAXTAMREG: optionalInteger(rec, 'MAXTAMREG'),
+    NUMREG: optionalInteger(rec, 'NUMREG'),
+    MENSAGEM: optionalString(rec, 'MENSAGEM'),
+    NOMEARQUIVO: requiredString(rec, 'NOMEARQUIVO'),
+    TAGS: optionalString(rec, 'TAGS'),
+    PROCID: optionalInteger(rec, 'PROCID'),
+    REDE: optionalString(rec, 'REDE'),
+    RESULTADO: requiredInteger(rec, 'RESULTADO'),
+    // A missing size must not hide a failed transfer from alerting, so it reads as 0 bytes.
+    TAMARQUIVO: optionalInteger(rec, 'TAMARQUIVO') ?? 0,
+    THREADID: optionalInteger(rec, 'THREADID'),
+    TIPOREC: optionalString(rec, 'TIPOREC'),
+    DIAS: optionalInteger(rec, 'DIAS'),
+  };
+}
+
+/**
+ * Identity of a record: SHA-256 over every normalised field but DIAS (which grows by one each day), as
+ * JSON so that field boundaries and null vs "" stay distinct. 32 hex digits are plenty against collisions.
+ */
+export function recordIdentity(record: ServiceRecord): string {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify(IDENTITY_FIELDS.map((field) => record[field])));
+  return hash.digest('hex').slice(0, 32);
+}
+
+/** Validate and normalise one element of `data`. Never throws: a bad record gives a reason. */
+export function parseRecord(raw: unknown, source: string): RecordResult {
+  if (!isPlainObject(raw)) return { ok: false, reason: 'record is not an object' };
+  let record: ServiceRecord;
+  try {
+    record = normalise(raw);
+  } catch (err) {
+    if (err instanceof RecordProblem) return { ok: false, reason: err.message };
+    throw err;
+  }
+  const transfer: Transfer = {
+    id: recordIdentity(record),
+    source,
+    time: Date.parse(record.DATAHORA),
+    instance: record.INSTANCE,
+    user: record.USUARIO,
+    eventCode: record.EVENTO,
+    event: eventName(record.EVENTO),
+    file: record.NOMEARQUIVO,
+    code: record.RESULTADO,
+    result: record.RESULTADO === 0 ? 'success' : 'error',
+    size: record.TAMARQUIVO,
+    message: record.MENSAGEM,
+    tags: record.TAGS,
+    record,
+  };
+  return { ok: true, transfer };
+}

@@ -1,0 +1,229 @@
+import { readFile } from 'node:fs/promises';
+import type { Got, Response } from 'got';
+import type { SourceConfig } from '../config/schema.js';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import { resolveNextLink, pageKey } from './next-link.js';
+import { matchesQuery } from './query-match.js';
+import { parseRecord } from './record.js';
+import { defaultRetryDelay } from './retry-delay.js';
+import { SourceError } from './source-error.js';
+import { bodyExcerpt, createSourceHttp, isAbort, requestFailure, statusReason, type Endpoint } from './source-http.js';
+import { TokenProvider } from './token-provider.js';
+import type { Transfer } from './transfer.js';
+import { buildTransfersUrl, serviceEndpoints, type ServiceEndpoints, type TransfersQuery } from './transfers-query.js';
+
+export type { TransfersQuery } from './transfers-query.js';
+
+/** One page of the answer: the usable transfers and how many records were skipped and why. */
+export interface TransferPage {
+  transfers: Transfer[];
+  /** Records that could not be read (each reported through `onInvalidRecord`). */
+  invalid: number;
+  /** Readable records outside the query's filters (the service ignored a filter). */
+  dropped: number;
+}
+
+export interface ClientHooks {
+  /** Once per HTTP attempt: the status code ('200', '401', ...) or 'timeout', 'network', 'tls'. */
+  onRequest?(endpoint: Endpoint, statusCode: string): void;
+  /** Once per record that could not be read. */
+  onInvalidRecord?(reason: string): void;
+}
+
+export interface TransferHistoryClientOptions {
+  source: SourceConfig;
+  logger: Logger;
+  hooks?: ClientHooks;
+  /** Backoff before retry `attempt` (1-based); tests pass `() => 0`. Defaults to exponential with jitter. */
+  retryDelay?: (attempt: number, retryAfterMs?: number) => number;
+}
+
+interface Envelope {
+  data: unknown[];
+  next: string;
+}
+
+/** How many distinct invalid-record reasons one page's log line quotes. */
+const INVALID_SAMPLES = 3;
+
+/**
+ * The client of the transfer history service (contract section 8), shared by the daemon and `query`.
+ * One instance per configured source; it keeps that source's token.
+ */
+export class TransferHistoryClient {
+  private readonly source: SourceConfig;
+  private readonly logger: Logger;
+  private readonly hooks: ClientHooks;
+  private readonly retryDelay: (attempt: number, retryAfterMs?: number) => number;
+  private readonly endpoints: ServiceEndpoints;
+  private ready: Promise<{ transfers: Got; tokens: TokenProvider }> | undefined;
+
+  constructor(opts: TransferHistoryClientOptions) {
+    this.source = opts.source;
+    this.logger = opts.logger.child({ source: opts.source.name });
+    this.hooks = opts.hooks ?? {};
+    this.retryDelay = opts.retryDelay ?? ((attempt, retryAfterMs) => defaultRetryDelay(attempt, retryAfterMs));
+    this.endpoints = serviceEndpoints(opts.source.base_url);
+    if (opts.source.tls.insecure_skip_verify) {
+      this.logger.warn('tls.insecure_skip_verify is set: the service certificate is not verified');
+    }
+  }
+
+  /**
+   * Every page of `query`, in order. Throws SourceError when a page cannot be fetched after the retries,
+   * or when pagination goes wrong; the caller then abandons the whole window. An abort through `signal`
+   * ends it with the abort error as is.
+   */
+  async *pages(query: TransfersQuery, signal?: AbortSignal): AsyncGenerator<TransferPage> {
+    const { transfers, tokens } = await this.setUp();
+    let url = buildTransfersUrl(this.endpoints, query);
+    const followed = new Set([pageKey(url)]);
+    for (;;) {
+      const envelope = parseEnvelope(await this.fetchPage(transfers, tokens, url, signal));
+      let nextUrl: URL | undefined;
+      if (envelope.next !== '') {
+        nextUrl = resolveNextLink(envelope.next, url, this.endpoints, query);
+        const key = pageKey(nextUrl);
+        if (followed.has(key)) {
+          throw new SourceError('pagination_loop', `the service sent a next page link already followed (after ${followed.size} pages)`);
+        }
+        followed.add(key);
+      }
+      yield this.readPage(envelope.data, query);
+      if (!nextUrl) return;
+      url = nextUrl;
+    }
+  }
+
+  private setUp(): Promise<{ transfers: Got; tokens: TokenProvider }> {
+    this.ready ??= this.createHttp().catch((err: unknown) => {
+      // A missing CA file may be fixed before the next cycle; do not cache the failure.
+      this.ready = undefined;
+      throw err;
+    });
+    return this.ready;
+  }
+
+  private async createHttp(): Promise<{ transfers: Got; tokens: TokenProvider }> {
+    const { tls } = this.source;
+    let ca: Buffer | undefined;
+    if (tls.ca_file !== '') {
+      try {
+        ca = await readFile(tls.ca_file);
+      } catch (err) {
+        throw new SourceError('tls', `cannot read tls.ca_file ${tls.ca_file}: ${errorMessage(err)}`);
+      }
+    }
+    const http = (endpoint: Endpoint): Got =>
+      createSourceHttp({
+        endpoint,
+        timeoutMs: this.source.timeout,
+        attempts: this.source.retries,
+        retryDelay: this.retryDelay,
+        tls: { ...(ca ? { ca } : {}), insecureSkipVerify: tls.insecure_skip_verify },
+        logger: this.logger,
+        onAttempt: (status) => this.hooks.onRequest?.(endpoint, status),
+      });
+    const tokens = new TokenProvider({
+      http: http('token'),
+      tokenUrl: this.endpoints.token,
+      username: this.source.username,
+      password: this.source.password,
+      logger: this.logger,
+      onAttempt: (status) => this.hooks.onRequest?.('token', status),
+    });
+    return { transfers: http('transfers'), tokens };
+  }
+
+  /** The body of one page; a 401 gets one fresh token and one more try of the same page. */
+  private async fetchPage(http: Got, tokens: TokenProvider, url: URL, signal?: AbortSignal): Promise<string> {
+    let token = await tokens.get(signal);
+    let response = await this.get(http, url, token, signal);
+    if (response.statusCode === 401) {
+      this.logger.info('access token rejected; authenticating again');
+      tokens.invalidate(token);
+      token = await tokens.get(signal);
+      response = await this.get(http, url, token, signal);
+      if (response.statusCode === 401) {
+        throw new SourceError('unauthorized', 'the service rejected a freshly issued token (HTTP 401)', { statusCode: 401 });
+      }
+    }
+    if (response.statusCode >= 200 && response.statusCode <= 299) return response.body;
+    const reason = statusReason(response.statusCode);
+    if (reason === 'bad_request') {
+      this.logger.warn(
+        { endpoint: 'transfers', status: response.statusCode, path: url.pathname, body: bodyExcerpt(response, [this.source.password, token]) },
+        'the service refused the transfers query',
+      );
+    }
+    throw new SourceError(reason, `transfers request failed with HTTP ${response.statusCode}`, { statusCode: response.statusCode });
+  }
+
+  private async get(http: Got, url: URL, token: string, signal?: AbortSignal): Promise<Response<string>> {
+    // Defence in depth: resolveNextLink already refuses other origins, but the token must never leave.
+    if (url.origin !== this.endpoints.base.origin) {
+      throw new SourceError('bad_next', `refusing to send the token to another origin (${url.protocol}//${url.host})`);
+    }
+    try {
+      return await http.get(url, {
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+        ...(signal ? { signal } : {}),
+      });
+    } catch (err) {
+      if (isAbort(err, signal)) throw err;
+      throw requestFailure(err, 'transfers', (status) => this.hooks.onRequest?.('transfers', status));
+    }
+  }
+
+  private readPage(data: unknown[], query: TransfersQuery): TransferPage {
+    const page: TransferPage = { transfers: [], invalid: 0, dropped: 0 };
+    const samples = new Set<string>();
+    for (const raw of data) {
+      const result = parseRecord(raw, this.source.name);
+      if (!result.ok) {
+        page.invalid += 1;
+        if (samples.size < INVALID_SAMPLES) samples.add(result.reason);
+        this.hooks.onInvalidRecord?.(result.reason);
+      } else if (matchesQuery(result.transfer, query)) {
+        page.transfers.push(result.transfer);
+      } else {
+        page.dropped += 1;
+      }
+    }
+    // One line per page, however many records were bad: a broken page of 1000 must not flood the log.
+    if (page.invalid > 0) {
+      this.logger.warn({ invalid: page.invalid, records: data.length, reasons: [...samples] }, 'skipped unreadable transfer records');
+    }
+    if (page.dropped > 0) {
+      this.logger.debug({ dropped: page.dropped, records: data.length }, 'dropped records outside the query filters');
+    }
+    return page;
+  }
+}
+
+/**
+ * The page envelope. A body that is not a JSON object with `data` (array or null) is `invalid_response`
+ * and is not retried: unlike a 5xx it is what the server (or a proxy's login page) deterministically
+ * answers, and the next poll cycle asks again anyway.
+ */
+function parseEnvelope(body: string): Envelope {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new SourceError('invalid_response', 'transfers response is not JSON');
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new SourceError('invalid_response', 'transfers response is not a JSON object');
+  }
+  const data: unknown = 'data' in json ? json.data : undefined;
+  const next: unknown = 'next' in json ? json.next : undefined;
+  if (data !== null && !Array.isArray(data)) {
+    throw new SourceError('invalid_response', 'transfers response has no data array');
+  }
+  if (next !== undefined && next !== null && typeof next !== 'string') {
+    throw new SourceError('invalid_response', 'transfers response has a non-string next');
+  }
+  return { data: data ?? [], next: typeof next === 'string' ? next.trim() : '' };
+}
