@@ -69,9 +69,13 @@ export class TemplateSet {
   }
 }
 
-/** Inline template resolution when no user files are configured. */
-export function emptyTemplateSet(): TemplateSet {
-  return new TemplateSet();
+/**
+ * The user's template for one message part, compiled when the integration is created so a broken
+ * template fails at start-up; undefined when the option is not set (the default message is used).
+ */
+export function resolveUserTemplate(ref: string | undefined, templates: TemplateSet | undefined): RenderTemplate | undefined {
+  if (ref === undefined) return undefined;
+  return (templates ?? new TemplateSet()).resolve(ref);
 }
 
 /** Read and compile every template file; fails on unreadable files, duplicate names and syntax errors. */

@@ -1,0 +1,170 @@
+import type { Alert, Labels } from '../../alerts/alert.js';
+import { formatDuration } from '../../config/duration.js';
+import type { Notification } from '../notification.js';
+import type { Escaper } from './escape.js';
+import { formatTime } from './format-time.js';
+
+/** A failed transfer as templates see it (strings escaped for the channel, time with its zone). */
+export interface SampleContext {
+  time: string;
+  file: string;
+  code: number;
+  message: string;
+  user: string;
+  instance: string;
+}
+
+/** One alert as templates see it. */
+export interface AlertContext {
+  status: 'firing' | 'resolved';
+  alertname: string;
+  labels: Labels;
+  annotations: Record<string, string>;
+  summary: string;
+  description: string;
+  /** `key=value, ...` of the labels that are not common to the group (all of them when alone). */
+  labelsText: string;
+  fingerprint: string;
+  /** When it became active, with zone. */
+  startsAt: string;
+  /** When it resolved, with zone; empty while firing. */
+  endsAt: string;
+  /** error_burst: number of failed transfers in the window. */
+  count: number | undefined;
+  /** error_burst: the window length (`10m`). */
+  window: string;
+  /** error_burst: `10m (2026-11-22 09:54:05 UTC to 2026-11-22 10:04:05 UTC)`. */
+  windowText: string;
+  /** missing_file: the deadline that was missed, with zone. */
+  deadline: string;
+  /** missing_file resolved: when the late file arrived, with zone. */
+  arrivedAt: string;
+  /** Rule-specific values as given by the rule (strings escaped). */
+  values: Record<string, string | number>;
+  /** Up to 5 sample failed transfers. */
+  samples: SampleContext[];
+  hasSamples: boolean;
+}
+
+/** The whole notification as templates see it. Every string from outside is already escaped. */
+export interface TemplateContext {
+  /** `[FIRING:2] TransferErrorBurst` or `[RESOLVED] TransferErrorBurst`. */
+  title: string;
+  status: 'firing' | 'resolved';
+  receiver: string;
+  alertname: string;
+  groupKey: string;
+  groupLabels: Labels;
+  commonLabels: Labels;
+  commonAnnotations: Record<string, string>;
+  /** `key=value, ...` of the common labels without alertname. */
+  labelsText: string;
+  externalUrl: string;
+  timezone: string;
+  firingCount: number;
+  resolvedCount: number;
+  alerts: AlertContext[];
+  firing: AlertContext[];
+  resolved: AlertContext[];
+}
+
+export const MAX_SAMPLES = 5;
+
+/** The subject/title line shared by every channel (contract: `[FIRING:N] alertname` / `[RESOLVED] alertname`). */
+export function titleOf(n: Notification): string {
+  const firing = n.alerts.filter((a) => a.state !== 'resolved').length;
+  const name = alertnameOf(n);
+  return n.status === 'firing' ? `[FIRING:${firing}] ${name}` : `[RESOLVED] ${name}`;
+}
+
+export function alertnameOf(n: Notification): string {
+  return n.groupLabels.alertname ?? n.commonLabels.alertname ?? n.alerts[0]?.labels.alertname ?? 'alert';
+}
+
+/** Build the context for one channel: `escape` is applied to every string that came from outside. */
+export function buildTemplateContext(n: Notification, escape: Escaper): TemplateContext {
+  const tz = n.displayTimezone;
+  const commonLabels = escapeRecord(n.commonLabels, escape);
+  const commonNames = new Set(Object.keys(n.commonLabels));
+  const alerts = n.alerts.map((a) => alertContext(a, n, commonNames, escape));
+  const firing = alerts.filter((a) => a.status === 'firing');
+  const resolved = alerts.filter((a) => a.status === 'resolved');
+  return {
+    title: escape(titleOf(n)),
+    status: n.status,
+    receiver: escape(n.receiver),
+    alertname: escape(alertnameOf(n)),
+    groupKey: escape(n.groupKey),
+    groupLabels: escapeRecord(n.groupLabels, escape),
+    commonLabels,
+    commonAnnotations: escapeRecord(n.commonAnnotations, escape),
+    labelsText: labelsText(n.commonLabels, new Set(['alertname']), escape),
+    externalUrl: escape(n.externalUrl),
+    timezone: escape(tz),
+    firingCount: firing.length,
+    resolvedCount: resolved.length,
+    alerts,
+    firing,
+    resolved,
+  };
+}
+
+function alertContext(a: Alert, n: Notification, commonNames: Set<string>, escape: Escaper): AlertContext {
+  const tz = n.displayTimezone;
+  const status = a.state === 'resolved' ? 'resolved' : 'firing';
+  const windowMs = numberValue(a.values.window_ms);
+  const count = numberValue(a.values.count);
+  const windowEnd = numberValue(a.values.window_end) ?? a.firedAt ?? a.activeAt;
+  const windowStart = numberValue(a.values.window_start) ?? (windowMs !== undefined ? windowEnd - windowMs : undefined);
+  const deadline = numberValue(a.values.deadline);
+  const arrivedAt = numberValue(a.values.arrived_at);
+  const skip = n.alerts.length > 1 ? new Set([...commonNames, 'alertname']) : new Set(['alertname']);
+  return {
+    status,
+    alertname: escape(a.labels.alertname ?? alertnameOf(n)),
+    labels: escapeRecord(a.labels, escape),
+    annotations: escapeRecord(a.annotations, escape),
+    summary: escape(a.annotations.summary ?? ''),
+    description: escape(a.annotations.description ?? ''),
+    labelsText: labelsText(a.labels, skip, escape),
+    fingerprint: escape(a.fingerprint),
+    startsAt: formatTime(a.firedAt ?? a.activeAt, tz),
+    endsAt: status === 'resolved' && a.resolvedAt !== undefined ? formatTime(a.resolvedAt, tz) : '',
+    count,
+    window: windowMs !== undefined ? formatDuration(windowMs) : '',
+    windowText:
+      windowMs !== undefined && windowStart !== undefined
+        ? `${formatDuration(windowMs)} (${formatTime(windowStart, tz)} to ${formatTime(windowEnd, tz)})`
+        : '',
+    deadline: deadline !== undefined ? formatTime(deadline, tz) : '',
+    arrivedAt: arrivedAt !== undefined ? formatTime(arrivedAt, tz) : '',
+    values: Object.fromEntries(
+      Object.entries(a.values).map(([k, v]) => [k, typeof v === 'string' ? escape(v) : v]),
+    ),
+    samples: a.samples.slice(0, MAX_SAMPLES).map((s) => ({
+      time: formatTime(s.time, tz),
+      file: escape(s.file),
+      code: s.code,
+      message: escape(s.message),
+      user: escape(s.user),
+      instance: escape(s.instance),
+    })),
+    hasSamples: a.samples.length > 0,
+  };
+}
+
+function numberValue(v: number | string | undefined): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+function escapeRecord(record: Record<string, string>, escape: Escaper): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, escape(v)]));
+}
+
+function labelsText(labels: Labels, skip: Set<string>, escape: Escaper): string {
+  return Object.keys(labels)
+    .filter((k) => !skip.has(k))
+    .sort()
+    .map((k) => `${escape(k)}=${escape(labels[k] ?? '')}`)
+    .join(', ');
+}
