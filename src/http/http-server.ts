@@ -1,0 +1,292 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { TransferWatchError, errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import type { DaemonApi, MetricsSource } from './daemon-api.js';
+import { HttpError } from './http-error.js';
+import { readBody, readJsonBody } from './read-body.js';
+
+export interface HttpServerOptions {
+  /** `host:port` (`[v6]:port` too; an empty host listens on all interfaces); port 0 picks a free one. */
+  listen: string;
+  logger: Logger;
+  metrics: MetricsSource;
+  api: DaemonApi;
+}
+
+export interface RunningHttpServer {
+  /** Base URL to reach the server (a wildcard listen address is shown as loopback). */
+  url: string;
+  port: number;
+  /** Stop accepting, let requests in flight finish, close keep-alive sockets. */
+  close(): Promise<void>;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';
+
+type Method = 'GET' | 'POST' | 'DELETE';
+
+interface Reply {
+  status: number;
+  contentType: string;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+type Handler = (req: IncomingMessage, params: Record<string, string>) => Promise<Reply>;
+
+interface Route {
+  /** Path segments; a segment starting with `:` captures one non-empty segment. */
+  segments: string[];
+  handlers: Partial<Record<Method, Handler>>;
+}
+
+function json(status: number, value: unknown): Reply {
+  return { status, contentType: JSON_TYPE, body: `${JSON.stringify(value)}\n` };
+}
+
+function text(status: number, body: string): Reply {
+  return { status, contentType: TEXT_TYPE, body };
+}
+
+function errorReply(status: number, message: string, headers?: Record<string, string>): Reply {
+  return { ...json(status, { status: 'error', error: message }), headers };
+}
+
+function route(path: string, handlers: Partial<Record<Method, Handler>>): Route {
+  return { segments: path.split('/').filter((s) => s !== ''), handlers };
+}
+
+/** Match a request path against a route; the captured parameters, or undefined. */
+function matchRoute(r: Route, pathSegments: string[]): Record<string, string> | undefined {
+  if (r.segments.length !== pathSegments.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < r.segments.length; i++) {
+    const want = r.segments[i] ?? '';
+    const got = pathSegments[i] ?? '';
+    if (want.startsWith(':')) {
+      if (got === '') return undefined;
+      params[want.slice(1)] = got;
+    } else if (want !== got) {
+      return undefined;
+    }
+  }
+  return params;
+}
+
+/** The error code of any thrown value that carries a string `code`, without casting it. */
+function codeOf(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
+  return undefined;
+}
+
+function isMethod(m: string): m is Method {
+  return m === 'GET' || m === 'POST' || m === 'DELETE';
+}
+
+function allowedMethods(r: Route): string {
+  const methods: string[] = Object.keys(r.handlers);
+  if (methods.includes('GET')) methods.push('HEAD');
+  return methods.join(', ');
+}
+
+const INDEX_LINKS: Array<[string, string]> = [
+  ['/metrics', 'Prometheus metrics'],
+  ['/api/v1/alerts', 'active alerts (JSON)'],
+  ['/api/v1/status', 'source and stream status (JSON)'],
+  ['/api/v1/silences', 'silences (JSON)'],
+  ['/healthz', 'liveness'],
+  ['/readyz', 'readiness'],
+];
+
+function indexPage(): string {
+  const items = INDEX_LINKS.map(([href, what]) => `<li><a href="${href}">${href}</a> — ${what}</li>`).join('\n');
+  return `<!doctype html>\n<html><head><meta charset="utf-8"><title>transfer-watch</title></head>\n<body><h1>transfer-watch</h1>\n<ul>\n${items}\n</ul></body></html>\n`;
+}
+
+function buildRoutes(opts: HttpServerOptions): Route[] {
+  const { api, metrics, logger } = opts;
+  return [
+    route('/', { GET: async () => ({ status: 200, contentType: HTML_TYPE, body: indexPage() }) }),
+    route('/metrics', {
+      GET: async () => ({ status: 200, contentType: metrics.contentType, body: await metrics.metrics() }),
+    }),
+    route('/healthz', { GET: async () => text(200, 'ok\n') }),
+    route('/readyz', {
+      GET: async () => {
+        let ready = false;
+        try {
+          ready = api.ready();
+        } catch (err) {
+          logger.warn({ err: errorMessage(err) }, 'readiness check failed');
+        }
+        return ready ? text(200, 'ready\n') : text(503, 'not ready\n');
+      },
+    }),
+    route('/api/v1/alerts', { GET: async () => json(200, { alerts: api.alerts() }) }),
+    route('/api/v1/status', { GET: async () => json(200, api.status()) }),
+    route('/-/reload', {
+      POST: async (req) => {
+        await readBody(req); // bounded, and drained so the connection can be reused
+        const result = await api.reload();
+        if (result.ok) return json(200, { status: 'success' });
+        return errorReply(500, result.error ?? 'reload failed');
+      },
+    }),
+    route('/api/v1/silences', {
+      GET: async () => json(200, { silences: api.silences.list() }),
+      POST: async (req) => {
+        const input = await readJsonBody(req);
+        if (input === undefined) throw new HttpError(400, 'http_empty_body', 'request body is empty; expected a silence as JSON');
+        try {
+          const silence = await api.silences.create(input);
+          const silenceID =
+            typeof silence === 'object' && silence !== null && 'id' in silence && typeof silence.id === 'string'
+              ? silence.id
+              : undefined;
+          return json(200, { status: 'success', silenceID, silence });
+        } catch (err) {
+          if (codeOf(err) === 'silence_invalid') throw new HttpError(400, 'silence_invalid', errorMessage(err));
+          throw err;
+        }
+      },
+    }),
+    route('/api/v1/silences/:id', {
+      GET: async (_req, params) => {
+        const silence = api.silences.get(params['id'] ?? '');
+        if (silence === undefined) throw new HttpError(404, 'silence_not_found', 'silence not found');
+        return json(200, silence);
+      },
+      DELETE: async (_req, params) => {
+        const expired = await api.silences.expire(params['id'] ?? '');
+        if (!expired) throw new HttpError(404, 'silence_not_found', 'silence not found');
+        return json(200, { status: 'success' });
+      },
+    }),
+  ];
+}
+
+/** Parse `host:port` / `[v6]:port`; an empty host means all interfaces. */
+function parseListen(listen: string): { host: string | undefined; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]*)):(\d{1,5})$/.exec(listen);
+  const port = Number(m?.[3]);
+  if (!m || !Number.isInteger(port) || port > 65535) {
+    throw new TransferWatchError('http_bad_listen', `server.listen must be HOST:PORT, got "${listen}"`);
+  }
+  const host = m[1] ?? m[2] ?? '';
+  return { host: host === '' ? undefined : host, port };
+}
+
+function displayHost(address: string): string {
+  if (address === '0.0.0.0' || address === '') return '127.0.0.1';
+  if (address === '::') return '[::1]';
+  return address.includes(':') ? `[${address}]` : address;
+}
+
+/**
+ * The daemon's HTTP server (contract section 5): metrics, health, readiness, alerts, status, reload and
+ * silences. Unknown paths are 404, a known path with another method 405 with `Allow`, bodies are bounded,
+ * and every error is JSON `{status:"error", error}`.
+ */
+export async function startHttpServer(opts: HttpServerOptions): Promise<RunningHttpServer> {
+  const { host, port } = parseListen(opts.listen);
+  const routes = buildRoutes(opts);
+  const logger = opts.logger;
+  let closing = false;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let reply: Reply;
+    try {
+      reply = await dispatch(req);
+    } catch (err) {
+      if (err instanceof HttpError) {
+        reply = errorReply(err.status, err.message, err.headers);
+      } else {
+        // Unexpected errors may carry details (paths, upstream text) not meant for clients: log, answer generically.
+        logger.error({ err: errorMessage(err), method: req.method, path: req.url }, 'http handler failed');
+        reply = errorReply(500, 'internal error');
+      }
+    }
+    const body = Buffer.from(reply.body, 'utf8');
+    const headers: Record<string, string | number> = {
+      'Content-Type': reply.contentType,
+      'Content-Length': body.length,
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+      ...reply.headers,
+    };
+    // A body we refused is still on the socket; the connection cannot be reused.
+    if (reply.status === 413 || closing) headers['Connection'] = 'close';
+    res.writeHead(reply.status, headers);
+    // Node leaves out the body itself for HEAD requests.
+    res.end(body);
+  }
+
+  async function dispatch(req: IncomingMessage): Promise<Reply> {
+    let segments: string[];
+    try {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      segments = url.pathname
+        .split('/')
+        .filter((s) => s !== '')
+        .map((s) => decodeURIComponent(s));
+    } catch {
+      throw new HttpError(400, 'http_bad_path', 'malformed request path');
+    }
+    for (const r of routes) {
+      const params = matchRoute(r, segments);
+      if (!params) continue;
+      const method = req.method === 'HEAD' ? 'GET' : (req.method ?? '');
+      const handler = isMethod(method) ? r.handlers[method] : undefined;
+      if (!handler) {
+        throw new HttpError(405, 'http_method_not_allowed', `method ${req.method ?? ''} not allowed`, {
+          Allow: allowedMethods(r),
+        });
+      }
+      return handler(req, params);
+    }
+    throw new HttpError(404, 'http_not_found', 'not found');
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      logger.error({ err: errorMessage(err) }, 'http response failed');
+      res.destroy();
+    });
+  });
+  // Bounds slow clients; nothing we serve takes long.
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 15_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', (err) => logger.error({ err: errorMessage(err) }, 'http server error'));
+
+  const address = server.address();
+  if (address === null || typeof address === 'string') {
+    throw new TransferWatchError('http_bad_listen', 'server is not listening on a TCP port');
+  }
+  const info: AddressInfo = address;
+  const url = `http://${displayHost(info.address)}:${info.port}`;
+  logger.info({ url, listen: opts.listen }, 'http server listening');
+
+  return {
+    url,
+    port: info.port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        closing = true;
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Keep-alive sockets would hold close() open: idle ones go now; busy ones answer with
+        // `Connection: close` (see handle) and go after their reply.
+        server.closeIdleConnections();
+      }),
+  };
+}

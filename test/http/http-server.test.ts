@@ -1,0 +1,278 @@
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startHttpServer, type RunningHttpServer } from '../../src/http/http-server.js';
+import type { DaemonApi } from '../../src/http/daemon-api.js';
+import { MAX_BODY_BYTES } from '../../src/http/read-body.js';
+import { TransferWatchMetrics } from '../../src/metrics/transfer-watch-metrics.js';
+import { TransferWatchError } from '../../src/util/errors.js';
+import { silentLogger } from '../../src/util/logger.js';
+
+interface Response {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A plain node:http request (no pooling unless an agent is given), so each test sees exactly its own exchange. */
+function request(
+  url: string,
+  opts: { method?: string; body?: string | Buffer; headers?: Record<string, string>; agent?: Agent } = {},
+): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: opts.method ?? 'GET', headers: opts.headers, agent: opts.agent ?? false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+interface FakeSilence {
+  id: string;
+  matchers: unknown;
+}
+
+class FakeDaemon implements DaemonApi {
+  isReady = false;
+  reloadResult: { ok: boolean; error?: string } = { ok: true };
+  reloads = 0;
+  statusValue: unknown = { sources: [{ name: 'prod', streams: { failures: { up: true } } }] };
+  alertsValue: unknown[] = [{ labels: { alertname: 'Burst' }, annotations: {}, state: 'firing', activeAt: 1, fingerprint: 'f1' }];
+  readonly store = new Map<string, FakeSilence>();
+
+  ready(): boolean {
+    return this.isReady;
+  }
+  alerts(): unknown[] {
+    return this.alertsValue;
+  }
+  status(): unknown {
+    return this.statusValue;
+  }
+  async reload(): Promise<{ ok: boolean; error?: string }> {
+    this.reloads += 1;
+    return this.reloadResult;
+  }
+  silences = {
+    list: (): unknown[] => [...this.store.values()],
+    get: (id: string): unknown => this.store.get(id),
+    create: async (input: unknown): Promise<unknown> => {
+      if (typeof input !== 'object' || input === null || !('matchers' in input)) {
+        throw new TransferWatchError('silence_invalid', 'matchers: required');
+      }
+      const silence = { id: `s${this.store.size + 1}`, matchers: input.matchers };
+      this.store.set(silence.id, silence);
+      return silence;
+    },
+    expire: async (id: string): Promise<boolean> => this.store.delete(id),
+  };
+}
+
+let server: RunningHttpServer;
+let daemon: FakeDaemon;
+let metrics: TransferWatchMetrics;
+
+beforeEach(async () => {
+  daemon = new FakeDaemon();
+  metrics = new TransferWatchMetrics({ maxSeries: 100, version: '0.0.0-test', collectDefault: false });
+  metrics.setSourceUp('prod', true);
+  server = await startHttpServer({ listen: '127.0.0.1:0', logger: silentLogger(), metrics, api: daemon });
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+describe('http server: read-only endpoints', () => {
+  it('reports a URL with the real port', () => {
+    expect(server.port).toBeGreaterThan(0);
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
+  });
+
+  it('serves /metrics with the Prometheus content type', async () => {
+    const res = await request(`${server.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe(metrics.contentType);
+    expect(res.body).toContain('transfer_watch_source_up{source="prod"} 1');
+  });
+
+  it('answers /healthz always and /readyz by readiness', async () => {
+    expect((await request(`${server.url}/healthz`)).status).toBe(200);
+    const notReady = await request(`${server.url}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(notReady.headers['content-type']).toBe('text/plain; charset=utf-8');
+    daemon.isReady = true;
+    expect((await request(`${server.url}/readyz`)).status).toBe(200);
+    expect((await request(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  it('serves alerts wrapped in {alerts} and the status as given, as JSON', async () => {
+    const alerts = await request(`${server.url}/api/v1/alerts`);
+    expect(alerts.status).toBe(200);
+    expect(alerts.headers['content-type']).toBe(JSON_TYPE);
+    expect(JSON.parse(alerts.body)).toEqual({ alerts: daemon.alertsValue });
+    const status = await request(`${server.url}/api/v1/status`);
+    expect(status.headers['content-type']).toBe(JSON_TYPE);
+    expect(JSON.parse(status.body)).toEqual(daemon.statusValue);
+  });
+
+  it('answers HEAD like GET without a body', async () => {
+    const res = await request(`${server.url}/api/v1/alerts`, { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe(JSON_TYPE);
+    expect(Number(res.headers['content-length'])).toBeGreaterThan(0);
+    expect(res.body).toBe('');
+  });
+
+  it('serves a small index of links at /', async () => {
+    const res = await request(`${server.url}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.body).toContain('href="/metrics"');
+  });
+});
+
+describe('http server: errors', () => {
+  it('answers 404 as JSON for an unknown path', async () => {
+    for (const path of ['/nope', '/api/v1/alerts/extra', '/metricsx']) {
+      const res = await request(`${server.url}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(res.headers['content-type']).toBe(JSON_TYPE);
+      expect(JSON.parse(res.body)).toEqual({ status: 'error', error: 'not found' });
+    }
+  });
+
+  it('answers 405 with Allow for a known path and a wrong method', async () => {
+    const post = await request(`${server.url}/metrics`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers['allow']).toBe('GET, HEAD');
+    expect(JSON.parse(post.body)).toMatchObject({ status: 'error' });
+    const get = await request(`${server.url}/-/reload`);
+    expect(get.status).toBe(405);
+    expect(get.headers['allow']).toBe('POST');
+    const put = await request(`${server.url}/api/v1/silences/s1`, { method: 'PUT' });
+    expect(put.status).toBe(405);
+    expect(put.headers['allow']).toBe('GET, DELETE, HEAD');
+    expect(daemon.reloads).toBe(0);
+  });
+
+  it('refuses a body over the limit with 413, declared or streamed', async () => {
+    const big = Buffer.alloc(MAX_BODY_BYTES + 1, 'a');
+    const declared = await request(`${server.url}/api/v1/silences`, {
+      method: 'POST',
+      body: big,
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expect(declared.status).toBe(413);
+    expect(JSON.parse(declared.body)).toMatchObject({ status: 'error' });
+    const chunked = await request(`${server.url}/-/reload`, {
+      method: 'POST',
+      body: big,
+      headers: { 'Transfer-Encoding': 'chunked' },
+    });
+    expect(chunked.status).toBe(413);
+    expect(daemon.reloads).toBe(0);
+    expect(daemon.store.size).toBe(0);
+  });
+
+  it('answers 500 without internals when a handler throws unexpectedly', async () => {
+    daemon.statusValue = undefined;
+    daemon.status = () => {
+      throw new Error('secret /var/lib/thing password=hunter2');
+    };
+    const res = await request(`${server.url}/api/v1/status`);
+    expect(res.status).toBe(500);
+    expect(JSON.parse(res.body)).toEqual({ status: 'error', error: 'internal error' });
+  });
+});
+
+describe('http server: reload', () => {
+  it('answers 200 {status:"success"} after a good reload', async () => {
+    const res = await request(`${server.url}/-/reload`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ status: 'success' });
+    expect(daemon.reloads).toBe(1);
+  });
+
+  it('answers 500 with the error after a failed reload', async () => {
+    daemon.reloadResult = { ok: false, error: 'rules/a.yaml:3:5: unknown key "thresold"' };
+    const res = await request(`${server.url}/-/reload`, { method: 'POST' });
+    expect(res.status).toBe(500);
+    expect(res.headers['content-type']).toBe(JSON_TYPE);
+    expect(JSON.parse(res.body)).toEqual({ status: 'error', error: 'rules/a.yaml:3:5: unknown key "thresold"' });
+  });
+});
+
+describe('http server: silences', () => {
+  it('creates, lists, gets and expires a silence', async () => {
+    const created = await request(`${server.url}/api/v1/silences`, {
+      method: 'POST',
+      body: JSON.stringify({ matchers: ['alertname="Burst"'] }),
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expect(created.status).toBe(200);
+    const body: unknown = JSON.parse(created.body);
+    expect(body).toMatchObject({ status: 'success', silenceID: 's1', silence: { id: 's1' } });
+
+    const list = await request(`${server.url}/api/v1/silences`);
+    expect(JSON.parse(list.body)).toEqual({ silences: [{ id: 's1', matchers: ['alertname="Burst"'] }] });
+    const one = await request(`${server.url}/api/v1/silences/s1`);
+    expect(one.status).toBe(200);
+    expect(JSON.parse(one.body)).toEqual({ id: 's1', matchers: ['alertname="Burst"'] });
+
+    const del = await request(`${server.url}/api/v1/silences/s1`, { method: 'DELETE' });
+    expect(del.status).toBe(200);
+    expect((await request(`${server.url}/api/v1/silences/s1`)).status).toBe(404);
+    expect((await request(`${server.url}/api/v1/silences/s1`, { method: 'DELETE' })).status).toBe(404);
+  });
+
+  it('answers 400 with the message for an invalid silence, bad JSON or an empty body', async () => {
+    const invalid = await request(`${server.url}/api/v1/silences`, { method: 'POST', body: '{"comment":"x"}' });
+    expect(invalid.status).toBe(400);
+    expect(JSON.parse(invalid.body)).toEqual({ status: 'error', error: 'matchers: required' });
+    const badJson = await request(`${server.url}/api/v1/silences`, { method: 'POST', body: '{"matchers":' });
+    expect(badJson.status).toBe(400);
+    expect(JSON.parse(badJson.body)).toMatchObject({ status: 'error' });
+    const empty = await request(`${server.url}/api/v1/silences`, { method: 'POST' });
+    expect(empty.status).toBe(400);
+    expect(daemon.store.size).toBe(0);
+  });
+
+  it('decodes the id from the path', async () => {
+    daemon.store.set('a b', { id: 'a b', matchers: [] });
+    expect((await request(`${server.url}/api/v1/silences/a%20b`)).status).toBe(200);
+    expect((await request(`${server.url}/api/v1/silences/%E0%A4%A`)).status).toBe(400);
+  });
+});
+
+describe('http server: lifecycle', () => {
+  it('closes while a keep-alive connection is open', async () => {
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const res = await request(`${server.url}/healthz`, { agent });
+      expect(res.status).toBe(200);
+      expect(res.headers['connection']).toBe('keep-alive');
+      await server.close();
+      await expect(request(`${server.url}/healthz`)).rejects.toThrow(/ECONNREFUSED/);
+    } finally {
+      agent.destroy();
+      // afterEach closes again; make that a no-op on a fresh server.
+      server = await startHttpServer({ listen: '127.0.0.1:0', logger: silentLogger(), metrics, api: daemon });
+    }
+  });
+
+  it('rejects a malformed listen address and a port already in use', async () => {
+    await expect(
+      startHttpServer({ listen: 'nonsense', logger: silentLogger(), metrics, api: daemon }),
+    ).rejects.toMatchObject({ code: 'http_bad_listen' });
+    await expect(
+      startHttpServer({ listen: `127.0.0.1:${server.port}`, logger: silentLogger(), metrics, api: daemon }),
+    ).rejects.toMatchObject({ code: 'EADDRINUSE' });
+  });
+});
