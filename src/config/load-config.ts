@@ -1,0 +1,160 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { Document, Node, ScalarTag } from 'yaml';
+import { LineCounter, isScalar, parseDocument, visit } from 'yaml';
+import { redactSecrets } from '../util/redact.js';
+import { ConfigError, ConfigReadError } from './config-error.js';
+import type { EnvReference } from './env-substitution.js';
+import { expandEnvReferences, maskEnvReferences } from './env-substitution.js';
+import type { Problem } from './problem.js';
+import { resolveConfigPaths } from './resolve-paths.js';
+import type { Config } from './schema.js';
+import { configSchema } from './schema.js';
+import { resolveSecretFiles } from './secret-files.js';
+import { isRecord, setValueAt } from './value-path.js';
+import { YamlLocator } from './yaml-locator.js';
+import { issuesToProblems } from './zod-problems.js';
+
+export interface LoadedConfig {
+  config: Config;
+  /** The config file as given by the caller (used in problem messages). */
+  file: string;
+  /** Absolute folder of the config file; relative paths in the config were resolved against it. */
+  dir: string;
+  /** Every secret value found, so callers can redact them from logs and errors. */
+  secrets: string[];
+}
+
+export interface ParseConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Folder for relative paths; defaults to the folder of `file`. */
+  dir?: string;
+  /** Reads `*_file` secrets; defaults to the file system. */
+  readSecretFile?: (path: string) => string;
+}
+
+/** Reads, substitutes, validates and normalises a config file. Throws ConfigError with every problem found. */
+export async function loadConfig(file: string, options: { env?: NodeJS.ProcessEnv } = {}): Promise<LoadedConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable';
+    throw new ConfigReadError(`cannot read config file "${file}" (${code})`, { cause: err });
+  }
+  return parseConfigText(text, file, { env: options.env ?? process.env });
+}
+
+/** Everything `loadConfig` does after reading the file; touches the disk only for `*_file` secrets. */
+export function parseConfigText(text: string, file: string, options: ParseConfigOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const dir = options.dir ?? dirname(resolve(file));
+  const lineCounter = new LineCounter();
+  const { masked, references } = maskEnvReferences(text);
+  const doc = parseDocument(masked, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const locator = new YamlLocator(doc, lineCounter, file);
+
+  // Later stages would only report noise about a document whose structure is unknown.
+  if (doc.errors.length > 0) {
+    throw new ConfigError(doc.errors.map((e) => locator.problemAtOffset(e.pos[0], yamlMessage(e.message))));
+  }
+
+  const problems: Problem[] = [];
+  const failedNodes = expandInDocument(doc, references, env, locator, problems);
+
+  const data: unknown = doc.toJS({ maxAliasCount: 1000 }) ?? {};
+  const secretFiles = resolveSecretFiles(data, { dir, locator, readFile: options.readSecretFile });
+  problems.push(...secretFiles.problems);
+
+  const parsed = validate(doc, data);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.filter((issue) => {
+      const node = locator.nodeAt(issue.path);
+      return !(node && failedNodes.has(node));
+    });
+    problems.push(
+      ...issuesToProblems(issues, {
+        schema: configSchema,
+        data,
+        locator,
+        movedFrom: secretFiles.movedFrom,
+        reported: secretFiles.reported,
+      }),
+    );
+  }
+  if (problems.length > 0 || !parsed.success) {
+    // Problems are listed in file order, with secrets scrubbed from every message whatever its origin.
+    const sorted = problems
+      .map((p) => ({ ...p, message: redactSecrets(p.message, secretFiles.secrets) }))
+      .sort((a, b) => a.line - b.line || a.col - b.col);
+    throw new ConfigError(sorted);
+  }
+  return { config: resolveConfigPaths(parsed.data, dir), file, dir, secrets: [...new Set(secretFiles.secrets)].filter((s) => s !== '') };
+}
+
+/**
+ * A plain scalar written where a string is expected (`password: 0123`, `username: 12345`, or
+ * `password: ${PW}` with a numeric PW) is taken as written, as Go YAML loaders do for string fields.
+ * Retried because each pass can reveal issues deeper in objects that were rejected as a whole.
+ */
+function validate(doc: Document, data: unknown): ReturnType<typeof configSchema.safeParse> {
+  let parsed = configSchema.safeParse(data);
+  for (let pass = 0; pass < 5 && !parsed.success; pass++) {
+    let changed = false;
+    for (const issue of parsed.error.issues) {
+      if (issue.code !== 'invalid_type' || issue.expected !== 'string') continue;
+      const node = doc.getIn(issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment)), true);
+      if (!isScalar(node) || node.type !== 'PLAIN' || node.tag || typeof node.source !== 'string') continue;
+      if (typeof node.value !== 'number' && typeof node.value !== 'boolean' && typeof node.value !== 'bigint') continue;
+      if (setValueAt(data, issue.path, node.source)) changed = true;
+    }
+    if (!changed) break;
+    parsed = configSchema.safeParse(data);
+  }
+  return parsed;
+}
+
+/**
+ * Expands `${VAR}` inside each scalar (see env-substitution.ts for why this happens after parsing).
+ * A plain scalar is then resolved again, so `port: ${SMTP_PORT}` is a number; a quoted one stays a
+ * string. Returns the nodes whose expansion failed, whose validation errors would only repeat it.
+ */
+function expandInDocument(doc: Document, references: readonly EnvReference[], env: NodeJS.ProcessEnv, locator: YamlLocator, problems: Problem[]): Set<Node> {
+  const failed = new Set<Node>();
+  visit(doc, {
+    Scalar(key, node) {
+      const source = typeof node.source === 'string' ? node.source : typeof node.value === 'string' ? node.value : undefined;
+      if (source === undefined) return;
+      const [start, end] = node.range ?? [0, 0];
+      const inside = references.filter((r) => r.offset >= start && r.offset < end);
+      const result = expandEnvReferences(source, inside, env);
+      if (!result.changed) return;
+      if (result.errors.length > 0) {
+        failed.add(node);
+        for (const error of result.errors) {
+          problems.push(locator.problemAtOffset(inside[error.reference]?.offset ?? start, error.message));
+        }
+        node.value = '';
+        return;
+      }
+      node.source = result.text;
+      node.value = key !== 'key' && node.type === 'PLAIN' && !node.tag ? resolvePlain(doc, result.text) : result.text;
+    },
+  });
+  return failed;
+}
+
+/** As the YAML composer resolves an untagged plain scalar (core schema: null, bool, int, float, else string). */
+function resolvePlain(doc: Document, text: string): unknown {
+  const tag = doc.schema.tags.find((t): t is ScalarTag => !t.collection && t.default === true && t.test?.test(text) === true);
+  if (!tag) return text;
+  try {
+    return tag.resolve(text, () => undefined, {});
+  } catch {
+    return text;
+  }
+}
+
+function yamlMessage(message: string): string {
+  return `invalid YAML: ${message.replace(/\s+at line \d+, column \d+.*$/s, '')}`;
+}

@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import type { Problem } from './problem.js';
+import { formatPath, isRecord, pathKey } from './value-path.js';
+import type { YamlLocator } from './yaml-locator.js';
+
+/**
+ * Secret fields, each of which also accepts `<field>_file` (contract section 2). Listed explicitly rather
+ * than "any key ending in _file", because `ca_file` is a path, not a secret, and must stay a path.
+ * `*` matches any list index.
+ */
+export const SECRET_FIELDS: readonly (readonly string[])[] = [
+  ['sources', '*', 'password'],
+  ['receivers', '*', 'slack', 'webhook_url'],
+  ['receivers', '*', 'email', 'smtp', 'password'],
+  ['receivers', '*', 'webhook', 'url'],
+  ['receivers', '*', 'webhook', 'bearer_token'],
+];
+
+/** Values that are secret but have no `_file` form: custom webhook headers usually carry credentials. */
+const SECRET_MAPS: readonly (readonly string[])[] = [['receivers', '*', 'webhook', 'headers']];
+
+export interface SecretFilesResult {
+  problems: Problem[];
+  /** Every secret value found (inline or read from a file), for redaction. */
+  secrets: string[];
+  /** Field path → path of the `_file` key it was read from, so later problems point at what the user wrote. */
+  movedFrom: Map<string, PropertyKey[]>;
+  /** Field paths whose problem is already reported; validation issues there would only repeat it. */
+  reported: Set<string>;
+}
+
+export interface SecretFilesOptions {
+  /** Folder that relative `_file` paths are resolved against: the config file's folder. */
+  dir: string;
+  locator: YamlLocator;
+  readFile?: (path: string) => string;
+}
+
+/** Reads every `<field>_file` into `<field>` in place (the data is the loader's own copy). */
+export function resolveSecretFiles(root: unknown, options: SecretFilesOptions): SecretFilesResult {
+  const readFile = options.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
+  const result: SecretFilesResult = { problems: [], secrets: [], movedFrom: new Map(), reported: new Set() };
+  for (const pattern of SECRET_FIELDS) {
+    const field = pattern[pattern.length - 1] ?? '';
+    const fileKey = `${field}_file`;
+    for (const { value: parent, path: parentPath } of matching(root, pattern.slice(0, -1), [])) {
+      if (!isRecord(parent)) continue;
+      const fieldPath = [...parentPath, field];
+      const filePath = [...parentPath, fileKey];
+      if (!(fileKey in parent)) {
+        const inline = parent[field];
+        if (typeof inline === 'string') result.secrets.push(inline);
+        continue;
+      }
+      const name = parent[fileKey];
+      delete parent[fileKey];
+      if (field in parent) {
+        const inline = parent[field];
+        if (typeof inline === 'string') result.secrets.push(inline);
+        result.problems.push(
+          options.locator.problemAt(filePath, `${formatPath(parentPath)}: both "${field}" and "${fileKey}" are set; use only one`, 'key'),
+        );
+        result.reported.add(pathKey(fieldPath));
+        continue;
+      }
+      if (typeof name !== 'string' || name === '') {
+        result.problems.push(options.locator.problemAt(filePath, `${formatPath(filePath)}: must be the path of a file`));
+        result.reported.add(pathKey(fieldPath));
+        parent[field] = '';
+        continue;
+      }
+      const full = isAbsolute(name) ? name : resolve(options.dir, name);
+      try {
+        // A trailing newline is almost always the editor's, never part of the secret.
+        const secret = readFile(full).replace(/\r?\n+$/, '');
+        parent[field] = secret;
+        result.secrets.push(secret);
+        result.movedFrom.set(pathKey(fieldPath), filePath);
+      } catch (err) {
+        // The file name is not secret; its content (which we never got) would be. Only the errno code is shown.
+        result.problems.push(
+          options.locator.problemAt(filePath, `${formatPath(filePath)}: cannot read secret file "${full}" (${errnoCode(err)})`, 'key'),
+        );
+        result.reported.add(pathKey(fieldPath));
+        parent[field] = '';
+      }
+    }
+  }
+  for (const pattern of SECRET_MAPS) {
+    for (const { value } of matching(root, pattern, [])) {
+      if (!isRecord(value)) continue;
+      for (const v of Object.values(value)) if (typeof v === 'string') result.secrets.push(v);
+    }
+  }
+  return result;
+}
+
+function* matching(value: unknown, pattern: readonly string[], path: PropertyKey[]): Generator<{ value: unknown; path: PropertyKey[] }> {
+  if (pattern.length === 0) {
+    yield { value, path };
+    return;
+  }
+  const [head, ...rest] = pattern;
+  if (head === '*') {
+    if (!Array.isArray(value)) return;
+    for (const [i, item] of value.entries()) yield* matching(item, rest, [...path, i]);
+  } else if (head !== undefined && isRecord(value) && head in value) {
+    yield* matching(value[head], rest, [...path, head]);
+  }
+}
+
+function errnoCode(err: unknown): string {
+  if (isRecord(err) && typeof err.code === 'string') return err.code;
+  return 'unreadable';
+}
