@@ -1,0 +1,412 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SourceError } from '../../src/source/source-error.js';
+import { TransferHistoryClient, type ClientHooks } from '../../src/source/transfer-history-client.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { capturingLogger, collect, query, sourceConfig, T0 } from './client-fixtures.js';
+import { json, startFakeService, wireRecord, wireRecords, type FakeServiceOptions, type FakeTransferService } from './fake-transfer-service.js';
+
+const servers: FakeTransferService[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function fake(options: FakeServiceOptions = {}): Promise<FakeTransferService> {
+  const s = await startFakeService(options);
+  servers.push(s);
+  return s;
+}
+
+function client(baseUrl: string, extra: { hooks?: ClientHooks; retries?: number; timeout?: number; logger?: ReturnType<typeof silentLogger> } = {}) {
+  const retryDelays: Array<[number, number | undefined]> = [];
+  const c = new TransferHistoryClient({
+    source: sourceConfig(baseUrl, { retries: extra.retries ?? 3, timeout: extra.timeout ?? 2000 }),
+    logger: extra.logger ?? silentLogger(),
+    hooks: extra.hooks,
+    retryDelay: (attempt, retryAfterMs) => {
+      retryDelays.push([attempt, retryAfterMs]);
+      return 0;
+    },
+  });
+  return { c, retryDelays };
+}
+
+async function failure(p: Promise<unknown>): Promise<SourceError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(SourceError);
+  return err as SourceError;
+}
+
+describe('TransferHistoryClient pagination', () => {
+  it('follows prefix-less next links under a base path, restoring dropped and emptied filters', async () => {
+    const wanted = wireRecords(5, '2024-05-01T10:00:00Z', { INSTANCE: 'PROD1', USUARIO: 'BANK1', EVENTO: 7, RESULTADO: 12 });
+    const noise = [
+      ...wireRecords(3, '2024-05-01T10:00:00Z', { INSTANCE: 'PROD1', USUARIO: 'BANK1', EVENTO: 5, RESULTADO: 12 }),
+      ...wireRecords(3, '2024-05-01T10:00:00Z', { INSTANCE: 'PROD1', USUARIO: 'BANK1', EVENTO: 7, RESULTADO: 0 }),
+      ...wireRecords(3, '2024-05-01T10:00:00Z', { INSTANCE: 'PROD2', USUARIO: 'BANK2', EVENTO: 7, RESULTADO: 3 }),
+    ];
+    const s = await fake({ prefix: '/mft/api', records: [...noise.slice(0, 4), ...wanted, ...noise.slice(4)] });
+    const { c } = client(s.baseUrl);
+    const got = await collect(c, query({ results: -1, events: [7], instance: 'PROD1', user: 'BANK1', limit: 2 }));
+
+    expect(got.transfers.map((t) => t.file)).toEqual(wanted.map((r) => r.NOMEARQUIVO));
+    expect(got.dropped).toBe(0);
+    expect(got.pages).toHaveLength(3);
+    expect(s.requests.every((r) => r.path.startsWith('/mft/api/'))).toBe(true);
+    expect(s.transfersRequests.map((r) => r.query.get('index'))).toEqual([null, '2', '4']);
+    for (const r of s.transfersRequests) {
+      expect(r.query.getAll('events')).toEqual(['7']);
+      expect(r.query.get('results')).toBe('-1');
+      expect(r.query.get('instance')).toBe('PROD1');
+      expect(r.query.get('user')).toBe('BANK1');
+      expect(r.query.get('limit')).toBe('2');
+      expect(r.authorization).toBe('Bearer token-1');
+    }
+    expect(s.tokenRequests).toHaveLength(1);
+  });
+
+  it('sends the first request with repeated events, start/end in ms, tags and filename as given', async () => {
+    const s = await fake();
+    const { c } = client(s.baseUrl);
+    await collect(c, query({ events: [5, 7], tags: 'a=b,c', filename: 'EXTRATO', results: 0, limit: 1000 }));
+    const first = s.transfersRequests[0];
+    expect(first?.query.getAll('events')).toEqual(['5', '7']);
+    expect(first?.query.get('start')).toBe(String(T0));
+    expect(first?.query.get('tags')).toBe('a=b,c');
+    expect(first?.query.get('filename')).toBe('EXTRATO');
+    expect(first?.query.get('results')).toBe('0');
+  });
+
+  it('drops records that do not match the query when the service ignores its filters', async () => {
+    const records = [
+      wireRecord({ NOMEARQUIVO: 'a', RESULTADO: 5 }),
+      wireRecord({ NOMEARQUIVO: 'ok', RESULTADO: 0 }),
+      wireRecord({ NOMEARQUIVO: 'other-instance', RESULTADO: 5, INSTANCE: 'X' }),
+      wireRecord({ NOMEARQUIVO: 'other-event', RESULTADO: 5, EVENTO: 5 }),
+      wireRecord({ NOMEARQUIVO: 'other-user', RESULTADO: 5, USUARIO: 'U' }),
+    ];
+    const s = await fake({ records, ignoreFilters: true });
+    const { c } = client(s.baseUrl);
+    const got = await collect(c, query({ results: -1, instance: 'PROD1', user: 'BANK1', events: [7] }));
+    expect(got.transfers.map((t) => t.file)).toEqual(['a']);
+    expect(got.dropped).toBe(4);
+  });
+
+  it('drops records outside [start, end] and keeps both ends inclusive', async () => {
+    const at = (iso: string) => wireRecord({ DATAHORA: iso, NOMEARQUIVO: iso });
+    const s = await fake({
+      records: [at('2024-05-01T09:59:59.999Z'), at('2024-05-01T10:00:00Z'), at('2024-05-01T11:00:00Z'), at('2024-05-01T11:00:00.001Z')],
+      ignoreFilters: true,
+    });
+    const { c } = client(s.baseUrl);
+    const got = await collect(c, query({ start: Date.parse('2024-05-01T10:00:00Z'), end: Date.parse('2024-05-01T11:00:00Z') }));
+    expect(got.transfers.map((t) => t.file)).toEqual(['2024-05-01T10:00:00Z', '2024-05-01T11:00:00Z']);
+    expect(got.dropped).toBe(2);
+  });
+
+  it('reads numeric strings and zone-less timestamps (as UTC), normalising the record', async () => {
+    const s = await fake({
+      records: [wireRecord({ DATAHORA: '2024-05-01 12:30:00', EVENTO: '7', RESULTADO: '-1', TAMARQUIVO: ' 2048 ', DIAS: '3' })],
+    });
+    const { c } = client(s.baseUrl);
+    const [t] = (await collect(c, query())).transfers;
+    expect(t?.time).toBe(Date.parse('2024-05-01T12:30:00Z'));
+    expect(t?.record.DATAHORA).toBe('2024-05-01T12:30:00.000Z');
+    expect(t?.record.EVENTO).toBe(7);
+    expect(t?.record.RESULTADO).toBe(-1);
+    expect(t?.event).toBe('reception');
+    expect(t?.result).toBe('error');
+    expect(t?.size).toBe(2048);
+    expect(t?.record.DIAS).toBe(3);
+  });
+
+  it('treats data: null as an empty page and ends', async () => {
+    const s = await fake({ records: [] });
+    const { c } = client(s.baseUrl);
+    const got = await collect(c, query());
+    expect(got.pages).toEqual([{ transfers: [], invalid: 0, dropped: 0 }]);
+    expect(s.transfersRequests).toHaveLength(1);
+  });
+
+  it('counts and skips unreadable records, reporting each but logging once per page', async () => {
+    const good = wireRecords(500, '2024-05-01T10:00:00Z');
+    const bad = Array.from({ length: 500 }, (_, i) =>
+      i % 2 === 0 ? wireRecord({ DATAHORA: 'yesterday' }) : wireRecord({ RESULTADO: 'n/a' }),
+    );
+    const records = good.flatMap((g, i) => [g, bad[i]]);
+    const s = await fake({ records, ignoreFilters: true });
+    const reasons: string[] = [];
+    const log = capturingLogger();
+    const { c } = client(s.baseUrl, { hooks: { onInvalidRecord: (r) => reasons.push(r) }, logger: log.logger });
+    const got = await collect(c, query());
+    expect(got.transfers).toHaveLength(500);
+    expect(got.invalid).toBe(500);
+    expect(reasons).toHaveLength(500);
+    expect(new Set(reasons)).toEqual(new Set(['DATAHORA is not an ISO 8601 date-time', 'RESULTADO is missing or not an integer']));
+    const warnings = log.lines().filter((l) => l.msg === 'skipped unreadable transfer records');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.invalid).toBe(500);
+  });
+
+  it('counts non-object records as invalid', async () => {
+    const s = await fake({ records: [null, 42, 'x', [], wireRecord()], ignoreFilters: true });
+    const { c } = client(s.baseUrl);
+    const got = await collect(c, query());
+    expect(got.invalid).toBe(4);
+    expect(got.transfers).toHaveLength(1);
+  });
+
+  it('refuses a next that was already followed (pagination_loop)', async () => {
+    const s = await fake({ records: wireRecords(10, '2024-05-01T10:00:00Z'), nextLink: () => '/reports/v2/transfers?index=2' });
+    const { c } = client(s.baseUrl);
+    const err = await failure(collect(c, query({ limit: 2 })));
+    expect(err.reason).toBe('pagination_loop');
+    expect(s.transfersRequests).toHaveLength(2);
+  });
+
+  it('treats the same next with its parameters in another order as a loop', async () => {
+    let n = 0;
+    const s = await fake({
+      records: wireRecords(10, '2024-05-01T10:00:00Z'),
+      nextLink: () => (n++ % 2 === 0 ? `/reports/v2/transfers?index=2&limit=2&start=${T0}` : `/reports/v2/transfers?start=${T0}&limit=2&index=2`),
+    });
+    const { c } = client(s.baseUrl);
+    expect((await failure(collect(c, query({ limit: 2 })))).reason).toBe('pagination_loop');
+  });
+});
+
+describe('TransferHistoryClient next link safety', () => {
+  it('refuses a next on another origin and never sends it the token', async () => {
+    const foreign = await fake({ records: wireRecords(3, '2024-05-01T10:00:00Z') });
+    const s = await fake({
+      prefix: '/mft/api',
+      records: wireRecords(4, '2024-05-01T10:00:00Z'),
+      nextLink: (index) => `${foreign.origin}/mft/api/reports/v2/transfers?index=${index}`,
+    });
+    const { c } = client(s.baseUrl);
+    const err = await failure(collect(c, query({ limit: 2 })));
+    expect(err.reason).toBe('bad_next');
+    expect(foreign.requests).toHaveLength(0);
+  });
+
+  it('refuses a protocol-relative next pointing at another host', async () => {
+    const foreign = await fake();
+    const host = new URL(foreign.origin).host;
+    const s = await fake({ records: wireRecords(4, '2024-05-01T10:00:00Z'), nextLink: (i) => `//${host}/reports/v2/transfers?index=${i}` });
+    const { c } = client(s.baseUrl);
+    expect((await failure(collect(c, query({ limit: 2 })))).reason).toBe('bad_next');
+    expect(foreign.requests).toHaveLength(0);
+  });
+
+  it('refuses a next on another path of the same origin', async () => {
+    const s = await fake({ records: wireRecords(4, '2024-05-01T10:00:00Z'), nextLink: (i) => `/admin/export?index=${i}` });
+    const { c } = client(s.baseUrl);
+    expect((await failure(collect(c, query({ limit: 2 })))).reason).toBe('bad_next');
+    expect(s.requests.filter((r) => r.kind === 'other')).toHaveLength(0);
+  });
+
+  it('accepts an absolute next on the same origin and path', async () => {
+    let origin = '';
+    const s = await fake({
+      prefix: '/mft/api',
+      records: wireRecords(3, '2024-05-01T10:00:00Z'),
+      nextLink: (i, params) => `${origin}/mft/api/reports/v2/transfers?start=${params.get('start')}&end=${params.get('end')}&limit=2&index=${i}`,
+    });
+    origin = s.origin;
+    const { c } = client(s.baseUrl);
+    expect((await collect(c, query({ limit: 2 }))).transfers).toHaveLength(3);
+  });
+
+  it('does not follow redirects (the token could go with them)', async () => {
+    const foreign = await fake();
+    const s = await fake({
+      intercept: ({ request, res }) => {
+        if (request.kind !== 'transfers') return false;
+        res.writeHead(302, { location: `${foreign.origin}/reports/v2/transfers` });
+        res.end();
+        return true;
+      },
+    });
+    const { c } = client(s.baseUrl);
+    expect((await failure(collect(c, query()))).reason).toBe('invalid_response');
+    expect(foreign.requests).toHaveLength(0);
+  });
+});
+
+describe('TransferHistoryClient authentication', () => {
+  it('posts a form-encoded password grant and reuses the token across paginations', async () => {
+    const s = await fake({ records: wireRecords(3, '2024-05-01T10:00:00Z') });
+    const { c } = client(s.baseUrl);
+    await collect(c, query({ limit: 2 }));
+    await collect(c, query({ limit: 2 }));
+    expect(s.tokenRequests).toHaveLength(1);
+    const form = new URLSearchParams(s.tokenRequests[0]?.body);
+    expect(s.tokenRequests[0]?.contentType).toMatch(/^application\/x-www-form-urlencoded/);
+    expect(Object.fromEntries(form)).toEqual({ grant_type: 'password', username: 'operator', password: 's3cret-pass' });
+    expect(s.transfersRequests).toHaveLength(4);
+  });
+
+  it('survives a token revoked mid-pagination with exactly one re-authentication, refetching the same page', async () => {
+    const s = await fake({
+      records: wireRecords(6, '2024-05-01T10:00:00Z'),
+      intercept: ({ request, transfersSeen, service }) => {
+        if (request.kind === 'transfers' && transfersSeen === 1) service.revokeTokens();
+        return false;
+      },
+    });
+    const statuses: string[] = [];
+    const { c } = client(s.baseUrl, { hooks: { onRequest: (e, st) => statuses.push(`${e}:${st}`) } });
+    const got = await collect(c, query({ limit: 2 }));
+    expect(got.transfers).toHaveLength(6);
+    expect(s.tokenRequests).toHaveLength(2);
+    expect(s.transfersRequests.map((r) => [r.query.get('index'), r.authorization])).toEqual([
+      [null, 'Bearer token-1'],
+      ['2', 'Bearer token-1'],
+      ['2', 'Bearer token-2'],
+      ['4', 'Bearer token-2'],
+    ]);
+    expect(statuses).toEqual(['token:200', 'transfers:200', 'transfers:401', 'token:200', 'transfers:200', 'transfers:200']);
+  });
+
+  it('gives up with unauthorized when a fresh token is rejected too', async () => {
+    const s = await fake({
+      intercept: ({ request, res }) => (request.kind === 'transfers' ? json(res, 401, { error: 'no' }) : false),
+    });
+    const { c } = client(s.baseUrl);
+    const err = await failure(collect(c, query()));
+    expect(err.reason).toBe('unauthorized');
+    expect(s.tokenRequests).toHaveLength(2);
+    expect(s.transfersRequests).toHaveLength(2);
+  });
+
+  it('reports wrong credentials as unauthorized without logging the password', async () => {
+    const s = await fake({ password: 'the-real-one' });
+    const log = capturingLogger();
+    const { c } = client(s.baseUrl, { logger: log.logger });
+    const err = await failure(collect(c, query()));
+    expect(err.reason).toBe('unauthorized');
+    expect(s.tokenRequests).toHaveLength(1);
+    expect(log.text()).not.toContain('s3cret-pass');
+    expect(err.message).not.toContain('s3cret-pass');
+  });
+
+  it('rejects a token response without access_token as invalid_response', async () => {
+    const s = await fake({ intercept: ({ request, res }) => (request.kind === 'token' ? json(res, 200, { token_type: 'Bearer' }) : false) });
+    const { c } = client(s.baseUrl);
+    expect((await failure(collect(c, query()))).reason).toBe('invalid_response');
+  });
+});
+
+describe('TransferHistoryClient retries', () => {
+  it('recovers from a 5xx storm within the retry budget', async () => {
+    const s = await fake({
+      records: wireRecords(2, '2024-05-01T10:00:00Z'),
+      intercept: ({ request, res, transfersSeen }) => (request.kind === 'transfers' && transfersSeen < 2 ? json(res, 502, {}) : false),
+    });
+    const statuses: string[] = [];
+    const { c, retryDelays } = client(s.baseUrl, { hooks: { onRequest: (e, st) => statuses.push(`${e}:${st}`) } });
+    const got = await collect(c, query());
+    expect(got.transfers).toHaveLength(2);
+    expect(statuses).toEqual(['token:200', 'transfers:502', 'transfers:502', 'transfers:200']);
+    expect(retryDelays.map(([a]) => a)).toEqual([1, 2]);
+  });
+
+  it('throws server_error once the retries are exhausted', async () => {
+    const s = await fake({ intercept: ({ request, res }) => (request.kind === 'transfers' ? json(res, 503, { error: 'down' }) : false) });
+    const { c } = client(s.baseUrl, { retries: 3 });
+    const err = await failure(collect(c, query()));
+    expect(err.reason).toBe('server_error');
+    expect(err.statusCode).toBe(503);
+    expect(s.transfersRequests).toHaveLength(3);
+  });
+
+  it('passes Retry-After to the delay function', async () => {
+    const s = await fake({
+      intercept: ({ request, res, transfersSeen }) =>
+        request.kind === 'transfers' && transfersSeen === 0 ? json(res, 503, {}, { 'retry-after': '2' }) : false,
+    });
+    const { c, retryDelays } = client(s.baseUrl);
+    await collect(c, query());
+    expect(retryDelays).toEqual([[1, 2000]]);
+  });
+
+  it('does not retry a 400 and logs its body, truncated', async () => {
+    const s = await fake({
+      intercept: ({ request, res }) => (request.kind === 'transfers' ? json(res, 400, { error: `bad start ${'x'.repeat(2000)}` }) : false),
+    });
+    const log = capturingLogger();
+    const { c, retryDelays } = client(s.baseUrl, { logger: log.logger });
+    const err = await failure(collect(c, query()));
+    expect(err.reason).toBe('bad_request');
+    expect(s.transfersRequests).toHaveLength(1);
+    expect(retryDelays).toEqual([]);
+    const line = log.lines().find((l) => l.msg === 'the service refused the transfers query');
+    expect(String(line?.body)).toContain('bad start');
+    expect(String(line?.body).length).toBeLessThan(600);
+  });
+
+  it('retries a timed-out request', async () => {
+    const s = await fake({
+      records: wireRecords(1, '2024-05-01T10:00:00Z'),
+      // Never answers the first transfers request; close() ends the connection.
+      intercept: ({ request, transfersSeen }) => request.kind === 'transfers' && transfersSeen === 0,
+    });
+    const statuses: string[] = [];
+    const { c } = client(s.baseUrl, { timeout: 300, hooks: { onRequest: (e, st) => statuses.push(`${e}:${st}`) } });
+    const got = await collect(c, query());
+    expect(got.transfers).toHaveLength(1);
+    expect(statuses).toEqual(['token:200', 'transfers:timeout', 'transfers:200']);
+  });
+
+  it('throws timeout after timing out on every attempt', async () => {
+    const s = await fake({ intercept: ({ request }) => request.kind === 'transfers' });
+    const { c } = client(s.baseUrl, { timeout: 200, retries: 2 });
+    expect((await failure(collect(c, query()))).reason).toBe('timeout');
+    expect(s.transfersRequests).toHaveLength(2);
+  });
+
+  it('retries dropped connections and reports network after the retries', async () => {
+    const s = await fake({
+      intercept: ({ request, res }) => {
+        if (request.kind !== 'transfers') return false;
+        res.socket?.destroy();
+        return true;
+      },
+    });
+    const statuses: string[] = [];
+    const { c } = client(s.baseUrl, { retries: 2, hooks: { onRequest: (e, st) => statuses.push(`${e}:${st}`) } });
+    expect((await failure(collect(c, query()))).reason).toBe('network');
+    expect(s.transfersRequests).toHaveLength(2);
+    expect(statuses).toEqual(['token:200', 'transfers:network', 'transfers:network']);
+  });
+
+  it('reports a malformed body as invalid_response without retrying', async () => {
+    const s = await fake({
+      intercept: ({ request, res }) => {
+        if (request.kind !== 'transfers') return false;
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>login</html>');
+        return true;
+      },
+    });
+    const { c } = client(s.baseUrl);
+    expect((await failure(collect(c, query()))).reason).toBe('invalid_response');
+    expect(s.transfersRequests).toHaveLength(1);
+  });
+
+  it.each([[[]], [{ next: '' }], [{ data: {}, next: '' }], [{ data: [], next: 5 }]])('rejects the envelope %j', async (body) => {
+    const s = await fake({ intercept: ({ request, res }) => (request.kind === 'transfers' ? json(res, 200, body) : false) });
+    const { c } = client(s.baseUrl);
+    expect((await failure(collect(c, query()))).reason).toBe('invalid_response');
+  });
+
+  it('reports a refused connection as network', async () => {
+    const s = await fake();
+    const url = s.baseUrl;
+    await s.close();
+    const { c } = client(url, { retries: 1 });
+    expect((await failure(collect(c, query()))).reason).toBe('network');
+  });
+});
