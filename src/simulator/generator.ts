@@ -1,0 +1,299 @@
+import type { ServiceRecord } from '../source/transfer.js';
+import { createRandom, hash32, hashString, hashUnit, type Random } from './random.js';
+import {
+  ERROR_CODES,
+  FILE_KINDS,
+  PARTNERS,
+  SUCCESS_MESSAGES,
+  TEST_INSTANCE,
+  errorCode,
+  type ErrorCode,
+  type FileKindName,
+  type Partner,
+} from './partners.js';
+import {
+  BURST_FAILURES_PER_MINUTE,
+  BURST_MINUTES,
+  BURST_PERIOD_MINUTES,
+  POSITION_LATE_SHARE,
+  POSITION_PERIOD_MINUTES,
+  type Scenario,
+} from './scenarios.js';
+
+/** A record as stored: DIAS is left out because it depends on when the record is served. */
+export type StoredRecord = Omit<ServiceRecord, 'DIAS'>;
+
+/** One record of the history with its position: ordered by `time`, then `seq`. */
+export interface HistoryEntry {
+  readonly time: number;
+  readonly seq: number;
+  readonly record: StoredRecord;
+}
+
+export interface GeneratorOptions {
+  seed: number;
+  scenario: Scenario;
+  /** Average random transfers per minute (daily statements, position files and bursts come on top). */
+  ratePerMinute: number;
+  /** Epoch ms; nothing is generated before it. */
+  historyStart: number;
+}
+
+/** The history is generated one minute at a time, each minute from its own seed. */
+export const BUCKET_MS = 60_000;
+const DAY_MS = 86_400_000;
+/**
+ * America/Sao_Paulo has had no DST since 2019, so a fixed offset gives its local time exactly for any
+ * recent date, and costs nothing per record (Intl would dominate the generation time).
+ */
+const SAO_PAULO_OFFSET_MS = -3 * 3_600_000;
+/** Daily statements arrive between 06:00 and 07:25 local on business days ... */
+const STATEMENT_FIRST_MINUTE = 6 * 60;
+const STATEMENT_SPREAD_MINUTES = 85;
+/** ... except BANK2's in `late-file`, which arrives between 08:35 and 09:04 (after an 08:00 deadline). */
+const LATE_STATEMENT_FIRST_MINUTE = 8 * 60 + 35;
+const LATE_STATEMENT_USER = 'BANK2';
+const POSITION_USER = 'CUSTODIA';
+const BUCKET_CACHE_SIZE = 8;
+
+// Salts keep the independent decisions of one bucket from sharing a hash.
+const SALT_TRAFFIC = 1;
+const SALT_STATEMENT = 2;
+const SALT_POSITION = 3;
+const SALT_BURST = 4;
+
+interface LocalParts {
+  yyyymmdd: string;
+  yyyymm: string;
+  hhmmss: string;
+  hhmm: string;
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+function localParts(epochMs: number): LocalParts {
+  const d = new Date(epochMs + SAO_PAULO_OFFSET_MS);
+  const yyyymm = `${pad(d.getUTCFullYear(), 4)}${pad(d.getUTCMonth() + 1, 2)}`;
+  const hhmm = `${pad(d.getUTCHours(), 2)}${pad(d.getUTCMinutes(), 2)}`;
+  return { yyyymm, yyyymmdd: `${yyyymm}${pad(d.getUTCDate(), 2)}`, hhmm, hhmmss: `${hhmm}${pad(d.getUTCSeconds(), 2)}` };
+}
+
+const TRAFFIC_PARTNERS = PARTNERS.filter((p) => p.weight > 0);
+const TOTAL_WEIGHT = TRAFFIC_PARTNERS.reduce((sum, p) => sum + p.weight, 0);
+const ERROR_WEIGHT = ERROR_CODES.reduce((sum, e) => sum + e.weight, 0);
+
+function pickPartner(rng: Random): Partner {
+  let r = rng.next() * TOTAL_WEIGHT;
+  for (const p of TRAFFIC_PARTNERS) {
+    r -= p.weight;
+    if (r < 0) return p;
+  }
+  return rng.pick(TRAFFIC_PARTNERS);
+}
+
+function pickError(rng: Random): ErrorCode {
+  let r = rng.next() * ERROR_WEIGHT;
+  for (const e of ERROR_CODES) {
+    r -= e.weight;
+    if (r < 0) return e;
+  }
+  return rng.pick(ERROR_CODES);
+}
+
+function partner(user: string): Partner {
+  const found = PARTNERS.find((p) => p.user === user);
+  if (!found) throw new RangeError(`unknown partner ${user}`);
+  return found;
+}
+
+interface Draft {
+  time: number;
+  partner: Partner;
+  kind: FileKindName;
+  instance: string;
+  failure: ErrorCode | null;
+  /** For files whose name is fixed by their schedule (position files). */
+  slotStart?: number;
+}
+
+/**
+ * Deterministic, realistic MFT history. `bucket(n)` is a pure function of (seed, scenario, rate, n), so
+ * any range is reproduced exactly whatever the page size or the moment of the query, and cost is
+ * proportional to the minutes touched, never to the whole history.
+ */
+export class HistoryGenerator {
+  private readonly seed: number;
+  private readonly scenario: Scenario;
+  private readonly rate: number;
+  readonly historyStart: number;
+  // A few recent buckets, because consecutive pages of a dense history re-read the same minute.
+  private readonly cache = new Map<number, readonly HistoryEntry[]>();
+  readonly users: ReadonlySet<string> = new Set(PARTNERS.map((p) => p.user));
+  readonly instances: ReadonlySet<string> = new Set([...PARTNERS.map((p) => p.instance), TEST_INSTANCE]);
+
+  constructor(options: GeneratorOptions) {
+    this.seed = hash32(options.seed, hashString(options.scenario.name));
+    this.scenario = options.scenario;
+    this.rate = Math.max(0, options.ratePerMinute);
+    this.historyStart = options.historyStart;
+  }
+
+  /** The records of minute `bucket` (epoch ms / BUCKET_MS), ordered by time then seq. */
+  bucket(bucket: number): readonly HistoryEntry[] {
+    const cached = this.cache.get(bucket);
+    if (cached) return cached;
+    const entries = this.generate(bucket);
+    if (this.cache.size >= BUCKET_CACHE_SIZE) {
+      const oldest = this.cache.keys().next();
+      if (!oldest.done) this.cache.delete(oldest.value);
+    }
+    this.cache.set(bucket, entries);
+    return entries;
+  }
+
+  private generate(bucket: number): readonly HistoryEntry[] {
+    const start = bucket * BUCKET_MS;
+    if (start + BUCKET_MS <= this.historyStart) return [];
+    const drafts: Draft[] = [];
+    this.traffic(bucket, drafts);
+    this.statements(bucket, drafts);
+    this.positions(bucket, drafts);
+    if (this.scenario.bursts) this.burst(bucket, drafts);
+
+    const rng = createRandom(hash32(this.seed, bucket, 99));
+    const entries = drafts
+      .filter((d) => d.time >= this.historyStart)
+      .map((d, i) => ({ d, i }))
+      .sort((a, b) => a.d.time - b.d.time || a.i - b.i)
+      .map(({ d }, seq): HistoryEntry => ({ time: d.time, seq, record: buildRecord(rng, d) }));
+    return entries;
+  }
+
+  private traffic(bucket: number, out: Draft[]): void {
+    if (this.rate === 0) return;
+    const rng = createRandom(hash32(this.seed, bucket, SALT_TRAFFIC));
+    // +-25% around the rate, with a random rounding so the long-run average is the rate exactly.
+    const count = Math.floor(this.rate * (0.75 + 0.5 * rng.next()) + rng.next());
+    const start = bucket * BUCKET_MS;
+    for (let i = 0; i < count; i++) {
+      const p = pickPartner(rng);
+      out.push({
+        time: start + Math.floor(rng.next() * BUCKET_MS),
+        partner: p,
+        kind: rng.pick(p.kinds),
+        instance: rng.chance(0.05) ? TEST_INSTANCE : p.instance,
+        failure: rng.chance(this.scenario.errorRate) ? pickError(rng) : null,
+      });
+    }
+  }
+
+  private statements(bucket: number, out: Draft[]): void {
+    const localMs = bucket * BUCKET_MS + SAO_PAULO_OFFSET_MS;
+    const day = Math.floor(localMs / DAY_MS);
+    const weekday = (day + 4) % 7; // 1970-01-01 was a Thursday; 0 = Sunday
+    if (weekday === 0 || weekday === 6) return;
+    const minuteOfDay = Math.floor((localMs - day * DAY_MS) / BUCKET_MS);
+    PARTNERS.forEach((p, index) => {
+      if (!p.dailyStatement) return;
+      const h = hash32(this.seed, day, index, SALT_STATEMENT);
+      const late = this.scenario.lateFiles && p.user === LATE_STATEMENT_USER;
+      const arrival = late ? LATE_STATEMENT_FIRST_MINUTE + (h % 30) : STATEMENT_FIRST_MINUTE + (h % STATEMENT_SPREAD_MINUTES);
+      if (arrival !== minuteOfDay) return;
+      out.push({ time: bucket * BUCKET_MS + (hash32(h, 1) % BUCKET_MS), partner: p, kind: 'statement', instance: p.instance, failure: null });
+    });
+  }
+
+  /** CUSTODIA sends a position file per slot, normally 1-2 minutes before the slot starts. */
+  private positions(bucket: number, out: Draft[]): void {
+    // Arrivals range from slot start - 2 to slot start + 6 minutes, so only one slot can land in this minute.
+    const slot = Math.floor((bucket + 2) / POSITION_PERIOD_MINUTES);
+    const slotMinute = slot * POSITION_PERIOD_MINUTES;
+    const h = hash32(this.seed, slot, SALT_POSITION);
+    const late = this.scenario.lateFiles && hashUnit(h, 7) < POSITION_LATE_SHARE;
+    const arrival = late ? slotMinute + 3 + (h % 4) : slotMinute - 2 + (h % 2);
+    if (arrival !== bucket) return;
+    const p = partner(POSITION_USER);
+    out.push({
+      time: bucket * BUCKET_MS + (hash32(h, 2) % BUCKET_MS),
+      partner: p,
+      kind: 'position',
+      instance: p.instance,
+      failure: null,
+      slotStart: slotMinute * BUCKET_MS,
+    });
+  }
+
+  /** A partner's connection breaks for a while: several failures with one code on its instance. */
+  private burst(bucket: number, out: Draft[]): void {
+    const phase = ((bucket % BURST_PERIOD_MINUTES) + BURST_PERIOD_MINUTES) % BURST_PERIOD_MINUTES;
+    if (phase >= BURST_MINUTES) return;
+    const period = Math.floor(bucket / BURST_PERIOD_MINUTES);
+    const h = hash32(this.seed, period, SALT_BURST);
+    const p = TRAFFIC_PARTNERS[h % TRAFFIC_PARTNERS.length] ?? partner('BANK1');
+    const failure = errorCode(h % 2 === 0 ? 4 : 21) ?? null;
+    const rng = createRandom(hash32(h, bucket));
+    for (let i = 0; i < BURST_FAILURES_PER_MINUTE; i++) {
+      out.push({ time: bucket * BUCKET_MS + Math.floor(rng.next() * BUCKET_MS), partner: p, kind: rng.pick(p.kinds), instance: p.instance, failure });
+    }
+  }
+}
+
+function fileName(rng: Random, d: Draft, file: LocalParts): string {
+  const user = d.partner.user;
+  const seq = pad(rng.int(1, 9999), 4);
+  switch (d.kind) {
+    case 'remittance':
+      return `/out/${user}/REM_${file.yyyymmdd}_${seq}.REM`;
+    case 'return':
+      return `/in/${user}/RET_${file.yyyymmdd}_${seq}.RET`;
+    case 'statement':
+      return `/in/${user}/EXTRATO_${file.yyyymmdd}.RET`;
+    case 'edi-out':
+      return `/out/${user}/ORDERS_${file.yyyymmdd}${file.hhmmss}_${seq}.edi`;
+    case 'edi-in':
+      return `/in/${user}/INVOIC_${file.yyyymmdd}${file.hhmmss}_${seq}.edi`;
+    case 'payroll':
+      return `/out/${user}/FOLHA_${file.yyyymm}_${seq}.txt`;
+    case 'position': {
+      const slot = localParts(d.slotStart ?? d.time);
+      return `/in/${user}/POSICAO_${slot.yyyymmdd}_${slot.hhmm}.RET`;
+    }
+  }
+}
+
+function buildRecord(rng: Random, d: Draft): StoredRecord {
+  const kind = FILE_KINDS[d.kind];
+  const p = d.partner;
+  // The file was written a little before it moved.
+  const fileTime = d.time - rng.int(5, 900) * 1000;
+  const file = localParts(fileTime);
+  const path = fileName(rng, d, file);
+  const records = rng.int(kind.minRecords, kind.maxRecords);
+  const fullSize = kind.lrecl > 0 ? records * (kind.lrecl + 2) : records * rng.int(40, 300);
+  const failure = d.failure;
+  const size = failure === null ? fullSize : failure.partial ? Math.floor(fullSize * rng.next()) : 0;
+  const direction = kind.event === 5 ? '->' : '<-';
+  const session = rng.int(10_000, 99_999);
+  return {
+    DATAHORA: new Date(d.time).toISOString(),
+    INSTANCE: d.instance,
+    USUARIO: p.user,
+    CONEXAO: `${p.network} ${p.host}:${p.port} ${direction} ${path.slice(0, path.lastIndexOf('/'))} session ${session}`,
+    DATAARQUIVO: file.yyyymmdd,
+    EVENTO: kind.event,
+    HORAARQUIVO: file.hhmmss,
+    MAXTAMREG: kind.lrecl,
+    NUMREG: failure === null ? records : 0,
+    MENSAGEM: failure === null ? (SUCCESS_MESSAGES[kind.event] ?? 'OK') : failure.message({ user: p.user, host: p.host, port: p.port, path }),
+    NOMEARQUIVO: path,
+    TAGS: rng.chance(0.1) ? '' : kind.tags,
+    PROCID: rng.int(1000, 65_000),
+    REDE: p.network,
+    RESULTADO: failure === null ? 0 : failure.code,
+    TAMARQUIVO: size,
+    THREADID: rng.int(1, 64),
+    TIPOREC: kind.recfm,
+  };
+}
