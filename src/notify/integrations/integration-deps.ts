@@ -10,4 +10,6 @@ export interface IntegrationDeps {
   clock: Clock;
   /** Default per-request timeout for HTTP integrations without their own `timeout`, ms. */
   fetchTimeoutMs?: number;
+  /** Where the console integration writes; process.stdout by default (tests pass a buffer). */
+  stdout?: { write(chunk: string): unknown };
 }

@@ -1,0 +1,198 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createEmailIntegration } from '../../../src/notify/integrations/email.js';
+import { NotifyError } from '../../../src/notify/notification.js';
+import { emailConfigSchema } from '../../../src/notify/receiver-schema.js';
+import { ManualClock } from '../../../src/util/clock.js';
+import { silentLogger } from '../../../src/util/logger.js';
+import { burstAlert, notificationOf, T0 } from './notification-fixture.js';
+
+const PASSWORD = 's3cret-smtp-pass';
+
+interface Received {
+  raw: string;
+  from: string;
+  to: string[];
+  secure: boolean;
+  user: string;
+}
+
+describe('email integration against a real SMTP server with STARTTLS and AUTH', () => {
+  let dir: string;
+  let server: SMTPServer;
+  let port: number;
+  let received: Received[];
+  const clock = new ManualClock(T0);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tw-smtp-'));
+    // A throwaway self-signed certificate for 127.0.0.1, made with the real openssl CLI.
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+        '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+      { stdio: 'ignore' },
+    );
+    server = new SMTPServer({
+      key: readFileSync(join(dir, 'key.pem')),
+      cert: readFileSync(join(dir, 'cert.pem')),
+      authMethods: ['PLAIN', 'LOGIN'],
+      // Refuse AUTH before STARTTLS, as real servers do: proves the client upgraded.
+      allowInsecureAuth: false,
+      logger: false,
+      onAuth(auth, _session, callback) {
+        if (auth.username === 'watch' && auth.password === PASSWORD) callback(null, { user: auth.username });
+        else callback(new Error('Invalid username or password'));
+      },
+      onData(stream, session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => {
+          received.push({
+            raw: Buffer.concat(chunks).toString('utf8'),
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            to: session.envelope.rcptTo.map((r) => r.address),
+            secure: session.secure,
+            user: typeof session.user === 'string' ? session.user : '',
+          });
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.server.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  beforeEach(() => {
+    received = [];
+  });
+
+  const integration = (password = PASSWORD, extra: Record<string, unknown> = {}) =>
+    createEmailIntegration(
+      emailConfigSchema.parse({
+        smtp: { host: '127.0.0.1', port, require_tls: true, username: 'watch', password, tls: { ca_file: join(dir, 'cert.pem') } },
+        from: 'transfer-watch@example.com',
+        to: ['ops@example.com'],
+        ...extra,
+      }),
+      { logger: silentLogger(), templates: undefined, clock, fetchTimeoutMs: 10_000 },
+    );
+
+  it('sends multipart text + HTML over STARTTLS with AUTH, subject starting [FIRING:1]', async () => {
+    const alert = burstAlert({
+      samples: [
+        { time: T0 - 1000, file: '<script>alert(1)</script>.RET', code: 12, message: 'bad', user: 'BANK1', instance: 'PROD1' },
+      ],
+    });
+    await integration().send(notificationOf([alert]));
+    expect(received).toHaveLength(1);
+    const mail = received[0];
+    if (!mail) throw new Error('no mail');
+    expect(mail.secure).toBe(true);
+    expect(mail.user).toBe('watch');
+    expect(mail.from).toBe('transfer-watch@example.com');
+    expect(mail.to).toEqual(['ops@example.com']);
+    const headers = mail.raw.split('\r\n\r\n')[0] ?? '';
+    expect(headers).toMatch(/^Subject: \[FIRING:1\] TransferErrorBurst/m);
+    expect(headers).toMatch(/^Content-Type: multipart\/alternative/m);
+    expect(mail.raw).toMatch(/Content-Type: text\/plain/);
+    expect(mail.raw).toMatch(/Content-Type: text\/html/);
+    const html = decodeQuotedPrintable(part(mail.raw, 'text/html'));
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;.RET');
+    expect(html).not.toContain('<script>');
+    expect(html).toContain('2026-11-22 13:04:04 UTC');
+    const text = decodeQuotedPrintable(part(mail.raw, 'text/plain'));
+    expect(text).toContain('Count: 7 failed transfers in 10m');
+    expect(text).toContain('<script>alert(1)</script>.RET');
+  });
+
+  it('keeps CR/LF in a value out of the headers', async () => {
+    const alert = burstAlert({ labels: { file: 'EVIL\r\nBcc: victim@example.com\r\nX-Injected: yes' } });
+    await integration().send(notificationOf([alert]));
+    const mail = received[0];
+    if (!mail) throw new Error('no mail');
+    const headers = mail.raw.split('\r\n\r\n')[0] ?? '';
+    expect(headers).not.toMatch(/^Bcc:/im);
+    expect(headers).not.toMatch(/^X-Injected:/im);
+    expect(mail.to).toEqual(['ops@example.com']);
+    expect(headers).toMatch(/^Subject: \[FIRING:1\] TransferErrorBurst/m);
+  });
+
+  it('says [RESOLVED] and when a missing file arrived late', async () => {
+    const alert = burstAlert({
+      labels: { alertname: 'DailyStatementMissing' },
+      state: 'resolved',
+      resolvedAt: T0,
+      values: { deadline: T0 - 3_600_000, arrived_at: T0 - 60_000 },
+      samples: [],
+    });
+    await integration().send(notificationOf([alert], { displayTimezone: 'America/Sao_Paulo' }));
+    const mail = received[0];
+    if (!mail) throw new Error('no mail');
+    expect(mail.raw).toMatch(/^Subject: \[RESOLVED\] DailyStatementMissing/m);
+    const text = decodeQuotedPrintable(part(mail.raw, 'text/plain'));
+    expect(text).toContain('Resolved: the file arrived late, at 2026-11-22 10:03:05 -03:00 (America/Sao_Paulo)');
+    expect(text).toContain('Deadline: 2026-11-22 09:04:05 -03:00 (America/Sao_Paulo)');
+  });
+
+  it('reports a wrong password as a non-retryable NotifyError without the password', async () => {
+    const wrong = 'wrong-password-123';
+    const err = await integration(wrong)
+      .send(notificationOf([burstAlert()]))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotifyError);
+    expect((err as NotifyError).retryable).toBe(false);
+    expect((err as NotifyError).message).not.toContain(wrong);
+    expect(received).toHaveLength(0);
+  });
+
+  it('renders user subject/text/html templates with per-part escaping', async () => {
+    const mailer = integration(PASSWORD, {
+      subject_template: 'ALERT {{alertname}} {{#each alerts}}{{labels.file}}{{/each}}',
+      text_template: 'text {{#each alerts}}{{labels.file}}{{/each}}',
+      html_template: '<p>{{#each alerts}}{{labels.file}}{{/each}}</p>',
+    });
+    await mailer.send(notificationOf([burstAlert({ labels: { file: '<b>x</b>\r\nBcc: a@b.c' } })]));
+    const mail = received[0];
+    if (!mail) throw new Error('no mail');
+    const headers = mail.raw.split('\r\n\r\n')[0] ?? '';
+    expect(headers).toMatch(/^Subject: ALERT TransferErrorBurst <b>x<\/b> Bcc: a@b.c$/m);
+    expect(headers).not.toMatch(/^Bcc:/im);
+    expect(decodeQuotedPrintable(part(mail.raw, 'text/html'))).toContain('<p>&lt;b&gt;x&lt;/b&gt; Bcc: a@b.c</p>');
+  });
+});
+
+/** The body of the first MIME part with the given content type (raw, still transfer-encoded). */
+function part(raw: string, type: string): string {
+  const start = raw.indexOf(`Content-Type: ${type}`);
+  if (start < 0) throw new Error(`no ${type} part`);
+  const bodyStart = raw.indexOf('\r\n\r\n', start) + 4;
+  const end = raw.indexOf('\r\n--', bodyStart);
+  return raw.slice(bodyStart, end < 0 ? undefined : end);
+}
+
+function decodeQuotedPrintable(text: string): string {
+  const joined = text.replace(/=\r\n/g, '');
+  const bytes: number[] = [];
+  for (let i = 0; i < joined.length; i++) {
+    const c = joined[i];
+    const hex = joined.slice(i + 1, i + 3);
+    if (c === '=' && /^[0-9A-F]{2}$/i.test(hex)) {
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+    } else {
+      bytes.push(...Buffer.from(c ?? '', 'utf8'));
+    }
+  }
+  return Buffer.from(bytes).toString('utf8').replace(/\r\n/g, '\n');
+}
