@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { createConsoleIntegration } from '../../../src/notify/integrations/console.js';
+import { createIntegrations } from '../../../src/notify/integrations/registry.js';
+import { receiverSchema } from '../../../src/notify/receiver-schema.js';
+import { ManualClock } from '../../../src/util/clock.js';
+import { silentLogger } from '../../../src/util/logger.js';
+import { burstAlert, notificationOf, T0 } from './notification-fixture.js';
+
+function buffer(): { chunks: string[]; write(chunk: string): boolean } {
+  const chunks: string[] = [];
+  return { chunks, write: (c: string) => chunks.push(c) > 0 };
+}
+
+describe('console integration', () => {
+  const clock = new ManualClock(T0);
+
+  it('writes one readable line per notification', async () => {
+    const out = buffer();
+    const console = createConsoleIntegration({ send_resolved: true }, { logger: silentLogger(), templates: undefined, clock, stdout: out });
+    await console.send(notificationOf([burstAlert({ labels: { file: 'A\nB' } })]));
+    expect(out.chunks).toHaveLength(1);
+    const line = out.chunks[0] ?? '';
+    expect(line.endsWith('\n')).toBe(true);
+    expect(line.slice(0, -1)).not.toContain('\n');
+    expect(line).toMatch(/^\[FIRING:1\] TransferErrorBurst \{/);
+    expect(line).toContain('user=BANK1');
+    expect(line).toContain('file=A B');
+    expect(line).toContain('7 failed transfers for BANK1 in 10m');
+    expect(line).toContain('(count=7 window=10m)');
+    expect(line).toContain('(since 2026-11-22 13:04:05 UTC)');
+  });
+});
+
+describe('createIntegrations', () => {
+  it('builds one integration per configured kind, in a fixed order, with the alertmanager resend interval', () => {
+    const receiver = receiverSchema.parse({
+      name: 'all',
+      console: {},
+      webhook: { url: 'http://127.0.0.1:1/hook' },
+      alertmanager: { url: 'http://127.0.0.1:1', resend_interval: '2m', send_resolved: false },
+      slack: { webhook_url: 'http://127.0.0.1:1/services/x' },
+      email: { smtp: { host: '127.0.0.1' }, from: 'a@b.c', to: ['d@e.f'] },
+    });
+    const integrations = createIntegrations(receiver, { logger: silentLogger(), templates: undefined, clock: new ManualClock(0) });
+    expect(integrations.map((i) => i.kind)).toEqual(['slack', 'email', 'alertmanager', 'webhook', 'console']);
+    const am = integrations[2];
+    expect(am?.resendInterval).toBe(120_000);
+    expect(am?.sendResolved).toBe(false);
+    expect(integrations[0]?.resendInterval).toBeUndefined();
+  });
+
+  it('fails at creation on a broken inline template', () => {
+    const receiver = receiverSchema.parse({ name: 'x', slack: { webhook_url: 'http://127.0.0.1:1/s', template: '{{#each}}' } });
+    expect(() => createIntegrations(receiver, { logger: silentLogger(), templates: undefined, clock: new ManualClock(0) })).toThrow(
+      /inline template/,
+    );
+  });
+});
