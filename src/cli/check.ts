@@ -1,9 +1,57 @@
 import type { Command } from 'commander';
+import { ConfigError } from '../config/config-error.js';
+import type { LoadedConfig } from '../config/load-config.js';
+import { loadConfig } from '../config/load-config.js';
+import type { Problem } from '../config/problem.js';
+import { formatProblem } from '../config/problem.js';
+import { errorMessage } from '../util/errors.js';
+import { redactSecrets } from '../util/redact.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
-// Placeholder until the command lands; replaced by its owner.
+export interface CheckOutput {
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+}
+
+/**
+ * Validates the config and every rule file it names. All validators feed one `problems` list, so the
+ * user sees every problem in one run. Returns the exit code: 0 ok, 1 problems, 2 the config file could
+ * not be read at all.
+ */
+export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const problems: Problem[] = [];
+  let loaded: LoadedConfig | undefined;
+  try {
+    loaded = await loadConfig(configFile, { env });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) {
+      out.stderr(`check: ${errorMessage(err)}`);
+      return EXIT_USAGE;
+    }
+    problems.push(...err.problems);
+  }
+
+  // Rule files are validated here once src/rules/load-rules.ts lands:
+  // if (loaded) problems.push(...(await loadRuleFiles(loaded.config.rule_files, ...)).problems);
+
+  if (problems.length > 0) {
+    const secrets = loaded?.secrets ?? [];
+    for (const p of problems) out.stderr(redactSecrets(formatProblem(p), secrets));
+    return EXIT_FAILURE;
+  }
+  out.stdout(`OK: ${configFile}`);
+  return EXIT_OK;
+}
+
 export function registerCheck(program: Command): void {
-  program.command('check').description('not implemented yet').action(() => {
-    process.stderr.write('check: not implemented yet\n');
-    process.exitCode = 2;
-  });
+  program
+    .command('check')
+    .description('validate the config file and every rule file it names; print each problem as FILE:LINE:COL: message')
+    .requiredOption('-c, --config <file>', 'config file (YAML)')
+    .action(async (opts: { config: string }) => {
+      process.exitCode = await runCheck(opts.config, {
+        stdout: (line) => process.stdout.write(`${line}\n`),
+        stderr: (line) => process.stderr.write(`${line}\n`),
+      });
+    });
 }

@@ -10,7 +10,7 @@ import type { Problem } from './problem.js';
 import { resolveConfigPaths } from './resolve-paths.js';
 import type { Config } from './schema.js';
 import { configSchema } from './schema.js';
-import { resolveSecretFiles } from './secret-files.js';
+import { collectSecrets, resolveSecretFiles } from './secret-files.js';
 import { isRecord, setValueAt } from './value-path.js';
 import { YamlLocator } from './yaml-locator.js';
 import { issuesToProblems } from './zod-problems.js';
@@ -67,6 +67,7 @@ export function parseConfigText(text: string, file: string, options: ParseConfig
   problems.push(...secretFiles.problems);
 
   const parsed = validate(doc, data);
+  const secrets = collectSecrets(data);
   if (!parsed.success) {
     const issues = parsed.error.issues.filter((issue) => {
       const node = locator.nodeAt(issue.path);
@@ -85,11 +86,11 @@ export function parseConfigText(text: string, file: string, options: ParseConfig
   if (problems.length > 0 || !parsed.success) {
     // Problems are listed in file order, with secrets scrubbed from every message whatever its origin.
     const sorted = problems
-      .map((p) => ({ ...p, message: redactSecrets(p.message, secretFiles.secrets) }))
+      .map((p) => ({ ...p, message: redactSecrets(p.message, secrets) }))
       .sort((a, b) => a.line - b.line || a.col - b.col);
     throw new ConfigError(sorted);
   }
-  return { config: resolveConfigPaths(parsed.data, dir), file, dir, secrets: [...new Set(secretFiles.secrets)].filter((s) => s !== '') };
+  return { config: resolveConfigPaths(parsed.data, dir), file, dir, secrets };
 }
 
 /**
@@ -149,7 +150,9 @@ function resolvePlain(doc: Document, text: string): unknown {
   const tag = doc.schema.tags.find((t): t is ScalarTag => !t.collection && t.default === true && t.test?.test(text) === true);
   if (!tag) return text;
   try {
-    return tag.resolve(text, () => undefined, {});
+    // Some tags (bool) resolve to a Scalar node rather than a bare value.
+    const resolved: unknown = tag.resolve(text, () => undefined, {});
+    return isScalar(resolved) ? resolved.value : resolved;
   } catch {
     return text;
   }

@@ -22,8 +22,6 @@ const SECRET_MAPS: readonly (readonly string[])[] = [['receivers', '*', 'webhook
 
 export interface SecretFilesResult {
   problems: Problem[];
-  /** Every secret value found (inline or read from a file), for redaction. */
-  secrets: string[];
   /** Field path → path of the `_file` key it was read from, so later problems point at what the user wrote. */
   movedFrom: Map<string, PropertyKey[]>;
   /** Field paths whose problem is already reported; validation issues there would only repeat it. */
@@ -40,7 +38,7 @@ export interface SecretFilesOptions {
 /** Reads every `<field>_file` into `<field>` in place (the data is the loader's own copy). */
 export function resolveSecretFiles(root: unknown, options: SecretFilesOptions): SecretFilesResult {
   const readFile = options.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
-  const result: SecretFilesResult = { problems: [], secrets: [], movedFrom: new Map(), reported: new Set() };
+  const result: SecretFilesResult = { problems: [], movedFrom: new Map(), reported: new Set() };
   for (const pattern of SECRET_FIELDS) {
     const field = pattern[pattern.length - 1] ?? '';
     const fileKey = `${field}_file`;
@@ -48,16 +46,10 @@ export function resolveSecretFiles(root: unknown, options: SecretFilesOptions): 
       if (!isRecord(parent)) continue;
       const fieldPath = [...parentPath, field];
       const filePath = [...parentPath, fileKey];
-      if (!(fileKey in parent)) {
-        const inline = parent[field];
-        if (typeof inline === 'string') result.secrets.push(inline);
-        continue;
-      }
+      if (!(fileKey in parent)) continue;
       const name = parent[fileKey];
       delete parent[fileKey];
       if (field in parent) {
-        const inline = parent[field];
-        if (typeof inline === 'string') result.secrets.push(inline);
         result.problems.push(
           options.locator.problemAt(filePath, `${formatPath(parentPath)}: both "${field}" and "${fileKey}" are set; use only one`, 'key'),
         );
@@ -75,7 +67,6 @@ export function resolveSecretFiles(root: unknown, options: SecretFilesOptions): 
         // A trailing newline is almost always the editor's, never part of the secret.
         const secret = readFile(full).replace(/\r?\n+$/, '');
         parent[field] = secret;
-        result.secrets.push(secret);
         result.movedFrom.set(pathKey(fieldPath), filePath);
       } catch (err) {
         // The file name is not secret; its content (which we never got) would be. Only the errno code is shown.
@@ -87,13 +78,20 @@ export function resolveSecretFiles(root: unknown, options: SecretFilesOptions): 
       }
     }
   }
-  for (const pattern of SECRET_MAPS) {
-    for (const { value } of matching(root, pattern, [])) {
-      if (!isRecord(value)) continue;
-      for (const v of Object.values(value)) if (typeof v === 'string') result.secrets.push(v);
-    }
-  }
   return result;
+}
+
+/** Every secret value in config data (raw or validated), for redaction. Numbers count: they may still be coerced to text. */
+export function collectSecrets(root: unknown): string[] {
+  const secrets = new Set<string>();
+  const add = (v: unknown): void => {
+    if ((typeof v === 'string' || typeof v === 'number') && v !== '') secrets.add(String(v));
+  };
+  for (const pattern of SECRET_FIELDS) for (const { value } of matching(root, pattern, [])) add(value);
+  for (const pattern of SECRET_MAPS) {
+    for (const { value } of matching(root, pattern, [])) if (isRecord(value)) Object.values(value).forEach(add);
+  }
+  return [...secrets];
 }
 
 function* matching(value: unknown, pattern: readonly string[], path: PropertyKey[]): Generator<{ value: unknown; path: PropertyKey[] }> {

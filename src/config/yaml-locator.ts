@@ -29,7 +29,9 @@ export class YamlLocator {
     if (found.complete && where === 'key' && found.pair && isScalar(found.pair.key) && found.pair.key.range) {
       return found.pair.key.range[0];
     }
-    if (found.node?.range) return found.node.range[0];
+    // `key:` with an empty value: the empty scalar sits past the colon; the key is what the user sees.
+    const empty = isScalar(found.node) && found.node.range && found.node.range[0] === found.node.range[1];
+    if (found.node?.range && !empty) return found.node.range[0];
     // `key:` with no value: point at the key.
     if (found.pair && isScalar(found.pair.key) && found.pair.key.range) return found.pair.key.range[0];
     return this.doc.contents?.range?.[0] ?? 0;
