@@ -275,7 +275,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
   }
   const info: AddressInfo = address;
   const url = `http://${displayHost(info.address)}:${info.port}`;
-  logger.info({ url, listen: opts.listen }, 'http server listening');
+  logger.debug({ url, listen: opts.listen }, 'http server listening');
 
   return {
     url,
