@@ -112,6 +112,8 @@ export class TransferWatchMetrics {
     const buildInfo = gauge(METRICS.buildInfo);
 
     this.guard = new SeriesGuard(opts.maxSeries, (metric) => this.seriesFolded.inc({ metric }));
+    // At 0 from the start, so `increase()` sees the first fold.
+    for (const d of Object.values(METRICS)) if (d.foldable.length > 0) this.seriesFolded.inc({ metric: d.name }, 0);
 
     buildInfo.set({ version: opts.version, node_version: process.version }, 1);
     this.notificationQueueLength.set(0);
