@@ -1,0 +1,34 @@
+import type { Alert, Labels, TransferSample } from './alert.js';
+
+/**
+ * What a rule's evaluation says about one alert: its condition holds now (in `alerts`), or it has ended with
+ * final words (in `resolved`, e.g. "the file arrived late at ..."). The alert store owns the lifecycle:
+ * pending → firing after `for`, staying firing for `keepFiringFor` after the condition clears.
+ */
+export interface AlertCandidate {
+  labels: Labels;
+  annotations: Record<string, string>;
+  values: Record<string, number | string>;
+  samples: TransferSample[];
+  /** ms the condition must hold before the alert fires (0: fires at once). */
+  for: number;
+  /** ms the alert keeps firing after the condition clears (0: resolves at once). */
+  keepFiringFor: number;
+}
+
+export interface RuleEvaluation {
+  /** The rule's name (its `alertname`). */
+  rule: string;
+  /** Alerts whose condition holds now. */
+  alerts: AlertCandidate[];
+  /** Alerts that ended, with the annotations and values their resolved notification should carry. */
+  resolved?: AlertCandidate[];
+}
+
+/** A lifecycle step of one alert, for notification and metrics. `inactive`: not in the store (new, or a pending one dropped). */
+export interface AlertChange {
+  fingerprint: string;
+  from: 'inactive' | 'pending' | 'firing' | 'resolved';
+  to: 'inactive' | 'pending' | 'firing' | 'resolved';
+  alert: Alert;
+}

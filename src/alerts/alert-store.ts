@@ -1,0 +1,192 @@
+import { z } from 'zod';
+import type { StateStore } from '../state/state-store.js';
+import type { Clock } from '../util/clock.js';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import type { Alert, AlertState } from './alert.js';
+import type { AlertCandidate, AlertChange, RuleEvaluation } from './alert-candidate.js';
+import { fingerprint } from './fingerprint.js';
+import { SOURCE_DOWN_RULE, sourceDownCandidate } from './source-down.js';
+
+export const ALERTS_STATE_KEY = 'alerts';
+const DEFAULT_RESOLVED_RETENTION = 3_600_000;
+
+const sampleSchema = z.object({
+  time: z.number(),
+  file: z.string(),
+  code: z.number(),
+  message: z.string(),
+  user: z.string(),
+  instance: z.string(),
+});
+const storedAlertSchema = z.object({
+  rule: z.string(),
+  fingerprint: z.string(),
+  labels: z.record(z.string(), z.string()),
+  annotations: z.record(z.string(), z.string()),
+  state: z.enum(['pending', 'firing', 'resolved']),
+  activeAt: z.number(),
+  firedAt: z.number().optional(),
+  resolvedAt: z.number().optional(),
+  lastActiveAt: z.number(),
+  values: z.record(z.string(), z.union([z.number(), z.string()])),
+  samples: z.array(sampleSchema),
+  for: z.number(),
+  keepFiringFor: z.number(),
+});
+const snapshotSchema = z.object({ version: z.literal(1), alerts: z.array(storedAlertSchema) });
+type StoredAlert = z.infer<typeof storedAlertSchema>;
+
+/**
+ * The lifecycle of every alert: identity is the label set (fingerprint); pending → firing after the rule's
+ * `for`; a firing alert whose condition cleared stays firing for `keep_firing_for`, then resolves; resolved
+ * alerts are kept for `resolvedRetention` so the API and notifications can show them. The snapshot (key
+ * `alerts`) keeps identity and activeAt across restarts, so a re-fired alert is the same alert.
+ */
+export class AlertStore {
+  private readonly byFingerprint = new Map<string, StoredAlert>();
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly state: StateStore;
+  private readonly retention: number;
+
+  constructor(opts: { clock: Clock; logger: Logger; state: StateStore; resolvedRetention?: number }) {
+    this.clock = opts.clock;
+    this.logger = opts.logger;
+    this.state = opts.state;
+    this.retention = opts.resolvedRetention ?? DEFAULT_RESOLVED_RETENTION;
+  }
+
+  async restore(): Promise<void> {
+    const raw = await this.state.load(ALERTS_STATE_KEY);
+    if (raw === undefined) return;
+    const parsed = snapshotSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.logger.warn({ err: parsed.error.message }, 'alert state unreadable; starting with no alerts');
+      return;
+    }
+    this.byFingerprint.clear();
+    for (const a of parsed.data.alerts) this.byFingerprint.set(a.fingerprint, a);
+    this.logger.info({ alerts: parsed.data.alerts.length }, 'alert state restored');
+  }
+
+  async flush(): Promise<void> {
+    try {
+      await this.state.save(ALERTS_STATE_KEY, { version: 1, alerts: [...this.byFingerprint.values()] });
+    } catch (err) {
+      this.logger.error({ err: errorMessage(err) }, 'cannot save alert state');
+      throw err;
+    }
+  }
+
+  apply(evaluations: RuleEvaluation[], now: number): AlertChange[] {
+    const changes: AlertChange[] = [];
+    for (const ev of evaluations) {
+      const active = new Set<string>();
+      for (const candidate of ev.alerts) active.add(this.activate(ev.rule, candidate, now, changes));
+      const finals = new Map((ev.resolved ?? []).map((c) => [fingerprint(c.labels), c]));
+      for (const stored of [...this.byFingerprint.values()]) {
+        if (stored.rule !== ev.rule || stored.state === 'resolved' || active.has(stored.fingerprint)) continue;
+        const final = finals.get(stored.fingerprint);
+        // A late arrival ends the alert at once; otherwise keep_firing_for bridges a short gap (no flapping).
+        if (!final && stored.state === 'firing' && now < stored.lastActiveAt + stored.keepFiringFor) continue;
+        this.deactivate(stored, now, changes, final);
+      }
+    }
+    this.prune(now);
+    return changes;
+  }
+
+  setSourceDown(source: string, down: boolean, now: number, detail?: string): AlertChange[] {
+    const changes: AlertChange[] = [];
+    const candidate = sourceDownCandidate(source, detail);
+    if (down) {
+      this.activate(SOURCE_DOWN_RULE, candidate, now, changes);
+    } else {
+      const stored = this.byFingerprint.get(fingerprint(candidate.labels));
+      if (stored && stored.state !== 'resolved') this.deactivate(stored, now, changes, undefined);
+    }
+    return changes;
+  }
+
+  /** Resolve the alerts of rules that no longer exist (after a reload). Built-in alerts are kept. */
+  retainRules(ruleNames: readonly string[], now: number): AlertChange[] {
+    const keep = new Set(ruleNames);
+    const changes: AlertChange[] = [];
+    for (const stored of [...this.byFingerprint.values()]) {
+      if (stored.rule === SOURCE_DOWN_RULE || keep.has(stored.rule) || stored.state === 'resolved') continue;
+      this.deactivate(stored, now, changes, undefined);
+    }
+    return changes;
+  }
+
+  alerts(): Alert[] {
+    this.prune(this.clock.now());
+    return [...this.byFingerprint.values()].map(toAlert);
+  }
+
+  private activate(rule: string, c: AlertCandidate, now: number, changes: AlertChange[]): string {
+    const fp = fingerprint(c.labels);
+    const current = this.byFingerprint.get(fp);
+    if (!current || current.state === 'resolved') {
+      const state: AlertState = c.for > 0 ? 'pending' : 'firing';
+      const stored: StoredAlert = {
+        rule,
+        fingerprint: fp,
+        labels: c.labels,
+        annotations: c.annotations,
+        state,
+        activeAt: now,
+        ...(state === 'firing' ? { firedAt: now } : {}),
+        lastActiveAt: now,
+        values: c.values,
+        samples: c.samples,
+        for: c.for,
+        keepFiringFor: c.keepFiringFor,
+      };
+      this.byFingerprint.set(fp, stored);
+      changes.push({ fingerprint: fp, from: current ? 'resolved' : 'inactive', to: state, alert: toAlert(stored) });
+      return fp;
+    }
+    Object.assign(current, { annotations: c.annotations, values: c.values, samples: c.samples, for: c.for, keepFiringFor: c.keepFiringFor, lastActiveAt: now });
+    if (current.state === 'pending' && now - current.activeAt >= current.for) {
+      current.state = 'firing';
+      current.firedAt = now;
+      changes.push({ fingerprint: fp, from: 'pending', to: 'firing', alert: toAlert(current) });
+    }
+    return fp;
+  }
+
+  private deactivate(stored: StoredAlert, now: number, changes: AlertChange[], final: AlertCandidate | undefined): void {
+    if (stored.state === 'pending') {
+      // A pending alert never told anyone; it just goes away (as in Prometheus).
+      this.byFingerprint.delete(stored.fingerprint);
+      changes.push({ fingerprint: stored.fingerprint, from: 'pending', to: 'inactive', alert: toAlert(stored) });
+      return;
+    }
+    if (final) Object.assign(stored, { annotations: final.annotations, values: final.values, samples: final.samples });
+    stored.state = 'resolved';
+    stored.resolvedAt = now;
+    changes.push({ fingerprint: stored.fingerprint, from: 'firing', to: 'resolved', alert: toAlert(stored) });
+  }
+
+  private prune(now: number): void {
+    for (const [fp, a] of this.byFingerprint) {
+      if (a.state === 'resolved' && (a.resolvedAt ?? 0) <= now - this.retention) this.byFingerprint.delete(fp);
+    }
+  }
+}
+
+function toAlert(a: StoredAlert): Alert {
+  return {
+    fingerprint: a.fingerprint,
+    labels: { ...a.labels },
+    annotations: { ...a.annotations },
+    state: a.state,
+    activeAt: a.activeAt,
+    ...(a.firedAt !== undefined ? { firedAt: a.firedAt } : {}),
+    ...(a.resolvedAt !== undefined ? { resolvedAt: a.resolvedAt } : {}),
+    values: { ...a.values },
+    samples: a.samples.map((s) => ({ ...s })),
+  };
+}

@@ -1,0 +1,54 @@
+import type { Labels, TransferSample } from '../alerts/alert.js';
+import type { AlertCandidate } from '../alerts/alert-candidate.js';
+import type { RuleBase } from './rule-schema.js';
+import { compileTemplate, type RenderTemplate, type TemplateContext } from './template.js';
+
+/**
+ * Turns a rule's group labels and values into an alert candidate: labels are alertname, severity, the group
+ * labels, then the rule's own (templated) labels; annotations are the rule's templates, falling back to the
+ * type's defaults. Templates are compiled once per rule.
+ */
+export class AlertBuilder {
+  private readonly labelTemplates: [string, RenderTemplate][];
+  private readonly annotationTemplates: [string, RenderTemplate][];
+
+  constructor(
+    private readonly rule: RuleBase,
+    defaultAnnotations: Record<string, string>,
+    /** Annotation templates to use instead of the rule's `annotations` (e.g. missing_file's warnings). */
+    annotationTemplates: Record<string, string> = rule.annotations,
+  ) {
+    this.labelTemplates = Object.entries(rule.labels).map(([k, v]) => [k, compileTemplate(v)]);
+    const annotations = { ...defaultAnnotations, ...annotationTemplates };
+    this.annotationTemplates = Object.entries(annotations).map(([k, v]) => [k, compileTemplate(v)]);
+  }
+
+  build(opts: {
+    groupLabels: Labels;
+    values: Record<string, number | string>;
+    /** Extra template variables that are not stored on the alert (formatted forms). */
+    display?: TemplateContext;
+    samples?: TransferSample[];
+    extraLabels?: Labels;
+    severity?: string;
+    for?: number;
+    keepFiringFor?: number;
+  }): AlertCandidate {
+    const severity = opts.severity ?? this.rule.severity;
+    const base: Labels = { alertname: this.rule.name, severity, ...opts.groupLabels, ...opts.extraLabels };
+    const context: TemplateContext = { ...opts.values, ...opts.display, alertname: this.rule.name, severity, labels: base };
+    const labels: Labels = { ...base };
+    for (const [k, render] of this.labelTemplates) labels[k] = render(context);
+    const annotationContext: TemplateContext = { ...context, labels };
+    const annotations: Record<string, string> = {};
+    for (const [k, render] of this.annotationTemplates) annotations[k] = render(annotationContext);
+    return {
+      labels,
+      annotations,
+      values: opts.values,
+      samples: opts.samples ?? [],
+      for: opts.for ?? 0,
+      keepFiringFor: opts.keepFiringFor ?? 0,
+    };
+  }
+}

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import type { Labels, TransferSample } from '../alerts/alert.js';
+import type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
+import { duration, timeZone } from '../config/schema-helpers.js';
+import { formatDuration } from '../config/duration.js';
+import { transferLabel, type Transfer } from '../source/transfer.js';
+import { AlertBuilder } from './alert-builder.js';
+import { formatTimeInZone } from './format-time.js';
+import type { RuleEvaluator } from './rule-evaluator.js';
+import { labelNameSchema, ruleSchema } from './rule-schema.js';
+import { defineRuleType } from './rule-type.js';
+
+/** error_burst: at least `threshold` failed transfers within a sliding `window` (by occurrence time), per group. */
+export const errorBurstSchema = ruleSchema('error_burst', {
+  group_by: z.array(labelNameSchema).default([]),
+  threshold: z.number().int().min(1),
+  window: duration().refine((ms) => ms > 0, 'window must be greater than 0'),
+  for: duration().prefault('0'),
+  keep_firing_for: duration().prefault('0'),
+  /** Zone in which the window's bounds are shown in messages. */
+  timezone: timeZone().default('UTC'),
+});
+export type ErrorBurstRule = z.output<typeof errorBurstSchema>;
+
+const TEMPLATE_VARIABLES = ['count', 'threshold', 'window', 'window_ms', 'window_start', 'window_end', 'timezone'];
+const DEFAULT_ANNOTATIONS = {
+  summary: '{{count}} failed transfers in {{window}}',
+  description: '{{count}} failed transfers (threshold {{threshold}}) between {{window_start}} and {{window_end}}.',
+};
+const MAX_SAMPLES = 5;
+
+interface Failure {
+  time: number;
+  id: string;
+  sample: TransferSample;
+}
+
+interface Group {
+  labels: Labels;
+  /** Sorted by time; pruned to the window at each evaluation. */
+  failures: Failure[];
+}
+
+export class ErrorBurstEvaluator implements RuleEvaluator {
+  private readonly groups = new Map<string, Group>();
+  private readonly builder: AlertBuilder;
+
+  constructor(private readonly rule: ErrorBurstRule) {
+    this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+  }
+
+  observe(t: Transfer): void {
+    if (t.result !== 'error') return;
+    const labels: Labels = {};
+    for (const name of this.rule.group_by) labels[name] = transferLabel(t, name);
+    const key = this.rule.group_by.map((n) => labels[n]).join('\u0000');
+    let group = this.groups.get(key);
+    if (!group) this.groups.set(key, (group = { labels, failures: [] }));
+    const failure: Failure = {
+      time: t.time,
+      id: t.id,
+      sample: { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance },
+    };
+    // Records mostly arrive in time order; walk back from the end for the rest (late pages, catch-up).
+    let i = group.failures.length;
+    while (i > 0 && (group.failures[i - 1] as Failure).time > t.time) i--;
+    group.failures.splice(i, 0, failure);
+  }
+
+  evaluate(now: number): RuleEvaluation {
+    const alerts: AlertCandidate[] = [];
+    const windowStart = now - this.rule.window;
+    for (const [key, group] of this.groups) {
+      let drop = 0;
+      while (drop < group.failures.length && (group.failures[drop] as Failure).time <= windowStart) drop++;
+      if (drop > 0) group.failures.splice(0, drop);
+      if (group.failures.length === 0) {
+        this.groups.delete(key);
+        continue;
+      }
+      // Records stamped in the future (clock skew) count once their time has come.
+      let end = group.failures.length;
+      while (end > 0 && (group.failures[end - 1] as Failure).time > now) end--;
+      const count = end;
+      if (count < this.rule.threshold) continue;
+      const samples = group.failures
+        .slice(Math.max(0, end - MAX_SAMPLES), end)
+        .reverse()
+        .map((f) => f.sample);
+      alerts.push(
+        this.builder.build({
+          groupLabels: group.labels,
+          values: { count, threshold: this.rule.threshold, window_ms: this.rule.window, window: formatDuration(this.rule.window) },
+          display: {
+            window_start: formatTimeInZone(windowStart, this.rule.timezone),
+            window_end: formatTimeInZone(now, this.rule.timezone),
+            timezone: this.rule.timezone,
+          },
+          samples,
+          for: this.rule.for,
+          keepFiringFor: this.rule.keep_firing_for,
+        }),
+      );
+    }
+    return { rule: this.rule.name, alerts };
+  }
+
+  historyNeeded(): number {
+    return this.rule.window;
+  }
+
+  nextWakeup(): number | undefined {
+    return undefined;
+  }
+}
+
+export const errorBurstRuleType = defineRuleType<ErrorBurstRule>({
+  type: 'error_burst',
+  schema: errorBurstSchema,
+  templateVariables: TEMPLATE_VARIABLES,
+  create: (rule) => new ErrorBurstEvaluator(rule),
+});

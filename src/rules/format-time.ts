@@ -1,0 +1,31 @@
+/**
+ * Times shown to people always name their zone: `2026-11-20 08:00 America/Sao_Paulo (UTC-03:00)`.
+ */
+export function formatTimeInZone(ms: number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+    timeZoneName: 'longOffset',
+  }).formatToParts(new Date(ms));
+  const get = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  const seconds = get('second') === '00' ? '' : `:${get('second')}`;
+  const offset = get('timeZoneName').replace('GMT', 'UTC') || 'UTC';
+  const zone = timeZone === 'UTC' ? 'UTC' : `${timeZone} (${offset === 'UTC' ? 'UTC+00:00' : offset})`;
+  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}${seconds} ${zone}`;
+}
+
+/** The calendar date (`YYYY-MM-DD`) and weekday (0 = Sunday) of an instant in a zone. */
+export function localDate(ms: number, timeZone: string): { date: string; weekday: number } {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', weekday: 'short' }).formatToParts(
+    new Date(ms),
+  );
+  const get = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  const weekday = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'].indexOf(get('weekday'));
+  return { date: `${get('year')}-${get('month')}-${get('day')}`, weekday };
+}

@@ -1,0 +1,305 @@
+import { Cron } from 'croner';
+import picomatch from 'picomatch';
+import { z } from 'zod';
+import type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
+import { formatDuration } from '../config/duration.js';
+import { duration, timeZone } from '../config/schema-helpers.js';
+import { transferLabel, type Transfer } from '../source/transfer.js';
+import { AlertBuilder } from './alert-builder.js';
+import { formatTimeInZone, localDate } from './format-time.js';
+import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
+import { labelNameSchema, ruleSchema } from './rule-schema.js';
+import { defineRuleType } from './rule-type.js';
+
+const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
+const DAY = 86_400_000;
+
+function cronProblem(pattern: string): string | undefined {
+  try {
+    new Cron(pattern, { paused: true });
+    return undefined;
+  } catch (err) {
+    return `invalid cron expression: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+/**
+ * missing_file: at each `deadline` (cron in `timezone`), fewer than `min_count` successful matching transfers
+ * arrived in (deadline − window, deadline]. Decided only once every relevant source's successes stream is read
+ * up to the deadline, so an outage never looks like a missing file.
+ */
+export const missingFileSchema = ruleSchema('missing_file', {
+  deadline: z.string().superRefine((p, ctx) => {
+    const problem = cronProblem(p);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+  timezone: timeZone().default('UTC'),
+  window: duration().refine((ms) => ms > 0, 'window must be greater than 0'),
+  min_count: z.number().int().min(1).default(1),
+  /** Warn this long before the deadline while the file has not arrived (0: no warning). */
+  warn_before: duration().prefault('0'),
+  /** Annotation templates of the "in jeopardy" warning. */
+  warn_annotations: z.record(z.string(), z.string()).default({}),
+  calendar: z
+    .strictObject({
+      exclude_dates: z.array(z.iso.date('must be a date as YYYY-MM-DD')).default([]),
+      exclude_weekdays: z.array(z.enum(WEEKDAYS)).default([]),
+    })
+    .prefault({}),
+  /** Expect the file once per value of a label (e.g. one statement per partner user). */
+  for_each: z.strictObject({ label: labelNameSchema, values: z.array(z.string().min(1)).min(1) }).optional(),
+});
+export type MissingFileRule = z.output<typeof missingFileSchema>;
+
+const TEMPLATE_VARIABLES = [
+  'count',
+  'min_count',
+  'window',
+  'window_ms',
+  'window_start',
+  'deadline',
+  'deadline_ms',
+  'timezone',
+  'arrived_at',
+  'arrived_at_ms',
+  'phase',
+];
+const DEFAULT_ANNOTATIONS = {
+  summary:
+    '{{#if arrived_at}}{{alertname}}: file arrived late at {{arrived_at}} (deadline {{deadline}}){{else}}{{alertname}}: expected file not received by {{deadline}}{{/if}}',
+  description: '{{count}} of {{min_count}} expected transfers arrived between {{window_start}} and {{deadline}}.',
+};
+const WARN_ANNOTATIONS = {
+  summary: '{{alertname}}: expected file not received yet; deadline {{deadline}}',
+  description: '{{count}} of {{min_count}} expected transfers so far since {{window_start}}; the deadline is {{deadline}}.',
+};
+/** How many deadlines ahead to look when estimating the longest gap between two (calendar exclusions widen it). */
+const GAP_SAMPLE = 15;
+const MAX_HISTORY = 35 * DAY;
+/** Bound on deadline searches across long exclusion runs. */
+const MAX_SKIPPED = 400;
+
+export class MissingFileEvaluator implements RuleEvaluator {
+  private readonly cron: Cron;
+  private readonly builder: AlertBuilder;
+  private readonly warnBuilder: AlertBuilder;
+  /** Successful arrival times per expected key ('' without for_each), sorted. */
+  private readonly arrivals = new Map<string, number[]>();
+  private readonly keys: string[];
+  private readonly sources: string[];
+  private readonly excludedDates: Set<string>;
+  private readonly excludedWeekdays: Set<number>;
+  private readonly history: number;
+
+  constructor(
+    private readonly rule: MissingFileRule,
+    private readonly ctx: EvaluatorContext,
+  ) {
+    this.cron = new Cron(rule.deadline, { timezone: rule.timezone, paused: true });
+    this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+    this.warnBuilder = new AlertBuilder(rule, WARN_ANNOTATIONS, rule.warn_annotations);
+    this.keys = rule.for_each ? [...new Set(rule.for_each.values)] : [''];
+    const sourcePatterns = rule.match.source;
+    const sourceMatches = sourcePatterns ? picomatch(sourcePatterns) : () => true;
+    this.sources = ctx.sources.filter((s) => sourceMatches(s));
+    if (this.sources.length === 0) {
+      ctx.logger.warn({ rule: rule.name }, 'missing_file rule matches no configured source; it will never decide');
+    }
+    this.excludedDates = new Set(rule.calendar.exclude_dates);
+    this.excludedWeekdays = new Set(rule.calendar.exclude_weekdays.map((d) => WEEKDAYS.indexOf(d)));
+    this.history = this.computeHistory(ctx.clock.now());
+  }
+
+  private isExcluded(deadline: number): boolean {
+    const { date, weekday } = localDate(deadline, this.rule.timezone);
+    return this.excludedDates.has(date) || this.excludedWeekdays.has(weekday);
+  }
+
+  /** Up to `n` deadlines at or before `now`, newest first, skipping excluded days. */
+  private previousDeadlines(now: number, n: number): number[] {
+    const out: number[] = [];
+    // croner's previous run is strictly before its reference and works in whole seconds.
+    let ref = new Date(Math.floor(now / 1000) * 1000 + 1000);
+    for (let i = 0; i < MAX_SKIPPED && out.length < n; i++) {
+      const [prev] = this.cron.previousRuns(1, ref);
+      if (!prev) break;
+      if (prev.getTime() <= now && !this.isExcluded(prev.getTime())) out.push(prev.getTime());
+      ref = prev;
+    }
+    return out;
+  }
+
+  /** The first deadline after `now`, skipping excluded days. */
+  private nextDeadline(now: number): number | undefined {
+    let from = new Date(now);
+    for (let i = 0; i < MAX_SKIPPED; i++) {
+      const next = this.cron.nextRun(from);
+      if (!next) return undefined;
+      if (next.getTime() > now && !this.isExcluded(next.getTime())) return next.getTime();
+      from = next;
+    }
+    return undefined;
+  }
+
+  private computeHistory(now: number): number {
+    let maxGap = 0;
+    let prev = this.previousDeadlines(now, 1)[0];
+    let at = now;
+    for (let i = 0; i < GAP_SAMPLE; i++) {
+      const next = this.nextDeadline(at);
+      if (next === undefined) break;
+      if (prev !== undefined) maxGap = Math.max(maxGap, next - prev);
+      prev = next;
+      at = next;
+    }
+    // The older of the two last deadlines must be decidable again after a restart: window + two gaps.
+    return Math.min(MAX_HISTORY, this.rule.window + 2 * maxGap);
+  }
+
+  observe(t: Transfer): void {
+    if (t.result !== 'success') return;
+    const key = this.rule.for_each ? transferLabel(t, this.rule.for_each.label) : '';
+    if (!this.keys.includes(key)) return;
+    let list = this.arrivals.get(key);
+    if (!list) this.arrivals.set(key, (list = []));
+    let i = list.length;
+    while (i > 0 && (list[i - 1] as number) > t.time) i--;
+    list.splice(i, 0, t.time);
+  }
+
+  /** Least complete point among the relevant sources; undefined if any has not been read yet. */
+  private completeUntil(data: DataCompleteness): number | undefined {
+    if (this.sources.length === 0) return undefined;
+    let min = Infinity;
+    for (const s of this.sources) {
+      const c = data.completeUntil(s, 'success');
+      if (c === undefined) return undefined;
+      min = Math.min(min, c);
+    }
+    return min;
+  }
+
+  evaluate(now: number, data: DataCompleteness): RuleEvaluation {
+    const alerts: AlertCandidate[] = [];
+    const resolved: AlertCandidate[] = [];
+    const complete = this.completeUntil(data);
+    const [latest, before] = this.previousDeadlines(now, 2);
+    const isDecidable = (d: number | undefined): d is number => d !== undefined && complete !== undefined && complete >= d;
+    const decided = isDecidable(latest) ? latest : isDecidable(before) ? before : undefined;
+    this.prune(before ?? latest ?? now - this.history);
+    const warnDeadlines = [latest !== undefined && !isDecidable(latest) ? latest : undefined, this.nextDeadline(now)].filter(
+      (d): d is number => d !== undefined,
+    );
+
+    for (const key of this.keys) {
+      const list = this.arrivals.get(key) ?? [];
+      const groupLabels: Record<string, string> = {};
+      if (this.rule.for_each) groupLabels[this.rule.for_each.label] = key;
+      if (this.sources.length === 1) groupLabels['source'] = this.sources[0] as string;
+
+      if (decided !== undefined) {
+        const count = countIn(list, decided - this.rule.window, decided);
+        if (count < this.rule.min_count) {
+          const late = list.find((t) => t > decided && t <= now);
+          const candidate = this.build(this.builder, groupLabels, decided, count, 'missing', late);
+          if (late !== undefined) resolved.push(candidate);
+          else alerts.push(candidate);
+        }
+      }
+      if (this.rule.warn_before > 0) {
+        for (const d of warnDeadlines) {
+          const warnAt = d - this.rule.warn_before;
+          if (now < warnAt || complete === undefined || complete < warnAt) continue;
+          const count = countIn(list, d - this.rule.window, now);
+          if (count < this.rule.min_count) {
+            alerts.push(this.build(this.warnBuilder, groupLabels, d, count, 'jeopardy', undefined));
+            break;
+          }
+        }
+      }
+    }
+    return { rule: this.rule.name, alerts, resolved };
+  }
+
+  private build(
+    builder: AlertBuilder,
+    groupLabels: Record<string, string>,
+    deadline: number,
+    count: number,
+    phase: 'missing' | 'jeopardy',
+    arrivedAt: number | undefined,
+  ): AlertCandidate {
+    const tz = this.rule.timezone;
+    const values: Record<string, number | string> = {
+      count,
+      min_count: this.rule.min_count,
+      window_ms: this.rule.window,
+      window: formatDuration(this.rule.window),
+      deadline_ms: deadline,
+      deadline: formatTimeInZone(deadline, tz),
+      timezone: tz,
+      phase: arrivedAt !== undefined ? 'late' : phase,
+    };
+    if (arrivedAt !== undefined) {
+      values['arrived_at_ms'] = arrivedAt;
+      values['arrived_at'] = formatTimeInZone(arrivedAt, tz);
+    }
+    const candidate = builder.build({
+      groupLabels,
+      values,
+      display: { window_start: formatTimeInZone(deadline - this.rule.window, tz) },
+      ...(phase === 'jeopardy' ? { extraLabels: { phase: 'jeopardy' }, severity: 'warning' } : {}),
+    });
+    if (arrivedAt !== undefined) {
+      // Whatever the rule's own templates say, a late arrival is always spelled out with its time and zone.
+      candidate.annotations['resolution'] = `arrived late at ${formatTimeInZone(arrivedAt, tz)} (deadline ${formatTimeInZone(deadline, tz)})`;
+    }
+    return candidate;
+  }
+
+  private prune(oldestDeadline: number): void {
+    const keepAfter = oldestDeadline - this.rule.window;
+    for (const [key, list] of this.arrivals) {
+      let drop = 0;
+      while (drop < list.length && (list[drop] as number) <= keepAfter) drop++;
+      if (drop > 0) list.splice(0, drop);
+      if (list.length === 0) this.arrivals.delete(key);
+    }
+  }
+
+  historyNeeded(): number {
+    return this.history;
+  }
+
+  nextWakeup(now: number): number | undefined {
+    const next = this.nextDeadline(now);
+    const times: number[] = [];
+    if (next !== undefined) {
+      times.push(next);
+      if (this.rule.warn_before > 0) {
+        const warnAt = next - this.rule.warn_before;
+        if (warnAt > now) times.push(warnAt);
+        else {
+          const after = this.nextDeadline(next);
+          if (after !== undefined && after - this.rule.warn_before > now) times.push(after - this.rule.warn_before);
+        }
+      }
+    }
+    return times.length > 0 ? Math.min(...times) : undefined;
+  }
+}
+
+/** Entries of a sorted list in (from, to]. */
+function countIn(list: readonly number[], from: number, to: number): number {
+  let n = 0;
+  for (const t of list) if (t > from && t <= to) n++;
+  return n;
+}
+
+export const missingFileRuleType = defineRuleType<MissingFileRule>({
+  type: 'missing_file',
+  schema: missingFileSchema,
+  templateVariables: TEMPLATE_VARIABLES,
+  extraTemplates: (rule) => ({ warn_annotations: rule.warn_annotations }),
+  create: (rule, ctx) => new MissingFileEvaluator(rule, ctx),
+});

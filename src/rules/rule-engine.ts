@@ -1,0 +1,87 @@
+import type { RuleEvaluation } from '../alerts/alert-candidate.js';
+import type { Transfer } from '../source/transfer.js';
+import type { Clock } from '../util/clock.js';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import { compileMatch, type TransferMatcher } from './match.js';
+import { createEvaluator, type RuleDefinition } from './registry.js';
+import type { DataCompleteness, RuleEvaluator } from './rule-evaluator.js';
+import { RuleIndex } from './rule-index.js';
+
+export type { DataCompleteness } from './rule-evaluator.js';
+export type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
+
+interface EngineEntry {
+  rule: RuleDefinition;
+  matches: TransferMatcher;
+  evaluator: RuleEvaluator;
+}
+
+/**
+ * Feeds transfers to the rules that match them and evaluates every rule at a given time.
+ * A transfer only visits candidate rules from the exact-value index, then their full matchers.
+ * Transfer ids are remembered for as long as any window needs them, so a transfer read twice (overlapping
+ * poll windows, the history re-read after a restart) is counted once.
+ */
+export class RuleEngine {
+  private readonly entries: EngineEntry[];
+  private readonly index: RuleIndex<EngineEntry>;
+  private readonly seen = new Map<string, number>();
+  private readonly history: number;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  /** Full matcher runs so far: what a record costs beyond the index lookup (a test and metric hook). */
+  matchChecks = 0;
+
+  constructor(rules: RuleDefinition[], opts: { clock: Clock; logger: Logger; sources: string[] }) {
+    this.clock = opts.clock;
+    this.logger = opts.logger;
+    const ctx = { sources: opts.sources, logger: opts.logger, clock: opts.clock };
+    this.entries = rules.map((rule) => ({ rule, matches: compileMatch(rule.match), evaluator: createEvaluator(rule, ctx) }));
+    this.index = new RuleIndex(this.entries.map((e) => ({ match: e.rule.match, item: e })));
+    this.history = Math.max(0, ...this.entries.map((e) => e.evaluator.historyNeeded()));
+  }
+
+  get rules(): readonly RuleDefinition[] {
+    return this.entries.map((e) => e.rule);
+  }
+
+  observe(t: Transfer): void {
+    if (this.seen.has(t.id)) return;
+    // Older than every window: it cannot change any rule's outcome, and remembering it would grow memory.
+    if (t.time <= this.clock.now() - this.history) return;
+    this.seen.set(t.id, t.time);
+    for (const entry of this.index.candidates(t)) {
+      this.matchChecks++;
+      if (entry.matches(t)) entry.evaluator.observe(t);
+    }
+  }
+
+  evaluate(now: number, data: DataCompleteness): RuleEvaluation[] {
+    const horizon = now - this.history;
+    for (const [id, time] of this.seen) if (time <= horizon) this.seen.delete(id);
+    const out: RuleEvaluation[] = [];
+    for (const entry of this.entries) {
+      try {
+        out.push(entry.evaluator.evaluate(now, data));
+      } catch (err) {
+        // One broken rule must not silence the others; its alerts stay as they were (it is left out).
+        this.logger.error({ rule: entry.rule.name, err: errorMessage(err) }, 'rule evaluation failed');
+      }
+    }
+    return out;
+  }
+
+  historyNeeded(): number {
+    return this.history;
+  }
+
+  nextWakeup(now: number): number | undefined {
+    let next: number | undefined;
+    for (const entry of this.entries) {
+      const t = entry.evaluator.nextWakeup(now);
+      if (t !== undefined && t > now && (next === undefined || t < next)) next = t;
+    }
+    return next;
+  }
+}

@@ -1,0 +1,30 @@
+import type { RuleEvaluation } from '../alerts/alert-candidate.js';
+import type { Transfer } from '../source/transfer.js';
+import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/logger.js';
+
+/** How far each source's stream has been read completely (the poller's cursors). */
+export interface DataCompleteness {
+  /** Epoch ms up to which that source's stream is fully read; undefined: never polled or unknown source. */
+  completeUntil(source: string, result: 'success' | 'error'): number | undefined;
+}
+
+/**
+ * One rule's live state. The engine calls `observe` only with transfers the rule's `match` accepts, each
+ * once. State must stay bounded: evaluators prune what time has moved past.
+ */
+export interface RuleEvaluator {
+  observe(t: Transfer): void;
+  evaluate(now: number, data: DataCompleteness): RuleEvaluation;
+  /** ms of history to re-read after a restart for this rule's windows to be whole again. */
+  historyNeeded(): number;
+  /** The earliest time after `now` at which the rule needs evaluating without new data (deadlines). */
+  nextWakeup(now: number): number | undefined;
+}
+
+export interface EvaluatorContext {
+  /** Names of the configured sources (for rules that must know whose data is complete). */
+  sources: readonly string[];
+  logger: Logger;
+  clock: Clock;
+}

@@ -1,0 +1,53 @@
+import { LABEL_NAMES, transferLabel, type LabelName, type Transfer } from '../source/transfer.js';
+import { exactValues } from './match.js';
+import type { MatchSpec } from './rule-schema.js';
+
+/**
+ * Routes a transfer only to the rules that could match it. A rule whose `match` names exact values for a
+ * label (no glob characters) is filed under one such label and value; a transfer then looks up each label's
+ * value once, so its cost is O(labels + candidate rules), not O(rules). Rules with only globs (or no match)
+ * are candidates for every transfer. Candidates still run their full matcher.
+ */
+export class RuleIndex<T> {
+  private readonly byLabel = new Map<LabelName, Map<string, T[]>>();
+  private readonly unindexed: T[] = [];
+
+  constructor(entries: readonly { match: MatchSpec; item: T }[]) {
+    for (const { match, item } of entries) {
+      const key = this.pickIndexLabel(match);
+      if (!key) {
+        this.unindexed.push(item);
+        continue;
+      }
+      let values = this.byLabel.get(key.label);
+      if (!values) this.byLabel.set(key.label, (values = new Map()));
+      for (const value of key.values) {
+        const list = values.get(value);
+        if (list) list.push(item);
+        else values.set(value, [item]);
+      }
+    }
+  }
+
+  /** The label with exact values and the fewest of them (the most selective one). */
+  private pickIndexLabel(match: MatchSpec): { label: LabelName; values: string[] } | undefined {
+    let best: { label: LabelName; values: string[] } | undefined;
+    for (const label of LABEL_NAMES) {
+      const patterns = match[label];
+      if (!patterns) continue;
+      const values = exactValues(patterns);
+      if (values && (!best || values.length < best.values.length)) best = { label, values: [...new Set(values)] };
+    }
+    return best;
+  }
+
+  /** Every rule that might match `t`; each at most once (a rule is filed under a single label). */
+  candidates(t: Transfer): T[] {
+    const out = [...this.unindexed];
+    for (const [label, values] of this.byLabel) {
+      const hit = values.get(transferLabel(t, label));
+      if (hit) out.push(...hit);
+    }
+    return out;
+  }
+}
