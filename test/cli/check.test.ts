@@ -1,0 +1,85 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// Runs the built binary, as users do; `npm test` builds before vitest runs.
+const MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [MAIN, ...args], { env: { PATH: process.env.PATH, ...env } }, (err, stdout, stderr) => {
+      const code = err && typeof err.code === 'number' ? err.code : err ? -1 : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('transfer-watch check', () => {
+  let dir: string;
+  const good = [
+    'sources:',
+    '  - name: prod',
+    '    base_url: https://mft.example.com/api',
+    '    username: watcher',
+    '    password: ${MFT_PASSWORD}',
+    'receivers:',
+    '  - name: chat',
+    '    slack: { webhook_url: "${SLACK_WEBHOOK_URL}" }',
+    '',
+  ].join('\n');
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tw-check-'));
+    await writeFile(join(dir, 'good.yaml'), good);
+    await writeFile(
+      join(dir, 'bad.yaml'),
+      good.replace('    username: watcher', '    username: watcher\n    timeout: 5 minutes').replace("receivers:", 'server:\n  listn: ":9464"\nreceivers:'),
+    );
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const env = { MFT_PASSWORD: 'cli-secret-password', SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T0/B0/CLISECRET' };
+
+  it('prints OK on stdout and exits 0 for a valid config', async () => {
+    const file = join(dir, 'good.yaml');
+    const r = await runCli(['check', '--config', file], env);
+    expect(r).toEqual({ code: 0, stdout: `OK: ${file}\n`, stderr: '' });
+  });
+
+  it('prints every problem as FILE:LINE:COL: message on stderr and exits 1', async () => {
+    const file = join(dir, 'bad.yaml');
+    const r = await runCli(['check', '--config', file], { ...env, SLACK_WEBHOOK_URL: undefined });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `${file}:5:14: sources[0].timeout: invalid duration "5 minutes" (use e.g. 250ms, 30s, 5m, 1h, 1d)`,
+      `${file}:8:3: unknown key "listn" in server (did you mean "listen"?)`,
+      `${file}:11:28: environment variable SLACK_WEBHOOK_URL is not set (use \${SLACK_WEBHOOK_URL:-default} to give a default)`,
+    ]);
+    expect(r.stderr).not.toContain('cli-secret-password');
+  });
+
+  it('exits 2 with a clear message when the config file cannot be read', async () => {
+    const r = await runCli(['check', '--config', join(dir, 'missing.yaml')], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('cannot read config file');
+    expect(r.stderr).toContain('missing.yaml');
+  });
+
+  it('exits 2 when --config is missing', async () => {
+    const r = await runCli(['check'], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--config');
+  });
+});
