@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { formatTime } from '../../../src/notify/templates/format-time.js';
+
+describe('formatTime', () => {
+  const t = Date.UTC(2026, 10, 22, 13, 4, 5);
+
+  it('names UTC', () => {
+    expect(formatTime(t, 'UTC')).toBe('2026-11-22 13:04:05 UTC');
+  });
+
+  it('gives the offset and the IANA zone elsewhere', () => {
+    expect(formatTime(t, 'America/Sao_Paulo')).toBe('2026-11-22 10:04:05 -03:00 (America/Sao_Paulo)');
+    expect(formatTime(t, 'Asia/Kolkata')).toBe('2026-11-22 18:34:05 +05:30 (Asia/Kolkata)');
+  });
+
+  it('follows daylight saving time', () => {
+    expect(formatTime(Date.UTC(2026, 6, 1, 12), 'Europe/Berlin')).toBe('2026-07-01 14:00:00 +02:00 (Europe/Berlin)');
+    expect(formatTime(Date.UTC(2026, 0, 1, 12), 'Europe/Berlin')).toBe('2026-01-01 13:00:00 +01:00 (Europe/Berlin)');
+  });
+
+  it('shows +00:00 for a zone at offset zero that is not UTC itself', () => {
+    expect(formatTime(Date.UTC(2026, 0, 1, 0, 0, 0), 'Europe/London')).toBe('2026-01-01 00:00:00 +00:00 (Europe/London)');
+  });
+
+  it('uses 00, not 24, at midnight', () => {
+    expect(formatTime(Date.UTC(2026, 0, 2, 0, 0, 0), 'UTC')).toBe('2026-01-02 00:00:00 UTC');
+  });
+});
