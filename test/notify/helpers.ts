@@ -1,8 +1,7 @@
 import type { Alert, Labels } from '../../src/alerts/alert.js';
 import { fingerprint } from '../../src/alerts/fingerprint.js';
 import { configSchema, type Config } from '../../src/config/schema.js';
-import type { NotifyError} from '../../src/notify/notification.js';
-import { type Integration, type Notification } from '../../src/notify/notification.js';
+import type { Integration, Notification, NotifyError } from '../../src/notify/notification.js';
 
 /** A valid config with the given notify sections, through the real schema. */
 export function notifyConfig(notify: Record<string, unknown>): Config {
