@@ -4,6 +4,7 @@ import type { LoadedConfig } from '../config/load-config.js';
 import { loadConfig } from '../config/load-config.js';
 import type { Problem } from '../config/problem.js';
 import { formatProblem } from '../config/problem.js';
+import { loadRuleFiles } from '../rules/load-rules.js';
 import { errorMessage } from '../util/errors.js';
 import { redactSecrets } from '../util/redact.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
@@ -31,8 +32,12 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
     problems.push(...err.problems);
   }
 
-  // Rule files are validated here once src/rules/load-rules.ts lands:
-  // if (loaded) problems.push(...(await loadRuleFiles(loaded.config.rule_files, ...)).problems);
+  let ruleFiles: string[] = [];
+  if (loaded) {
+    const rules = await loadRuleFiles(loaded.config.rule_files, loaded.dir);
+    problems.push(...rules.problems);
+    ruleFiles = rules.files;
+  }
 
   if (problems.length > 0) {
     const secrets = loaded?.secrets ?? [];
@@ -40,6 +45,7 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
     return EXIT_FAILURE;
   }
   out.stdout(`OK: ${configFile}`);
+  for (const file of ruleFiles) out.stdout(`OK: ${file}`);
   return EXIT_OK;
 }
 

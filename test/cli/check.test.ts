@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +68,25 @@ describe('transfer-watch check', () => {
       `${file}:11:28: environment variable SLACK_WEBHOOK_URL is not set (use \${SLACK_WEBHOOK_URL:-default} to give a default)`,
     ]);
     expect(r.stderr).not.toContain('cli-secret-password');
+  });
+
+  it('checks every rule file the config names and feeds their problems into the same list', async () => {
+    const sub = join(dir, 'with-rules');
+    await mkdir(join(sub, 'rules'), { recursive: true });
+    await writeFile(join(sub, 'tw.yaml'), `${good}rule_files: [rules/*.yaml]\n`);
+    await writeFile(
+      join(sub, 'rules', 'good.yaml'),
+      ['rules:', '  - name: Burst', '    type: error_burst', '    threshold: 5', '    window: 10m', '    severity: critical', ''].join('\n'),
+    );
+    const ok = await runCli(['check', '--config', join(sub, 'tw.yaml')], env);
+    expect(ok).toEqual({ code: 0, stdout: `OK: ${join(sub, 'tw.yaml')}\nOK: ${join(sub, 'rules', 'good.yaml')}\n`, stderr: '' });
+
+    await writeFile(join(sub, 'rules', 'bad.yaml'), ['rules:', '  - name: Other', '    type: no_such_type', ''].join('\n'));
+    const bad = await runCli(['check', '--config', join(sub, 'tw.yaml')], env);
+    expect(bad.code).toBe(1);
+    const lines = bad.stderr.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(line.startsWith(`${join(sub, 'rules', 'bad.yaml')}:3:`)).toBe(true);
   });
 
   it('exits 2 with a clear message when the config file cannot be read', async () => {
