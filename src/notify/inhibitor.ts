@@ -7,12 +7,14 @@ import type { InhibitRuleConfig } from './route-schema.js';
 export const SOURCE_DOWN_ALERTNAME = 'TransferWatchSourceDown';
 
 /**
- * Whether an alert comes from a `missing_file` rule. The rules stage marks it with `values.rule_type`
- * (a label would change the alert's identity and show up in every message); a `rule_type` label is
- * accepted too.
+ * Whether an alert comes from a `missing_file` rule. Preferred mark: `values.rule_type` (a label would
+ * change the alert's identity and show up in every message); a `rule_type` label is accepted too. Until
+ * every producer sets it, the values only missing_file sets (`deadline_ms` with `min_count`) identify it.
  */
 export function isMissingFileAlert(alert: Alert): boolean {
-  return alert.values.rule_type === 'missing_file' || alert.labels.rule_type === 'missing_file';
+  if (alert.values.rule_type !== undefined) return alert.values.rule_type === 'missing_file';
+  if (alert.labels.rule_type !== undefined) return alert.labels.rule_type === 'missing_file';
+  return typeof alert.values.deadline_ms === 'number' && alert.values.min_count !== undefined;
 }
 
 interface CompiledRule {

@@ -27,5 +27,9 @@ describe('Inhibitor', () => {
     expect(plain.inhibitedBy(missing, [down])).toEqual([down.fingerprint]);
     expect(plain.inhibitedBy(missingOther, [down])).toEqual([]);
     expect(plain.inhibitedBy(burst, [down])).toEqual([]);
+    // Recognised by the values the missing_file rule sets, without an explicit rule_type.
+    const unmarked = firing({ alertname: 'Late', source: 'prod' }, 0, { values: { deadline_ms: 1, min_count: 1, count: 0 } });
+    expect(plain.inhibitedBy(unmarked, [down])).toEqual([down.fingerprint]);
+    expect(plain.inhibitedBy(firing({ alertname: 'Other', source: 'prod' }), [down])).toEqual([]);
   });
 });
