@@ -73,11 +73,32 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
 }
 
+const TWO_DIGITS: readonly string[] = Array.from({ length: 100 }, (_, i) => pad(i, 2));
+
+function two(n: number): string {
+  return TWO_DIGITS[n] ?? pad(n, 2);
+}
+
+/**
+ * Local date and time parts by arithmetic (days-to-civil, H. Hinnant), because a Date and its getters per
+ * record dominated generation time for dense benchmark histories.
+ */
 function localParts(epochMs: number): LocalParts {
-  const d = new Date(epochMs + SAO_PAULO_OFFSET_MS);
-  const yyyymm = `${pad(d.getUTCFullYear(), 4)}${pad(d.getUTCMonth() + 1, 2)}`;
-  const hhmm = `${pad(d.getUTCHours(), 2)}${pad(d.getUTCMinutes(), 2)}`;
-  return { yyyymm, yyyymmdd: `${yyyymm}${pad(d.getUTCDate(), 2)}`, hhmm, hhmmss: `${hhmm}${pad(d.getUTCSeconds(), 2)}` };
+  const local = epochMs + SAO_PAULO_OFFSET_MS;
+  const days = Math.floor(local / DAY_MS);
+  const secondOfDay = Math.floor((local - days * DAY_MS) / 1000);
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  const yyyymm = `${year}${two(month)}`;
+  const hhmm = `${two(Math.floor(secondOfDay / 3600))}${two(Math.floor(secondOfDay / 60) % 60)}`;
+  return { yyyymm, yyyymmdd: `${yyyymm}${two(day)}`, hhmm, hhmmss: `${hhmm}${two(secondOfDay % 60)}` };
 }
 
 const TRAFFIC_PARTNERS = PARTNERS.filter((p) => p.weight > 0);
@@ -116,6 +137,8 @@ interface Draft {
   failure: ErrorCode | null;
   /** For files whose name is fixed by their schedule (position files). */
   slotStart?: number;
+  /** Generation order, the tie-break of equal times. */
+  order?: number;
 }
 
 /**
@@ -163,11 +186,12 @@ export class HistoryGenerator {
     if (this.scenario.bursts) this.burst(bucket, drafts);
 
     const rng = createRandom(hash32(this.seed, bucket, 99));
-    const entries = drafts
-      .filter((d) => d.time >= this.historyStart)
-      .map((d, i) => ({ d, i }))
-      .sort((a, b) => a.d.time - b.d.time || a.i - b.i)
-      .map(({ d }, seq): HistoryEntry => ({ time: d.time, seq, record: buildRecord(rng, d) }));
+    drafts.forEach((d, i) => (d.order = i));
+    drafts.sort((a, b) => a.time - b.time || (a.order ?? 0) - (b.order ?? 0));
+    const entries: HistoryEntry[] = [];
+    for (const d of drafts) {
+      if (d.time >= this.historyStart) entries.push({ time: d.time, seq: entries.length, record: buildRecord(rng, d) });
+    }
     return entries;
   }
 
