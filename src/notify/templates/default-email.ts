@@ -21,7 +21,7 @@ export function defaultEmailHtml(ctx: TemplateContext): string {
 <html><head><meta charset="utf-8"><title>${ctx.title}</title></head>
 <body style="font-family: sans-serif; font-size: 14px;">
 <h2 style="color: ${color};">${ctx.title}</h2>
-${ctx.labelsText ? `<p>${ctx.labelsText}</p>` : ''}
+${ctx.alerts.length > 1 && ctx.labelsText ? `<p>${ctx.labelsText}</p>` : ''}
 ${alerts}
 <p style="color: #666;">Times are shown in ${ctx.timezone}${link}</p>
 </body></html>
@@ -36,7 +36,8 @@ function alertHtml(a: AlertContext): string {
   if (a.labelsText) row('Labels', a.labelsText);
   if (a.summary) row('Summary', a.summary);
   if (a.description) row('Description', a.description);
-  if (a.count !== undefined) row('Count', `${a.count} failed transfer${a.count === 1 ? '' : 's'}${a.windowText ? ` in ${a.windowText}` : ''}`);
+  if (a.isMissingFile) row('Arrived', `${a.count ?? 0} of ${a.expected ?? 1} expected${a.windowText ? ` in ${a.windowText}` : ''}`);
+  else if (a.count !== undefined) row('Count', `${a.count} failed transfer${a.count === 1 ? '' : 's'}${a.windowText ? ` in ${a.windowText}` : ''}`);
   else if (a.windowText) row('Window', a.windowText);
   if (a.deadline) row('Deadline', a.deadline);
   if (a.status === 'resolved' && a.arrivedAt) row('Resolved', `the file arrived late, at ${a.arrivedAt}`);

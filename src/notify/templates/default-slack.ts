@@ -24,7 +24,9 @@ export function defaultSlackBlocks(ctx: TemplateContext): SlackBlock[] {
     type: 'section',
     text: { type: 'mrkdwn', text: text.length > SECTION_MAX ? `${text.slice(0, SECTION_MAX - 1)}…` : text },
   });
-  const blocks: SlackBlock[] = [section(`*${ctx.title}*${ctx.labelsText ? `\n${ctx.labelsText}` : ''}`)];
+  // A lone alert lists its labels in its own section; repeating them under the title is noise.
+  const groupLabels = ctx.alerts.length > 1 && ctx.labelsText ? `\n${ctx.labelsText}` : '';
+  const blocks: SlackBlock[] = [section(`*${ctx.title}*${groupLabels}`)];
   for (const a of ctx.alerts.slice(0, MAX_ALERT_BLOCKS)) {
     blocks.push(section(alertLines(a, mrkdwn).join('\n')));
   }

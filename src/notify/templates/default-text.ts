@@ -19,7 +19,9 @@ export function alertLines(a: AlertContext, style: TextStyle): string[] {
   lines.push(`${style.bold(`[${a.status.toUpperCase()}] ${a.alertname}`)}${labels}`);
   if (a.summary) lines.push(`Summary: ${a.summary}`);
   if (a.description) lines.push(`Description: ${a.description}`);
-  if (a.count !== undefined) {
+  if (a.isMissingFile) {
+    lines.push(`Arrived: ${a.count ?? 0} of ${a.expected ?? 1} expected${a.windowText ? ` in ${a.windowText}` : ''}`);
+  } else if (a.count !== undefined) {
     lines.push(`Count: ${a.count} failed transfer${a.count === 1 ? '' : 's'}${a.windowText ? ` in ${a.windowText}` : ''}`);
   } else if (a.windowText) {
     lines.push(`Window: ${a.windowText}`);
@@ -39,7 +41,8 @@ export function alertLines(a: AlertContext, style: TextStyle): string[] {
 
 /** The multi-line plain-text message (text mail part). */
 export function defaultText(ctx: TemplateContext): string {
-  const out: string[] = [ctx.title + (ctx.labelsText ? ` {${ctx.labelsText}}` : ''), ''];
+  const groupLabels = ctx.alerts.length > 1 && ctx.labelsText ? ` {${ctx.labelsText}}` : '';
+  const out: string[] = [ctx.title + groupLabels, ''];
   for (const a of ctx.alerts) {
     out.push(...alertLines(a, plainStyle), '');
   }

@@ -29,11 +29,15 @@ export interface AlertContext {
   startsAt: string;
   /** When it resolved, with zone; empty while firing. */
   endsAt: string;
-  /** error_burst: number of failed transfers in the window. */
+  /** error_burst: failed transfers in the window; missing_file: matching files that arrived. */
   count: number | undefined;
+  /** missing_file: files expected in the window (`min_count`); undefined for other rules. */
+  expected: number | undefined;
+  /** True for missing_file alerts (they carry `min_count`), whose count means arrivals, not failures. */
+  isMissingFile: boolean;
   /** error_burst: the window length (`10m`). */
   window: string;
-  /** error_burst: `10m (2026-11-22 09:54:05 UTC to 2026-11-22 10:04:05 UTC)`. */
+  /** The window with its zone: `10m, from 2026-11-22 09:54:05 UTC to 2026-11-22 10:04:05 UTC`. */
   windowText: string;
   /** missing_file: the deadline that was missed, with zone. */
   deadline: string;
@@ -114,10 +118,12 @@ function alertContext(a: Alert, n: Notification, commonNames: Set<string>, escap
   const status = a.state === 'resolved' ? 'resolved' : 'firing';
   const windowMs = numberValue(a.values.window_ms);
   const count = numberValue(a.values.count);
-  const windowEnd = numberValue(a.values.window_end) ?? a.firedAt ?? a.activeAt;
-  const windowStart = numberValue(a.values.window_start) ?? (windowMs !== undefined ? windowEnd - windowMs : undefined);
-  const deadline = numberValue(a.values.deadline);
-  const arrivedAt = numberValue(a.values.arrived_at);
+  // Rules give instants as `<name>_ms` numbers (their `<name>` strings are in the rule's zone, not the display zone).
+  const deadline = instant(a.values, 'deadline');
+  const arrivedAt = instant(a.values, 'arrived_at');
+  const expected = numberValue(a.values.min_count);
+  const windowEnd = instant(a.values, 'window_end') ?? deadline ?? a.firedAt ?? a.activeAt;
+  const windowStart = instant(a.values, 'window_start') ?? (windowMs !== undefined ? windowEnd - windowMs : undefined);
   const skip = n.alerts.length > 1 ? new Set([...commonNames, 'alertname']) : new Set(['alertname']);
   return {
     status,
@@ -131,10 +137,12 @@ function alertContext(a: Alert, n: Notification, commonNames: Set<string>, escap
     startsAt: formatTime(a.firedAt ?? a.activeAt, tz),
     endsAt: status === 'resolved' && a.resolvedAt !== undefined ? formatTime(a.resolvedAt, tz) : '',
     count,
+    expected,
+    isMissingFile: expected !== undefined,
     window: windowMs !== undefined ? formatDuration(windowMs) : '',
     windowText:
       windowMs !== undefined && windowStart !== undefined
-        ? `${formatDuration(windowMs)} (${formatTime(windowStart, tz)} to ${formatTime(windowEnd, tz)})`
+        ? `${formatDuration(windowMs)}, from ${formatTime(windowStart, tz)} to ${formatTime(windowEnd, tz)}`
         : '',
     deadline: deadline !== undefined ? formatTime(deadline, tz) : '',
     arrivedAt: arrivedAt !== undefined ? formatTime(arrivedAt, tz) : '',
@@ -151,6 +159,10 @@ function alertContext(a: Alert, n: Notification, commonNames: Set<string>, escap
     })),
     hasSamples: a.samples.length > 0,
   };
+}
+
+function instant(values: Record<string, number | string>, name: string): number | undefined {
+  return numberValue(values[`${name}_ms`]) ?? numberValue(values[name]);
 }
 
 function numberValue(v: number | string | undefined): number | undefined {

@@ -131,9 +131,10 @@ describe('email integration against a real SMTP server with STARTTLS and AUTH', 
   it('says [RESOLVED] and when a missing file arrived late', async () => {
     const alert = burstAlert({
       labels: { alertname: 'DailyStatementMissing' },
+      annotations: { summary: 'expected statement not received' },
       state: 'resolved',
       resolvedAt: T0,
-      values: { deadline: T0 - 3_600_000, arrived_at: T0 - 60_000 },
+      values: { count: 0, min_count: 1, window_ms: 8 * 3_600_000, deadline_ms: T0 - 3_600_000, deadline: 'rule zone text', arrived_at_ms: T0 - 60_000 },
       samples: [],
     });
     await integration().send(notificationOf([alert], { displayTimezone: 'America/Sao_Paulo' }));
@@ -143,6 +144,8 @@ describe('email integration against a real SMTP server with STARTTLS and AUTH', 
     const text = decodeQuotedPrintable(part(mail.raw, 'text/plain'));
     expect(text).toContain('Resolved: the file arrived late, at 2026-11-22 10:03:05 -03:00 (America/Sao_Paulo)');
     expect(text).toContain('Deadline: 2026-11-22 09:04:05 -03:00 (America/Sao_Paulo)');
+    expect(text).toContain('Arrived: 0 of 1 expected in 8h, from 2026-11-22 01:04:05 -03:00 (America/Sao_Paulo) to 2026-11-22 09:04:05 -03:00 (America/Sao_Paulo)');
+    expect(text).not.toContain('failed transfers');
   });
 
   it('reports a wrong password as a non-retryable NotifyError without the password', async () => {
