@@ -103,7 +103,7 @@ function nearest(key: string, candidates: readonly string[]): string | undefined
   return best?.key;
 }
 
-function issueProblems(y: PositionedYaml, base: (string | number)[], issues: readonly z.core.$ZodIssue[], schema: z.ZodType): Problem[] {
+export function issueProblems(y: PositionedYaml, base: (string | number)[], issues: readonly z.core.$ZodIssue[], schema: z.ZodType): Problem[] {
   const out: Problem[] = [];
   for (const issue of issues) {
     const at = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));

@@ -167,24 +167,28 @@ export class MissingFileEvaluator implements RuleEvaluator {
     list.splice(i, 0, t.time);
   }
 
-  /** Least complete point among the relevant sources; undefined if any has not been read yet. */
-  private completeUntil(data: DataCompleteness): number | undefined {
+  /** The span every relevant source's successes are read without gaps; undefined if any has not been read yet. */
+  private completeSpan(data: DataCompleteness): { from: number; until: number } | undefined {
     if (this.sources.length === 0) return undefined;
-    let min = Infinity;
+    let until = Infinity;
+    let from = -Infinity;
     for (const s of this.sources) {
       const c = data.completeUntil(s, 'success');
       if (c === undefined) return undefined;
-      min = Math.min(min, c);
+      until = Math.min(until, c);
+      from = Math.max(from, data.completeFrom?.(s, 'success') ?? -Infinity);
     }
-    return min;
+    return { from, until };
   }
 
   evaluate(now: number, data: DataCompleteness): RuleEvaluation {
     const alerts: AlertCandidate[] = [];
     const resolved: AlertCandidate[] = [];
-    const complete = this.completeUntil(data);
+    const span = this.completeSpan(data);
+    const complete = span?.until;
     const [latest, before] = this.previousDeadlines(now, 2);
-    const isDecidable = (d: number | undefined): d is number => d !== undefined && complete !== undefined && complete >= d;
+    const covers = (d: number) => span !== undefined && span.from <= d - this.rule.window;
+    const isDecidable = (d: number | undefined): d is number => d !== undefined && complete !== undefined && complete >= d && covers(d);
     const decided = isDecidable(latest) ? latest : isDecidable(before) ? before : undefined;
     this.prune(before ?? latest ?? now - this.history);
     const warnDeadlines = [latest !== undefined && !isDecidable(latest) ? latest : undefined, this.nextDeadline(now)].filter(
@@ -209,7 +213,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
       if (this.rule.warn_before > 0) {
         for (const d of warnDeadlines) {
           const warnAt = d - this.rule.warn_before;
-          if (now < warnAt || complete === undefined || complete < warnAt) continue;
+          if (now < warnAt || complete === undefined || complete < warnAt || !covers(d)) continue;
           const count = countIn(list, d - this.rule.window, now);
           if (count < this.rule.min_count) {
             alerts.push(this.build(this.warnBuilder, groupLabels, d, count, 'jeopardy', undefined));

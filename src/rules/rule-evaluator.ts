@@ -7,6 +7,12 @@ import type { Logger } from '../util/logger.js';
 export interface DataCompleteness {
   /** Epoch ms up to which that source's stream is fully read; undefined: never polled or unknown source. */
   completeUntil(source: string, result: 'success' | 'error'): number | undefined;
+  /**
+   * Optional: epoch ms from which that stream is read without gaps (e.g. the start of the history read at
+   * start-up). A window that begins before it is not judged, so a first start with a short look-back does
+   * not claim yesterday's file missing. Absent: data is taken as complete from the beginning of time.
+   */
+  completeFrom?(source: string, result: 'success' | 'error'): number | undefined;
 }
 
 /**

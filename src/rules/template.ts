@@ -32,8 +32,13 @@ function referencedVariables(node: unknown, out: Set<string>, insideBlock: boole
   }
   const blockChangesContext =
     node.type === 'BlockStatement' && isAstNode(node['path']) && ['each', 'with'].includes(String(node['path']['original']));
+  const isHelperCall =
+    node.type === 'BlockStatement' ||
+    ((node.type === 'MustacheStatement' || node.type === 'SubExpression') && Array.isArray(node['params']) && node['params'].length > 0);
   for (const [key, child] of Object.entries(node)) {
     if (key === 'loc') continue;
+    // The path of a block or a call with arguments names a helper (knownHelpersOnly checks it), not a variable.
+    if (key === 'path' && isHelperCall) continue;
     const inner = insideBlock || (blockChangesContext && (key === 'program' || key === 'inverse'));
     if (Array.isArray(child)) for (const c of child) referencedVariables(c, out, inner);
     else if (isAstNode(child)) referencedVariables(child, out, inner);
