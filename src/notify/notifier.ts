@@ -214,8 +214,8 @@ export class Notifier {
     this.schedule();
   }
 
-  /** Graceful shutdown: send what is due within `stopTimeoutMs`, persist, clear timers. */
-  async stop(): Promise<void> {
+  /** Graceful shutdown: send what is due within `timeoutMs` (default `stopTimeoutMs`), persist, clear timers. */
+  async stop(timeoutMs: number = this.stopTimeoutMs): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
@@ -225,7 +225,7 @@ export class Notifier {
         // Abort sends still running so their entries stay in the outbox for the next start.
         this.abort.abort();
         resolve();
-      }, this.stopTimeoutMs);
+      }, timeoutMs);
     });
     try {
       await Promise.race([this.sendDue(), timeUp]);
