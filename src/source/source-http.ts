@@ -17,7 +17,16 @@ export interface SourceHttpOptions {
   logger: Logger;
   /** Called once per attempt with the HTTP status or a failure kind ('timeout', 'network', 'tls'). */
   onAttempt: (statusCode: string) => void;
+  /**
+   * Parses a 2xx body; throwing makes got retry the request like a 5xx (a truncated or garbled body from
+   * a proxy is as transient as a 502). Without it bodies are returned as text.
+   */
+  parseBody?: (text: string) => unknown;
 }
+
+/** got's code for a 2xx body that `parseBody` refused. */
+export const BODY_PARSE_FAILURE = 'ERR_BODY_PARSE_FAILURE';
+const RETRY_ERROR_CODES = ['ETIMEDOUT', 'ECONNRESET', 'EADDRINUSE', 'ECONNREFUSED', 'EPIPE', 'ENOTFOUND', 'ENETUNREACH', 'EAI_AGAIN'];
 
 /** 429 and every 5xx are worth another try; other statuses will not change by asking again. */
 const RETRY_STATUS_CODES = [429, ...Array.from({ length: 100 }, (_, i) => 500 + i)];
@@ -39,7 +48,7 @@ export function createSourceHttp(opts: SourceHttpOptions): Got {
     timeout: { request: opts.timeoutMs },
     followRedirect: false,
     throwHttpErrors: false,
-    responseType: 'text',
+    ...(opts.parseBody ? { responseType: 'json' as const, parseJson: opts.parseBody } : { responseType: 'text' as const }),
     https: {
       rejectUnauthorized: !opts.tls.insecureSkipVerify,
       ...(opts.tls.ca ? { certificateAuthority: opts.tls.ca } : {}),
@@ -48,6 +57,7 @@ export function createSourceHttp(opts: SourceHttpOptions): Got {
       limit: Math.max(0, opts.attempts - 1),
       methods: ['GET', 'POST'],
       statusCodes: RETRY_STATUS_CODES,
+      errorCodes: opts.parseBody ? [...RETRY_ERROR_CODES, BODY_PARSE_FAILURE] : RETRY_ERROR_CODES,
       maxRetryAfter: MAX_RETRY_AFTER_MS,
       // got computes 0 when its rules (limit, status, error code, Retry-After cap) say "do not retry".
       // A delay of 0 would also mean "do not retry" to got, hence the floor of 1 ms.
@@ -63,10 +73,12 @@ export function createSourceHttp(opts: SourceHttpOptions): Got {
       ],
       beforeRetry: [
         (error, retryCount) => {
-          // Responses were counted in afterResponse; count only attempts that got no response.
+          // Responses were counted in afterResponse, except a 2xx whose body did not parse (got skips the hook).
           if (!error.response) opts.onAttempt(failureKind(error));
+          else if (error.code === BODY_PARSE_FAILURE) opts.onAttempt(String(error.response.statusCode));
+          const reason = error.code === BODY_PARSE_FAILURE ? 'invalid body' : error.response ? `http ${error.response.statusCode}` : failureKind(error);
           opts.logger.warn(
-            { endpoint: opts.endpoint, retry: retryCount, reason: error.response ? `http ${error.response.statusCode}` : failureKind(error) },
+            { endpoint: opts.endpoint, retry: retryCount, reason },
             'retrying request to the transfer history service',
           );
         },
@@ -95,6 +107,11 @@ export function isAbort(err: unknown, signal?: AbortSignal): boolean {
  * it holds the request options, which include the Authorization header and the password form.
  */
 export function requestFailure(err: unknown, endpoint: Endpoint, onAttempt: (statusCode: string) => void): SourceError {
+  if (err instanceof RequestError && err.code === BODY_PARSE_FAILURE) {
+    onAttempt(String(err.response?.statusCode ?? 'invalid'));
+    const cause = err.cause instanceof Error ? err.cause.message : 'unreadable body';
+    return new SourceError('invalid_response', `${endpoint} response unusable after retries: ${cause}`);
+  }
   const kind = failureKind(err);
   onAttempt(kind);
   const detail = err instanceof RequestError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
@@ -110,7 +127,7 @@ export function statusReason(statusCode: number): SourceErrorReason {
 }
 
 /** The start of a response body, safe for a log line. */
-export function bodyExcerpt(response: Response<string>, secrets: string[], max = 500): string {
-  const text = redactSecrets(typeof response.body === 'string' ? response.body : '', secrets);
+export function bodyExcerpt(response: Response<unknown>, secrets: string[], max = 500): string {
+  const text = redactSecrets(response.rawBody.toString('utf8'), secrets);
   return text.length > max ? `${text.slice(0, max)}… (${text.length} chars)` : text;
 }

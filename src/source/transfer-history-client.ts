@@ -80,7 +80,7 @@ export class TransferHistoryClient {
     let url = buildTransfersUrl(this.endpoints, query);
     const followed = new Set([pageKey(url)]);
     for (;;) {
-      const envelope = parseEnvelope(await this.fetchPage(transfers, tokens, url, signal));
+      const envelope = await this.fetchPage(transfers, tokens, url, signal);
       let nextUrl: URL | undefined;
       if (envelope.next !== '') {
         nextUrl = resolveNextLink(envelope.next, url, this.endpoints, query);
@@ -124,6 +124,7 @@ export class TransferHistoryClient {
         tls: { ...(ca ? { ca } : {}), insecureSkipVerify: tls.insecure_skip_verify },
         logger: this.logger,
         onAttempt: (status) => this.hooks.onRequest?.(endpoint, status),
+        ...(endpoint === 'transfers' ? { parseBody: parseEnvelope } : {}),
       });
     const tokens = new TokenProvider({
       http: http('token'),
@@ -137,7 +138,7 @@ export class TransferHistoryClient {
   }
 
   /** The body of one page; a 401 gets one fresh token and one more try of the same page. */
-  private async fetchPage(http: Got, tokens: TokenProvider, url: URL, signal?: AbortSignal): Promise<string> {
+  private async fetchPage(http: Got, tokens: TokenProvider, url: URL, signal?: AbortSignal): Promise<Envelope> {
     let token = await tokens.get(signal);
     let response = await this.get(http, url, token, signal);
     if (response.statusCode === 401) {
@@ -149,7 +150,11 @@ export class TransferHistoryClient {
         throw new SourceError('unauthorized', 'the service rejected a freshly issued token (HTTP 401)', { statusCode: 401 });
       }
     }
-    if (response.statusCode >= 200 && response.statusCode <= 299) return response.body;
+    if (response.statusCode >= 200 && response.statusCode <= 299) {
+      // got hands back '' for an empty body without calling the parser.
+      if (!isEnvelope(response.body)) throw new SourceError('invalid_response', 'transfers response is empty');
+      return response.body;
+    }
     const reason = statusReason(response.statusCode);
     if (reason === 'bad_request') {
       this.logger.warn(
@@ -160,13 +165,13 @@ export class TransferHistoryClient {
     throw new SourceError(reason, `transfers request failed with HTTP ${response.statusCode}`, { statusCode: response.statusCode });
   }
 
-  private async get(http: Got, url: URL, token: string, signal?: AbortSignal): Promise<Response<string>> {
+  private async get(http: Got, url: URL, token: string, signal?: AbortSignal): Promise<Response<unknown>> {
     // Defence in depth: resolveNextLink already refuses other origins, but the token must never leave.
     if (url.origin !== this.endpoints.base.origin) {
       throw new SourceError('bad_next', `refusing to send the token to another origin (${url.protocol}//${url.host})`);
     }
     try {
-      return await http.get(url, {
+      return await http.get<unknown>(url, {
         headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
         ...(signal ? { signal } : {}),
       });
@@ -202,10 +207,14 @@ export class TransferHistoryClient {
   }
 }
 
+function isEnvelope(value: unknown): value is Envelope {
+  return typeof value === 'object' && value !== null && 'data' in value && Array.isArray(value.data) && 'next' in value && typeof value.next === 'string';
+}
+
 /**
- * The page envelope. A body that is not a JSON object with `data` (array or null) is `invalid_response`
- * and is not retried: unlike a 5xx it is what the server (or a proxy's login page) deterministically
- * answers, and the next poll cycle asks again anyway.
+ * The page envelope, parsed inside got so that a 2xx body that is not a JSON object with `data` (array
+ * or null) is retried like a 5xx: garbled and truncated bodies from proxies are transient in practice.
+ * After the retries it is `invalid_response`.
  */
 function parseEnvelope(body: string): Envelope {
   let json: unknown;

@@ -382,7 +382,7 @@ describe('TransferHistoryClient retries', () => {
     expect(statuses).toEqual(['token:200', 'transfers:network', 'transfers:network']);
   });
 
-  it('reports a malformed body as invalid_response without retrying', async () => {
+  it('retries a malformed 2xx body like a 5xx and reports invalid_response after the retries', async () => {
     const s = await fake({
       intercept: ({ request, res }) => {
         if (request.kind !== 'transfers') return false;
@@ -391,9 +391,39 @@ describe('TransferHistoryClient retries', () => {
         return true;
       },
     });
+    const statuses: string[] = [];
+    const { c } = client(s.baseUrl, { hooks: { onRequest: (e, st) => statuses.push(`${e}:${st}`) } });
+    expect((await failure(collect(c, query()))).reason).toBe('invalid_response');
+    expect(s.transfersRequests).toHaveLength(3);
+    expect(statuses).toEqual(['token:200', 'transfers:200', 'transfers:200', 'transfers:200']);
+  });
+
+  it('recovers from one truncated body', async () => {
+    const s = await fake({
+      records: wireRecords(2, '2024-05-01T10:00:00Z'),
+      intercept: ({ request, res, transfersSeen }) => {
+        if (request.kind !== 'transfers' || transfersSeen > 0) return false;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"data": [{"DATAHORA": "2024-');
+        return true;
+      },
+    });
+    const { c } = client(s.baseUrl);
+    expect((await collect(c, query())).transfers).toHaveLength(2);
+    expect(s.transfersRequests).toHaveLength(2);
+  });
+
+  it('reports an empty 200 body as invalid_response', async () => {
+    const s = await fake({
+      intercept: ({ request, res }) => {
+        if (request.kind !== 'transfers') return false;
+        res.writeHead(200);
+        res.end();
+        return true;
+      },
+    });
     const { c } = client(s.baseUrl);
     expect((await failure(collect(c, query()))).reason).toBe('invalid_response');
-    expect(s.transfersRequests).toHaveLength(1);
   });
 
   it.each([[[]], [{ next: '' }], [{ data: {}, next: '' }], [{ data: [], next: 5 }]])('rejects the envelope %j', async (body) => {
