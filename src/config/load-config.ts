@@ -51,7 +51,8 @@ export function parseConfigText(text: string, file: string, options: ParseConfig
   const dir = options.dir ?? dirname(resolve(file));
   const lineCounter = new LineCounter();
   const { masked, references } = maskEnvReferences(text);
-  const doc = parseDocument(masked, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // `merge`: YAML 1.1 merge keys (`<<: *common`), which Go-based tools such as Prometheus also accept.
+  const doc = parseDocument(masked, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: true });
   const locator = new YamlLocator(doc, lineCounter, file);
 
   // Later stages would only report noise about a document whose structure is unknown.
@@ -159,5 +160,7 @@ function resolvePlain(doc: Document, text: string): unknown {
 }
 
 function yamlMessage(message: string): string {
-  return `invalid YAML: ${message.replace(/\s+at line \d+, column \d+.*$/s, '')}`;
+  // The parser quotes the offending source text (`...in YAML stream: "hunter2"`), which may be a secret;
+  // the position already says where it is.
+  return `invalid YAML: ${message.replace(/\s+at line \d+, column \d+.*$/s, '').replace(/: ".*"$/s, '')}`;
 }

@@ -286,7 +286,27 @@ describe('values', () => {
     expect(config.receivers[0]?.email?.smtp.tls.ca_file).toBe('/etc/ssl/smtp.pem');
   });
 
-  it('keeps an anchor-and-alias document working', () => {
+  it('accepts anchors, aliases and merge keys', () => {
+    const text = lines(
+      'sources:',
+      '  - &prod { name: a, base_url: https://mft.example.com/api, username: u, password: p, timeout: 10s }',
+      '  - <<: *prod',
+      '    name: b',
+    );
+    const { config } = parseConfigText(text, 'tw.yaml', { dir: '/etc/tw' });
+    expect(config.sources.map((s) => [s.name, s.username, s.timeout])).toEqual([
+      ['a', 'u', 10_000],
+      ['b', 'u', 10_000],
+    ]);
+  });
+
+  it('does not quote source text in YAML syntax errors (it may be a secret)', () => {
+    const problems = problemsOf(lines('sources: [1]', '] hunter2-secret'));
+    expect(problems).toEqual(['tw.yaml:2:1: invalid YAML: Unexpected flow-seq-end token in YAML stream', 'tw.yaml:2:3: invalid YAML: Unexpected scalar token in YAML stream']);
+    for (const p of problems) expect(p).not.toContain('hunter2');
+  });
+
+  it('rejects an anchor parked under an unknown key', () => {
     const text = lines(
       'x-common: &common { base_url: https://mft.example.com/api, username: u, password: p }',
       'sources:',
