@@ -34,9 +34,14 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
 
   let ruleFiles: string[] = [];
   if (loaded) {
-    const rules = await loadRuleFiles(loaded.config.rule_files, loaded.dir);
-    problems.push(...rules.problems);
-    ruleFiles = rules.files;
+    try {
+      const rules = await loadRuleFiles(loaded.config.rule_files, loaded.dir);
+      problems.push(...rules.problems);
+      ruleFiles = rules.files;
+    } catch (err) {
+      out.stderr(`check: ${redactSecrets(errorMessage(err), loaded.secrets)}`);
+      return EXIT_USAGE;
+    }
   }
 
   if (problems.length > 0) {
