@@ -23,6 +23,10 @@ export function createSlackIntegration(config: SlackConfig, deps: IntegrationDep
     timeout: deps.fetchTimeoutMs ?? SLACK_DEFAULT_TIMEOUT_MS,
     retryConfig: { retries: 0 },
   });
+  // @slack/webhook copies its defaults into every payload, so `timeout` would be posted to Slack as a
+  // message field. Its HTTP client already holds the timeout; drop it from the payload defaults.
+  const payloadDefaults: unknown = Reflect.get(webhook, 'defaults');
+  if (typeof payloadDefaults === 'object' && payloadDefaults !== null) Reflect.deleteProperty(payloadDefaults, 'timeout');
 
   function message(n: Notification): IncomingWebhookSendArguments {
     const ctx = buildTemplateContext(n, escapeSlack);

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
@@ -48,6 +48,11 @@ describe('email integration against a real SMTP server with STARTTLS and AUTH', 
       onAuth(auth, _session, callback) {
         if (auth.username === 'watch' && auth.password === PASSWORD) callback(null, { user: auth.username });
         else callback(new Error('Invalid username or password'));
+      },
+      onRcptTo(address, _session, callback) {
+        if (address.address.startsWith('tempfail@')) callback(Object.assign(new Error('try later'), { responseCode: 451 }));
+        else if (address.address.startsWith('reject@')) callback(Object.assign(new Error('no such user'), { responseCode: 550 }));
+        else callback();
       },
       onData(stream, session, callback) {
         const chunks: Buffer[] = [];
@@ -157,6 +162,34 @@ describe('email integration against a real SMTP server with STARTTLS and AUTH', 
     expect((err as NotifyError).retryable).toBe(false);
     expect((err as NotifyError).message).not.toContain(wrong);
     expect(received).toHaveLength(0);
+  });
+
+  it('classifies SMTP 4xx replies as retryable and 5xx as permanent', async () => {
+    const temp = await integration(PASSWORD, { to: ['tempfail@example.com'] })
+      .send(notificationOf([burstAlert()]))
+      .catch((e: unknown) => e);
+    const perm = await integration(PASSWORD, { to: ['reject@example.com'] })
+      .send(notificationOf([burstAlert()]))
+      .catch((e: unknown) => e);
+    expect(temp).toBeInstanceOf(NotifyError);
+    expect(perm).toBeInstanceOf(NotifyError);
+    expect((temp as NotifyError).retryable).toBe(true);
+    expect((perm as NotifyError).retryable).toBe(false);
+    expect(received).toHaveLength(0);
+  });
+
+  it('classifies an unreachable server as retryable', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const mailer = createEmailIntegration(
+      emailConfigSchema.parse({ smtp: { host: '127.0.0.1', port: closedPort }, from: 'a@example.com', to: ['b@example.com'] }),
+      { logger: silentLogger(), templates: undefined, clock, fetchTimeoutMs: 5000 },
+    );
+    const err = await mailer.send(notificationOf([burstAlert()])).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotifyError);
+    expect((err as NotifyError).retryable).toBe(true);
   });
 
   it('renders user subject/text/html templates with per-part escaping', async () => {

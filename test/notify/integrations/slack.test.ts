@@ -31,6 +31,7 @@ describe('slack integration', () => {
     const body = server.json() as { text: string; blocks: { type: string; text?: { text: string } }[] };
     expect(body.text.startsWith('[FIRING:1] TransferErrorBurst')).toBe(true);
     expect(body.text).toContain('7 failed transfers for BANK1 in 10m');
+    expect(Object.keys(body).sort()).toEqual(['blocks', 'text']);
     const all = JSON.stringify(body.blocks);
     expect(all).toContain('Count: 7 failed transfers in 10m, from 2026-11-22 12:54:05 UTC to 2026-11-22 13:04:05 UTC');
     expect(all).toContain('2026-11-22 13:04:04 UTC');
