@@ -177,6 +177,38 @@ describe('Notifier grouping and dedup', () => {
   });
 });
 
+describe('Notifier reload and resend', () => {
+  it('a reload keeps the log: no duplicate after regrouping', async () => {
+    const clock = new ManualClock(T0);
+    const h = harness(clock, new MemoryStateStore());
+    h.notifier.update([burstA]);
+    clock.set(T0 + 30 * S);
+    await h.notifier.tick();
+    h.notifier.reload(baseConfig());
+    clock.advance(M);
+    await h.notifier.tick();
+    clock.advance(10 * M);
+    await h.notifier.tick();
+    expect(h.hook.sent).toHaveLength(1);
+  });
+
+  it('an integration with resendInterval gets firing groups that often; others do not', async () => {
+    const clock = new ManualClock(T0);
+    const am = new FakeIntegration('alertmanager', true, M);
+    const chat = new FakeIntegration('slack');
+    const h = harness(clock, new MemoryStateStore(), { integrationsFor: () => [am, chat] });
+    h.notifier.update([burstA]);
+    clock.set(T0 + 30 * S);
+    await h.notifier.tick();
+    for (let i = 1; i <= 4; i++) {
+      clock.advance(M);
+      await h.notifier.tick();
+    }
+    expect(am.sent).toHaveLength(5);
+    expect(chat.sent).toHaveLength(1);
+  });
+});
+
 describe('Notifier silences, inhibition and mute intervals', () => {
   let clock: ManualClock;
   beforeEach(() => {
