@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Document, Node, ScalarTag } from 'yaml';
 import { LineCounter, isScalar, parseDocument, visit } from 'yaml';
+import { errorMessage } from '../util/errors.js';
 import { redactSecrets } from '../util/redact.js';
 import { ConfigError, ConfigReadError } from './config-error.js';
 import type { EnvReference } from './env-substitution.js';
@@ -63,7 +64,13 @@ export function parseConfigText(text: string, file: string, options: ParseConfig
   const problems: Problem[] = [];
   const failedNodes = expandInDocument(doc, references, env, locator, problems);
 
-  const data: unknown = doc.toJS({ maxAliasCount: 1000 }) ?? {};
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 1000 }) ?? {};
+  } catch (err) {
+    // Alias bombs ("billion laughs") are refused by the YAML library rather than expanded.
+    throw new ConfigError([locator.problemAtOffset(0, `invalid YAML: ${errorMessage(err)}`)]);
+  }
   const secretFiles = resolveSecretFiles(data, { dir, locator, readFile: options.readSecretFile });
   problems.push(...secretFiles.problems);
 

@@ -306,6 +306,12 @@ describe('values', () => {
     for (const p of problems) expect(p).not.toContain('hunter2');
   });
 
+  it('refuses an alias bomb instead of expanding it', () => {
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 8; i++) bomb.push(`l${i}: &l${i} [${Array(10).fill(i === 1 ? '*a' : `*l${i - 1}`).join(', ')}]`);
+    expect(problemsOf(lines(...bomb))).toEqual([expect.stringMatching(/^tw\.yaml:1:1: invalid YAML: .*alias/i)]);
+  });
+
   it('rejects an anchor parked under an unknown key', () => {
     const text = lines(
       'x-common: &common { base_url: https://mft.example.com/api, username: u, password: p }',
