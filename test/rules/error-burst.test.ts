@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { AlertStore } from '../../src/alerts/alert-store.js';
+import { RuleEngine } from '../../src/rules/rule-engine.js';
+import { MemoryStateStore } from '../../src/state/state-store.js';
+import { ManualClock } from '../../src/util/clock.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { rulesFrom } from './rule-fixture.js';
+import { completeUntil, MIN, transfer } from './transfer-fixture.js';
+
+const T0 = Date.parse('2026-11-20T10:00:00Z');
+
+function setup(ruleYaml: string) {
+  const clock = new ManualClock(T0);
+  const logger = silentLogger();
+  const engine = new RuleEngine(rulesFrom(ruleYaml), { clock, logger, sources: ['prod'] });
+  const store = new AlertStore({ clock, logger, state: new MemoryStateStore() });
+  const step = (at: number) => {
+    clock.set(at);
+    return store.apply(engine.evaluate(at, completeUntil(at)), at);
+  };
+  return { clock, engine, store, step };
+}
+
+const BURST = `
+rules:
+  - name: Burst
+    type: error_burst
+    match: { event: [reception] }
+    group_by: [mft_instance, user]
+    threshold: 3
+    window: 10m
+    severity: critical
+    annotations: { summary: "{{count}} failed for {{labels.user}} in {{window}}" }
+`;
+
+describe('error_burst', () => {
+  it('fires at the threshold, per group, with count, window and the most recent samples', () => {
+    const { engine, store, step } = setup(BURST);
+    for (let i = 0; i < 2; i++) engine.observe(transfer({ time: T0 + i * MIN, code: 36, user: 'BANK1' }));
+    for (let i = 0; i < 2; i++) engine.observe(transfer({ time: T0 + i * MIN, code: 36, user: 'BANK2' }));
+    engine.observe(transfer({ time: T0 + MIN, code: 0, user: 'BANK1' })); // a success does not count
+    expect(step(T0 + 2 * MIN)).toEqual([]);
+    engine.observe(transfer({ time: T0 + 2 * MIN, code: 12, user: 'BANK1', file: 'LAST.RET', message: 'timeout' }));
+    const changes = step(T0 + 3 * MIN);
+    expect(changes.map((c) => [c.from, c.to])).toEqual([['inactive', 'firing']]);
+    const [alert] = store.alerts();
+    expect(alert?.labels).toEqual({ alertname: 'Burst', severity: 'critical', mft_instance: 'PROD01', user: 'BANK1' });
+    expect(alert?.annotations['summary']).toBe('3 failed for BANK1 in 10m');
+    expect(alert?.values['count']).toBe(3);
+    expect(alert?.samples).toHaveLength(3);
+    expect(alert?.samples[0]).toMatchObject({ file: 'LAST.RET', code: 12, message: 'timeout' });
+  });
+
+  it('slides by occurrence time: failures leave the window and the alert resolves', () => {
+    const { engine, store, step } = setup(BURST);
+    for (const m of [0, 4, 8]) engine.observe(transfer({ time: T0 + m * MIN, code: 36 }));
+    step(T0 + 9 * MIN);
+    expect(store.alerts().map((a) => a.state)).toEqual(['firing']);
+    // At T0+10m the failure at T0 is exactly one window old: (now - window, now] excludes it.
+    const changes = step(T0 + 10 * MIN);
+    expect(changes.map((c) => c.to)).toEqual(['resolved']);
+  });
+
+  it('counts records that arrive out of order and ignores a transfer seen twice', () => {
+    const { engine, store, step } = setup(BURST);
+    const dup = transfer({ time: T0 + 5 * MIN, code: 36 });
+    engine.observe(dup);
+    engine.observe(dup);
+    engine.observe(transfer({ time: T0 + 7 * MIN, code: 36 }));
+    step(T0 + 8 * MIN);
+    expect(store.alerts()).toEqual([]);
+    engine.observe(transfer({ time: T0 + 1 * MIN, code: 36 })); // a late page
+    step(T0 + 9 * MIN);
+    expect(store.alerts()[0]?.values['count']).toBe(3);
+  });
+
+  it('stays pending for `for`, then fires; a pending alert whose condition clears disappears silently', () => {
+    const { engine, store, step } = setup(BURST.replace('severity: critical', 'severity: critical\n    for: 2m'));
+    for (const m of [0, 1, 2]) engine.observe(transfer({ time: T0 + m * MIN, code: 36 }));
+    expect(step(T0 + 3 * MIN).map((c) => c.to)).toEqual(['pending']);
+    expect(step(T0 + 4 * MIN)).toEqual([]);
+    expect(step(T0 + 5 * MIN).map((c) => c.to)).toEqual(['firing']);
+    expect(store.alerts()[0]).toMatchObject({ state: 'firing', activeAt: T0 + 3 * MIN, firedAt: T0 + 5 * MIN });
+
+    const other = setup(BURST.replace('severity: critical', 'severity: critical\n    for: 5m'));
+    for (const m of [0, 1, 2]) other.engine.observe(transfer({ time: T0 + m * MIN, code: 36 }));
+    other.step(T0 + 3 * MIN);
+    expect(other.step(T0 + 10 * MIN).map((c) => [c.from, c.to])).toEqual([['pending', 'inactive']]);
+    expect(other.store.alerts()).toEqual([]);
+  });
+
+  it('keep_firing_for bridges a lull instead of flapping', () => {
+    const { engine, store, step } = setup(BURST.replace('severity: critical', 'severity: critical\n    keep_firing_for: 5m'));
+    for (const m of [0, 1, 2]) engine.observe(transfer({ time: T0 + m * MIN, code: 36 }));
+    for (let m = 3; m <= 9; m++) step(T0 + m * MIN); // active through T0+9m
+    expect(step(T0 + 10 * MIN)).toEqual([]); // T0 left the window: condition false, kept firing
+    expect(store.alerts()[0]?.state).toBe('firing');
+    // The burst comes back inside keep_firing_for: same alert, same activeAt, no change to notify.
+    engine.observe(transfer({ time: T0 + 10.5 * MIN, code: 36 }));
+    engine.observe(transfer({ time: T0 + 11 * MIN, code: 36 }));
+    expect(step(T0 + 11 * MIN)).toEqual([]);
+    expect(store.alerts()[0]).toMatchObject({ state: 'firing', activeAt: T0 + 3 * MIN });
+    // From T0+12m the condition is false again; last active at T0+11m, so it resolves at T0+16m, not before.
+    for (let m = 12; m <= 15; m++) expect(step(T0 + m * MIN)).toEqual([]);
+    expect(step(T0 + 16 * MIN).map((c) => c.to)).toEqual(['resolved']);
+  });
+
+  it('keeps memory bounded: old failures are pruned and too-old records are not remembered', () => {
+    const { engine, step } = setup(BURST);
+    for (let i = 0; i < 100; i++) engine.observe(transfer({ time: T0 + i * 1000, code: 36 }));
+    step(T0 + 2 * 60 * MIN);
+    const before = engine.matchChecks;
+    engine.observe(transfer({ time: T0, code: 36 })); // far older than any window at the clock's time
+    expect(engine.matchChecks).toBe(before);
+    expect(engine.historyNeeded()).toBe(10 * MIN);
+  });
+});

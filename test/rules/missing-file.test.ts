@@ -1,0 +1,222 @@
+import { describe, expect, it } from 'vitest';
+import { AlertStore } from '../../src/alerts/alert-store.js';
+import type { DataCompleteness } from '../../src/rules/rule-evaluator.js';
+import { RuleEngine } from '../../src/rules/rule-engine.js';
+import { MemoryStateStore } from '../../src/state/state-store.js';
+import { ManualClock } from '../../src/util/clock.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { rulesFrom } from './rule-fixture.js';
+import { HOUR, MIN, transfer } from './transfer-fixture.js';
+
+function rule(extra: string, deadline = '0 8 * * 1-5', timezone = 'America/Sao_Paulo'): string {
+  return `
+rules:
+  - name: StatementMissing
+    type: missing_file
+    match: { event: [reception], file: ["EXTRATO_*.RET"] }
+    deadline: "${deadline}"
+    timezone: ${timezone}
+    window: 8h
+    severity: warning
+${extra}`;
+}
+
+function setup(ruleYaml: string, start: number, sources = ['prod']) {
+  const clock = new ManualClock(start);
+  const logger = silentLogger();
+  const engine = new RuleEngine(rulesFrom(ruleYaml), { clock, logger, sources });
+  const store = new AlertStore({ clock, logger, state: new MemoryStateStore() });
+  /** Data read from `start` up to `until` (default: `at`). */
+  const step = (at: number, until: number = at) => {
+    clock.set(at);
+    const data: DataCompleteness = { completeUntil: () => until, completeFrom: () => start };
+    return store.apply(engine.evaluate(at, data), at);
+  };
+  return { clock, engine, store, step };
+}
+
+// Monday 2026-11-23, 08:00 in Sao Paulo (UTC-3) is 11:00 UTC.
+const MONDAY_MIDNIGHT = Date.parse('2026-11-23T03:00:00Z');
+const MONDAY_DEADLINE = Date.parse('2026-11-23T11:00:00Z');
+
+describe('missing_file', () => {
+  it('fires at the deadline when nothing arrived in the window, naming the deadline with its zone', () => {
+    const { store, step } = setup(rule(''), MONDAY_MIDNIGHT);
+    expect(step(MONDAY_DEADLINE - MIN)).toEqual([]);
+    const changes = step(MONDAY_DEADLINE);
+    expect(changes.map((c) => c.to)).toEqual(['firing']);
+    const alert = store.alerts()[0];
+    expect(alert?.labels).toEqual({ alertname: 'StatementMissing', severity: 'warning', source: 'prod' });
+    expect(alert?.annotations['summary']).toContain('2026-11-23 08:00 America/Sao_Paulo (UTC-03:00)');
+    expect(alert?.values).toMatchObject({ count: 0, min_count: 1, deadline_ms: MONDAY_DEADLINE });
+  });
+
+  it('does not fire when the file arrived inside (deadline - window, deadline]', () => {
+    const { engine, store, step } = setup(rule(''), MONDAY_MIDNIGHT);
+    engine.observe(transfer({ time: MONDAY_DEADLINE - 7 * HOUR }));
+    engine.observe(transfer({ time: MONDAY_DEADLINE - 8 * HOUR, id: 'at-window-start' })); // excluded bound: not counted, harmless
+    step(MONDAY_DEADLINE + MIN);
+    expect(store.alerts()).toEqual([]);
+  });
+
+  it('a failed or non-matching transfer is not an arrival', () => {
+    const { engine, store, step } = setup(rule(''), MONDAY_MIDNIGHT);
+    engine.observe(transfer({ time: MONDAY_DEADLINE - HOUR, code: 36 }));
+    engine.observe(transfer({ time: MONDAY_DEADLINE - HOUR, file: 'OTHER.RET' }));
+    engine.observe(transfer({ time: MONDAY_DEADLINE - HOUR, eventCode: 5 }));
+    step(MONDAY_DEADLINE);
+    expect(store.alerts().map((a) => a.state)).toEqual(['firing']);
+  });
+
+  it('waits while the data is incomplete (source outage) and decides once the poller has read past the deadline', () => {
+    const { engine, store, step } = setup(rule(''), MONDAY_MIDNIGHT);
+    expect(step(MONDAY_DEADLINE + 2 * HOUR, MONDAY_DEADLINE - HOUR)).toEqual([]);
+    expect(store.alerts()).toEqual([]);
+    // Never polled at all: also no claim.
+    const never = setup(rule(''), MONDAY_MIDNIGHT);
+    never.clock.set(MONDAY_DEADLINE + HOUR);
+    expect(never.store.apply(never.engine.evaluate(MONDAY_DEADLINE + HOUR, { completeUntil: () => undefined }), MONDAY_DEADLINE + HOUR)).toEqual([]);
+    // The outage ends and the backlog shows the file did arrive in time: still no alert.
+    engine.observe(transfer({ time: MONDAY_DEADLINE - 30 * MIN }));
+    step(MONDAY_DEADLINE + 3 * HOUR);
+    expect(store.alerts()).toEqual([]);
+  });
+
+  it('does not judge a window that began before the data does (first start with a short look-back)', () => {
+    const { store, step } = setup(rule(''), MONDAY_DEADLINE - HOUR);
+    step(MONDAY_DEADLINE + MIN);
+    expect(store.alerts()).toEqual([]);
+  });
+
+  it('resolves when the file arrives late, saying so and when (with the zone)', () => {
+    const { engine, store, step } = setup(rule(''), MONDAY_MIDNIGHT);
+    step(MONDAY_DEADLINE);
+    engine.observe(transfer({ time: MONDAY_DEADLINE + 20 * MIN }));
+    const changes = step(MONDAY_DEADLINE + 25 * MIN);
+    expect(changes.map((c) => [c.from, c.to])).toEqual([['firing', 'resolved']]);
+    const resolved = store.alerts()[0];
+    expect(resolved?.state).toBe('resolved');
+    expect(resolved?.annotations['resolution']).toBe(
+      'arrived late at 2026-11-23 08:20 America/Sao_Paulo (UTC-03:00) (deadline 2026-11-23 08:00 America/Sao_Paulo (UTC-03:00))',
+    );
+    expect(resolved?.annotations['summary']).toContain('arrived late at 2026-11-23 08:20 America/Sao_Paulo');
+    expect(resolved?.values['arrived_at_ms']).toBe(MONDAY_DEADLINE + 20 * MIN);
+  });
+
+  it('warn_before raises an "in jeopardy" warning that long before the deadline while nothing has arrived', () => {
+    const { engine, store, step } = setup(rule('    warn_before: 30m'), MONDAY_MIDNIGHT);
+    expect(step(MONDAY_DEADLINE - 31 * MIN)).toEqual([]);
+    expect(step(MONDAY_DEADLINE - 30 * MIN).map((c) => c.alert.labels)).toEqual([
+      { alertname: 'StatementMissing', severity: 'warning', source: 'prod', phase: 'jeopardy' },
+    ]);
+    expect(store.alerts()[0]?.annotations['summary']).toBe(
+      'StatementMissing: expected file not received yet; deadline 2026-11-23 08:00 America/Sao_Paulo (UTC-03:00)',
+    );
+    // The file arrives before the deadline: the warning resolves and nothing fires at the deadline.
+    engine.observe(transfer({ time: MONDAY_DEADLINE - 10 * MIN }));
+    expect(step(MONDAY_DEADLINE - 5 * MIN).map((c) => c.to)).toEqual(['resolved']);
+    expect(step(MONDAY_DEADLINE + MIN)).toEqual([]);
+  });
+
+  it('the warning gives way to the missing alert at the deadline', () => {
+    const { store, step } = setup(rule('    warn_before: 30m'), MONDAY_MIDNIGHT);
+    step(MONDAY_DEADLINE - 30 * MIN);
+    const changes = step(MONDAY_DEADLINE);
+    expect(changes.map((c) => [c.alert.labels['phase'] ?? 'missing', c.to]).sort()).toEqual([
+      ['jeopardy', 'resolved'],
+      ['missing', 'firing'],
+    ]);
+    expect(store.alerts().filter((a) => a.state === 'firing').map((a) => a.labels['phase'])).toEqual([undefined]);
+  });
+
+  it('calendar: excluded dates and weekdays have no deadline', () => {
+    const holiday = Date.parse('2026-11-20T11:00:00Z'); // Friday
+    const yaml = rule('    calendar: { exclude_dates: ["2026-11-20"], exclude_weekdays: [mon] }');
+    const { store, step } = setup(yaml, Date.parse('2026-11-20T03:00:00Z'));
+    step(holiday + HOUR);
+    expect(store.alerts()).toEqual([]);
+    // Monday is excluded too: the next deadline that counts is Tuesday 08:00 (11:00 UTC).
+    const { engine } = setup(yaml, holiday);
+    expect(engine.nextWakeup(holiday)).toBe(Date.parse('2026-11-24T11:00:00Z'));
+    const tuesday = setup(yaml, Date.parse('2026-11-24T03:00:00Z'));
+    tuesday.step(Date.parse('2026-11-24T11:00:00Z'));
+    expect(tuesday.store.alerts().map((a) => a.state)).toEqual(['firing']);
+  });
+
+  it('for_each expects the file once per value and alerts only for the missing ones', () => {
+    const { engine, store, step } = setup(rule('    for_each: { label: user, values: [BANK1, BANK2, BANK3] }'), MONDAY_MIDNIGHT);
+    engine.observe(transfer({ time: MONDAY_DEADLINE - HOUR, user: 'BANK1' }));
+    engine.observe(transfer({ time: MONDAY_DEADLINE - HOUR, user: 'BANK9' })); // not expected: ignored
+    step(MONDAY_DEADLINE);
+    expect(store.alerts().map((a) => a.labels['user']).sort()).toEqual(['BANK2', 'BANK3']);
+  });
+
+  it('min_count counts arrivals', () => {
+    const { engine, store, step } = setup(rule('    min_count: 2'), MONDAY_MIDNIGHT);
+    engine.observe(transfer({ time: MONDAY_DEADLINE - HOUR }));
+    step(MONDAY_DEADLINE);
+    expect(store.alerts()[0]?.values['count']).toBe(1);
+  });
+
+  it('needs all matching sources complete, and labels `source` only when one source is relevant', () => {
+    const two = setup(rule(''), MONDAY_MIDNIGHT, ['prod', 'dr']);
+    two.clock.set(MONDAY_DEADLINE);
+    const partial: DataCompleteness = {
+      completeUntil: (source) => (source === 'prod' ? MONDAY_DEADLINE : MONDAY_DEADLINE - HOUR),
+      completeFrom: () => MONDAY_MIDNIGHT,
+    };
+    expect(two.store.apply(two.engine.evaluate(MONDAY_DEADLINE, partial), MONDAY_DEADLINE)).toEqual([]);
+    two.step(MONDAY_DEADLINE + MIN);
+    expect(two.store.alerts()[0]?.labels['source']).toBeUndefined();
+  });
+
+  it('wakes up at the warning and the deadline, and asks for enough history to re-decide the last two deadlines', () => {
+    const { engine } = setup(rule('    warn_before: 30m'), MONDAY_MIDNIGHT);
+    expect(engine.nextWakeup(MONDAY_MIDNIGHT)).toBe(MONDAY_DEADLINE - 30 * MIN);
+    expect(engine.nextWakeup(MONDAY_DEADLINE - 30 * MIN)).toBe(MONDAY_DEADLINE);
+    // Weekdays only: the longest gap is Friday → Monday (3 days).
+    expect(engine.historyNeeded()).toBe(8 * HOUR + 2 * 3 * 24 * HOUR);
+  });
+});
+
+describe('missing_file across DST changes (America/New_York)', () => {
+  it('spring forward: an 08:00 deadline moves from 13:00 to 12:00 UTC', () => {
+    const { store, step } = setup(rule('', '0 8 * * *', 'America/New_York'), Date.parse('2026-03-08T00:00:00Z'));
+    step(Date.parse('2026-03-08T11:59:00Z'));
+    expect(store.alerts()).toEqual([]);
+    step(Date.parse('2026-03-08T12:00:00Z'));
+    const alert = store.alerts()[0];
+    expect(alert?.values['deadline_ms']).toBe(Date.parse('2026-03-08T12:00:00Z'));
+    expect(alert?.annotations['summary']).toContain('2026-03-08 08:00 America/New_York (UTC-04:00)');
+  });
+
+  it('spring forward: a deadline in the skipped hour (02:30) happens once, at 03:30 EDT', () => {
+    const { engine, store, step } = setup(rule('', '30 2 * * *', 'America/New_York'), Date.parse('2026-03-07T22:00:00Z'));
+    expect(engine.nextWakeup(Date.parse('2026-03-08T05:00:00Z'))).toBe(Date.parse('2026-03-08T07:30:00Z'));
+    step(Date.parse('2026-03-08T07:29:00Z'));
+    expect(store.alerts()).toEqual([]);
+    step(Date.parse('2026-03-08T07:30:00Z'));
+    expect(store.alerts().map((a) => a.state)).toEqual(['firing']);
+  });
+
+  it('fall back: a deadline in the repeated hour (01:30) is decided once', () => {
+    const start = Date.parse('2026-10-31T20:00:00Z');
+    const { engine, store, step } = setup(rule('', '30 1 * * *', 'America/New_York'), start);
+    const first = Date.parse('2026-11-01T05:30:00Z'); // 01:30 EDT
+    expect(engine.nextWakeup(first - MIN)).toBe(first);
+    expect(engine.nextWakeup(first)).toBe(Date.parse('2026-11-02T06:30:00Z')); // not 06:30Z on the same day
+    step(first);
+    expect(store.alerts()[0]?.values['deadline_ms']).toBe(first);
+    // An hour later the wall clock shows 01:30 again (EST): nothing new happens.
+    engine.observe(transfer({ time: first + 30 * MIN }));
+    const changes = step(first + HOUR);
+    expect(changes.map((c) => c.to)).toEqual(['resolved']); // the late file resolves the one alert
+    expect(store.alerts()).toHaveLength(1);
+  });
+
+  it('Europe/Berlin: an 08:00 deadline keeps local time over the October change', () => {
+    const { engine } = setup(rule('', '0 8 * * *', 'Europe/Berlin'), Date.parse('2026-10-24T00:00:00Z'));
+    expect(engine.nextWakeup(Date.parse('2026-10-24T12:00:00Z'))).toBe(Date.parse('2026-10-25T07:00:00Z')); // CET
+    expect(engine.nextWakeup(Date.parse('2026-10-23T12:00:00Z'))).toBe(Date.parse('2026-10-24T06:00:00Z')); // CEST
+  });
+});
