@@ -8,6 +8,7 @@ import { defaultEmailHtml, defaultEmailSubject, defaultEmailText } from '../temp
 import { escapeHtml, escapePlain, sanitizeHeader } from '../templates/escape.js';
 import { buildTemplateContext } from '../templates/template-context.js';
 import { resolveUserTemplate } from '../templates/template-set.js';
+import { abortable } from './abortable.js';
 import type { IntegrationDeps } from './integration-deps.js';
 
 export const EMAIL_DEFAULT_TIMEOUT_MS = 30_000;
@@ -61,13 +62,12 @@ export function createEmailIntegration(config: EmailConfig, deps: IntegrationDep
   return {
     kind: 'email',
     sendResolved: config.send_resolved,
-    async send(n) {
+    async send(n, signal) {
       const message = render(n);
-      try {
-        await transport.sendMail({ from: config.from, to: config.to, ...message });
-      } catch (err) {
+      const sending = transport.sendMail({ from: config.from, to: config.to, ...message }).catch((err: unknown) => {
         throw smtpError(err, smtp.host, secrets);
-      }
+      });
+      await abortable('email', sending, signal);
     },
   };
 }

@@ -5,6 +5,7 @@ import { defaultSlackBlocks, defaultSlackText } from '../templates/default-slack
 import { escapeSlack } from '../templates/escape.js';
 import { buildTemplateContext } from '../templates/template-context.js';
 import { resolveUserTemplate } from '../templates/template-set.js';
+import { abortable } from './abortable.js';
 import { httpStatusError, networkError } from './http-failure.js';
 import type { IntegrationDeps } from './integration-deps.js';
 
@@ -42,12 +43,11 @@ export function createSlackIntegration(config: SlackConfig, deps: IntegrationDep
   return {
     kind: 'slack',
     sendResolved: config.send_resolved,
-    async send(n) {
-      try {
-        await webhook.send(message(n));
-      } catch (err) {
+    async send(n, signal) {
+      const sending = webhook.send(message(n)).catch((err: unknown) => {
         throw slackError(err, config.webhook_url, deps);
-      }
+      });
+      await abortable('slack', sending, signal);
     },
   };
 }

@@ -114,3 +114,30 @@ describe('slack integration', () => {
     expect(body.channel).toBe('#ops');
   });
 });
+
+describe('slack integration: abort', () => {
+  it('stops waiting when the signal aborts and reports a retryable error', async () => {
+    // A server that never answers: only the abort can end the wait.
+    const { createServer } = await import('node:http');
+    const hanging = createServer(() => undefined);
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const address = hanging.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const slack = createSlackIntegration(slackConfigSchema.parse({ webhook_url: `http://127.0.0.1:${port}${SECRET_PATH}` }), {
+        logger: silentLogger(),
+        templates: undefined,
+        clock: new ManualClock(T0),
+      });
+      const controller = new AbortController();
+      const sending = slack.send(notificationOf([burstAlert()]), controller.signal).catch((e: unknown) => e);
+      controller.abort();
+      const err = await sending;
+      expect(err).toBeInstanceOf(NotifyError);
+      expect((err as NotifyError).retryable).toBe(true);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+    }
+  });
+});
