@@ -39,6 +39,12 @@ export interface TransferHistoryClientOptions {
   retryDelay?: (attempt: number, retryAfterMs?: number) => number;
 }
 
+interface InvalidLog {
+  pagesLogged: number;
+  unloggedRecords: number;
+  unloggedPages: number;
+}
+
 interface Envelope {
   data: unknown[];
   next: string;
@@ -46,6 +52,8 @@ interface Envelope {
 
 /** How many distinct invalid-record reasons one page's log line quotes. */
 const INVALID_SAMPLES = 3;
+/** Pages of one pagination whose invalid records get their own log line; the rest are summed up at the end. */
+const INVALID_PAGES_LOGGED = 3;
 
 /**
  * The client of the transfer history service (contract section 8), shared by the daemon and `query`.
@@ -76,8 +84,30 @@ export class TransferHistoryClient {
    * ends it with the abort error as is.
    */
   async *pages(query: TransfersQuery, signal?: AbortSignal): AsyncGenerator<TransferPage> {
+    const firstUrl = buildTransfersUrl(this.endpoints, query);
     const { transfers, tokens } = await this.setUp();
-    let url = buildTransfersUrl(this.endpoints, query);
+    const invalidLog: InvalidLog = { pagesLogged: 0, unloggedRecords: 0, unloggedPages: 0 };
+    try {
+      yield* this.follow(transfers, tokens, firstUrl, query, invalidLog, signal);
+    } finally {
+      if (invalidLog.unloggedRecords > 0) {
+        this.logger.warn(
+          { invalid: invalidLog.unloggedRecords, pages: invalidLog.unloggedPages },
+          'skipped more unreadable transfer records on further pages',
+        );
+      }
+    }
+  }
+
+  private async *follow(
+    transfers: Got,
+    tokens: TokenProvider,
+    firstUrl: URL,
+    query: TransfersQuery,
+    invalidLog: InvalidLog,
+    signal?: AbortSignal,
+  ): AsyncGenerator<TransferPage> {
+    let url = firstUrl;
     const followed = new Set([pageKey(url)]);
     for (;;) {
       const envelope = await this.fetchPage(transfers, tokens, url, signal);
@@ -90,7 +120,7 @@ export class TransferHistoryClient {
         }
         followed.add(key);
       }
-      yield this.readPage(envelope.data, query);
+      yield this.readPage(envelope.data, query, invalidLog);
       if (!nextUrl) return;
       url = nextUrl;
     }
@@ -181,7 +211,7 @@ export class TransferHistoryClient {
     }
   }
 
-  private readPage(data: unknown[], query: TransfersQuery): TransferPage {
+  private readPage(data: unknown[], query: TransfersQuery, invalidLog: InvalidLog): TransferPage {
     const page: TransferPage = { transfers: [], invalid: 0, dropped: 0 };
     const samples = new Set<string>();
     for (const raw of data) {
@@ -196,9 +226,16 @@ export class TransferHistoryClient {
         page.dropped += 1;
       }
     }
-    // One line per page, however many records were bad: a broken page of 1000 must not flood the log.
+    // One line per page however many records were bad, and only for the first few pages: a broken
+    // page of 1000, or a window of 50 such pages, must not flood the log.
     if (page.invalid > 0) {
-      this.logger.warn({ invalid: page.invalid, records: data.length, reasons: [...samples] }, 'skipped unreadable transfer records');
+      if (invalidLog.pagesLogged < INVALID_PAGES_LOGGED) {
+        invalidLog.pagesLogged += 1;
+        this.logger.warn({ invalid: page.invalid, records: data.length, reasons: [...samples] }, 'skipped unreadable transfer records');
+      } else {
+        invalidLog.unloggedRecords += page.invalid;
+        invalidLog.unloggedPages += 1;
+      }
     }
     if (page.dropped > 0) {
       this.logger.debug({ dropped: page.dropped, records: data.length }, 'dropped records outside the query filters');

@@ -150,6 +150,20 @@ describe('TransferHistoryClient pagination', () => {
     expect(warnings[0]?.invalid).toBe(500);
   });
 
+  it('logs invalid records for the first pages only, then one summary for the rest', async () => {
+    const records = Array.from({ length: 10 }, () => wireRecord({ EVENTO: 'x' }));
+    const s = await fake({ records, ignoreFilters: true });
+    const log = capturingLogger();
+    const { c } = client(s.baseUrl, { logger: log.logger });
+    const got = await collect(c, query({ limit: 2 }));
+    expect(got.invalid).toBe(10);
+    const lines = log.lines();
+    expect(lines.filter((l) => l.msg === 'skipped unreadable transfer records')).toHaveLength(3);
+    const summary = lines.filter((l) => l.msg === 'skipped more unreadable transfer records on further pages');
+    expect(summary).toHaveLength(1);
+    expect(summary[0]).toMatchObject({ invalid: 4, pages: 2 });
+  });
+
   it('counts non-object records as invalid', async () => {
     const s = await fake({ records: [null, 42, 'x', [], wireRecord()], ignoreFilters: true });
     const { c } = client(s.baseUrl);
@@ -296,6 +310,34 @@ describe('TransferHistoryClient authentication', () => {
     const s = await fake({ intercept: ({ request, res }) => (request.kind === 'token' ? json(res, 200, { token_type: 'Bearer' }) : false) });
     const { c } = client(s.baseUrl);
     expect((await failure(collect(c, query()))).reason).toBe('invalid_response');
+  });
+});
+
+describe('TransferHistoryClient concurrency and cancellation', () => {
+  it('shares one token request between concurrent paginations', async () => {
+    const s = await fake({ records: wireRecords(4, '2024-05-01T10:00:00Z') });
+    const { c } = client(s.baseUrl);
+    const [a, b] = await Promise.all([collect(c, query({ limit: 2 })), collect(c, query({ limit: 3 }))]);
+    expect(a.transfers).toHaveLength(4);
+    expect(b.transfers).toHaveLength(4);
+    expect(s.tokenRequests).toHaveLength(1);
+  });
+
+  it('ends with the abort, not a SourceError, when the caller aborts', async () => {
+    const s = await fake({ records: wireRecords(4, '2024-05-01T10:00:00Z') });
+    const { c } = client(s.baseUrl);
+    const controller = new AbortController();
+    const pages = c.pages(query({ limit: 2 }), controller.signal);
+    const first = await pages.next();
+    expect(first.done).toBe(false);
+    controller.abort();
+    const err = await pages.next().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(SourceError);
+    expect(s.transfersRequests).toHaveLength(1);
   });
 });
 
