@@ -1,0 +1,147 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AlertCandidate } from '../../src/alerts/alert-candidate.js';
+import { AlertStore } from '../../src/alerts/alert-store.js';
+import { fingerprint } from '../../src/alerts/fingerprint.js';
+import { SOURCE_DOWN_ALERTNAME } from '../../src/alerts/source-down.js';
+import { RuleEngine } from '../../src/rules/rule-engine.js';
+import { FileStateStore } from '../../src/state/file-state-store.js';
+import { MemoryStateStore } from '../../src/state/state-store.js';
+import { ManualClock } from '../../src/util/clock.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { rulesFrom } from '../rules/rule-fixture.js';
+import { MIN, transfer } from '../rules/transfer-fixture.js';
+
+const T0 = Date.parse('2026-11-20T10:00:00Z');
+const logger = silentLogger();
+
+function candidate(labels: Record<string, string>, over: Partial<AlertCandidate> = {}): AlertCandidate {
+  return { labels, annotations: { summary: 's' }, values: {}, samples: [], for: 0, keepFiringFor: 0, ...over };
+}
+
+const BURST = `
+rules:
+  - name: Burst
+    type: error_burst
+    group_by: [user]
+    threshold: 3
+    window: 10m
+    for: 1m
+    severity: critical
+`;
+
+describe('AlertStore persistence', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'tw-alerts-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('after a restart, rebuilt windows re-fire the same alert with its identity and activeAt, and no new change', async () => {
+    const failures = [0, 1, 2].map((m) => transfer({ time: T0 + m * MIN, code: 36, user: 'BANK1' }));
+    const clock = new ManualClock(T0 + 3 * MIN);
+    const state = new FileStateStore(dir, logger, clock);
+    await state.init();
+    const engine = new RuleEngine(rulesFrom(BURST), { clock, logger, sources: ['prod'] });
+    const store = new AlertStore({ clock, logger, state });
+    for (const f of failures) engine.observe(f);
+    store.apply(engine.evaluate(T0 + 3 * MIN, { completeUntil: () => T0 + 3 * MIN }), T0 + 3 * MIN);
+    clock.set(T0 + 4 * MIN);
+    store.apply(engine.evaluate(T0 + 4 * MIN, { completeUntil: () => T0 + 4 * MIN }), T0 + 4 * MIN);
+    const before = store.alerts();
+    expect(before).toMatchObject([{ state: 'firing', activeAt: T0 + 3 * MIN, firedAt: T0 + 4 * MIN }]);
+    await store.flush();
+    expect(JSON.parse(await readFile(path.join(dir, 'alerts.json'), 'utf8'))).toMatchObject({ version: 1 });
+
+    // "kill -9": a new process, new engine and store over the same directory.
+    const clock2 = new ManualClock(T0 + 6 * MIN);
+    const state2 = new FileStateStore(dir, logger, clock2);
+    const engine2 = new RuleEngine(rulesFrom(BURST), { clock: clock2, logger, sources: ['prod'] });
+    const store2 = new AlertStore({ clock: clock2, logger, state: state2 });
+    await store2.restore();
+    expect(engine2.historyNeeded()).toBe(10 * MIN);
+    for (const f of failures) engine2.observe(f); // the daemon re-reads historyNeeded() of history
+    for (const f of failures) engine2.observe(f); // and overlapping windows may hand them over again
+    const changes = store2.apply(engine2.evaluate(T0 + 6 * MIN, { completeUntil: () => T0 + 6 * MIN }), T0 + 6 * MIN);
+    expect(changes).toEqual([]);
+    const after = store2.alerts();
+    expect(after).toHaveLength(1);
+    expect(after[0]).toMatchObject({ fingerprint: before[0]?.fingerprint, state: 'firing', activeAt: T0 + 3 * MIN, values: { count: 3 } });
+  });
+
+  it('a restored pending alert counts `for` from its original activeAt', async () => {
+    const state = new MemoryStateStore();
+    const first = new AlertStore({ clock: new ManualClock(T0), logger, state });
+    const c = candidate({ alertname: 'A', severity: 'warning' }, { for: 5 * MIN });
+    expect(first.apply([{ rule: 'A', alerts: [c] }], T0).map((x) => x.to)).toEqual(['pending']);
+    await first.flush();
+    const second = new AlertStore({ clock: new ManualClock(T0 + 5 * MIN), logger, state });
+    await second.restore();
+    expect(second.apply([{ rule: 'A', alerts: [c] }], T0 + 5 * MIN).map((x) => [x.from, x.to])).toEqual([['pending', 'firing']]);
+  });
+
+  it('an unreadable snapshot starts empty instead of crashing', async () => {
+    const state = new MemoryStateStore();
+    await state.save('alerts', { version: 1, alerts: [{ nonsense: true }] });
+    const store = new AlertStore({ clock: new ManualClock(T0), logger, state });
+    await store.restore();
+    expect(store.alerts()).toEqual([]);
+  });
+});
+
+describe('AlertStore lifecycle', () => {
+  it('identity is the label set; resolved alerts are kept for the retention, then dropped', () => {
+    const clock = new ManualClock(T0);
+    const store = new AlertStore({ clock, logger, state: new MemoryStateStore(), resolvedRetention: 10 * MIN });
+    const labels = { alertname: 'A', severity: 'warning', user: 'BANK1' };
+    store.apply([{ rule: 'A', alerts: [candidate(labels), candidate({ ...labels, user: 'BANK2' })] }], T0);
+    expect(store.alerts().map((a) => a.fingerprint).sort()).toEqual([fingerprint(labels), fingerprint({ ...labels, user: 'BANK2' })].sort());
+    const changes = store.apply([{ rule: 'A', alerts: [candidate(labels)] }], T0 + MIN);
+    expect(changes.map((c) => [c.alert.labels['user'], c.to])).toEqual([['BANK2', 'resolved']]);
+    clock.set(T0 + 10 * MIN);
+    expect(store.alerts().map((a) => a.state).sort()).toEqual(['firing', 'resolved']);
+    clock.set(T0 + 11 * MIN);
+    expect(store.alerts().map((a) => a.state)).toEqual(['firing']);
+    // Firing again after resolving is a new activation.
+    const again = store.apply([{ rule: 'A', alerts: [candidate(labels), candidate({ ...labels, user: 'BANK2' })] }], T0 + 12 * MIN);
+    expect(again.map((c) => [c.from, c.to])).toEqual([['inactive', 'firing']]);
+  });
+
+  it('a resolution with final words uses them; alerts of other rules are untouched', () => {
+    const store = new AlertStore({ clock: new ManualClock(T0), logger, state: new MemoryStateStore() });
+    const a = candidate({ alertname: 'Missing', severity: 'warning' });
+    const b = candidate({ alertname: 'Other', severity: 'warning' });
+    store.apply([{ rule: 'Missing', alerts: [a] }, { rule: 'Other', alerts: [b] }], T0);
+    const changes = store.apply([{ rule: 'Missing', alerts: [], resolved: [{ ...a, annotations: { summary: 'arrived late' } }] }], T0 + MIN);
+    expect(changes.map((c) => [c.alert.labels['alertname'], c.to, c.alert.annotations['summary']])).toEqual([['Missing', 'resolved', 'arrived late']]);
+    expect(store.alerts().find((x) => x.labels['alertname'] === 'Other')?.state).toBe('firing');
+  });
+
+  it('retainRules resolves the alerts of rules that were removed', () => {
+    const store = new AlertStore({ clock: new ManualClock(T0), logger, state: new MemoryStateStore() });
+    store.apply([{ rule: 'Gone', alerts: [candidate({ alertname: 'Gone', severity: 'warning' })] }], T0);
+    store.setSourceDown('prod', true, T0);
+    expect(store.retainRules(['Kept'], T0 + MIN).map((c) => [c.alert.labels['alertname'], c.to])).toEqual([['Gone', 'resolved']]);
+    expect(store.alerts().find((x) => x.labels['alertname'] === SOURCE_DOWN_ALERTNAME)?.state).toBe('firing');
+  });
+});
+
+describe('TransferWatchSourceDown', () => {
+  it('fires critical per source, keeps its activeAt while down, resolves when the source is back', () => {
+    const store = new AlertStore({ clock: new ManualClock(T0), logger, state: new MemoryStateStore() });
+    const fired = store.setSourceDown('prod', true, T0, 'no successful poll since 2026-11-20 09:55 UTC');
+    expect(fired.map((c) => c.to)).toEqual(['firing']);
+    expect(fired[0]?.alert.labels).toEqual({ alertname: 'TransferWatchSourceDown', severity: 'critical', source: 'prod' });
+    expect(fired[0]?.alert.annotations['description']).toBe('no successful poll since 2026-11-20 09:55 UTC');
+    expect(store.setSourceDown('prod', true, T0 + MIN)).toEqual([]);
+    expect(store.apply([], T0 + MIN)).toEqual([]); // rule evaluations never resolve it
+    expect(store.setSourceDown('dr', false, T0 + MIN)).toEqual([]);
+    const back = store.setSourceDown('prod', false, T0 + 2 * MIN);
+    expect(back.map((c) => [c.from, c.to])).toEqual([['firing', 'resolved']]);
+    expect(store.alerts()[0]).toMatchObject({ activeAt: T0, resolvedAt: T0 + 2 * MIN });
+  });
+});
