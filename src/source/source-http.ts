@@ -7,7 +7,7 @@ export type Endpoint = 'token' | 'transfers';
 
 export interface SourceHttpOptions {
   endpoint: Endpoint;
-  /** Per request (each attempt), ms. */
+  /** Per request (each attempt), ms; 0 = none. */
   timeoutMs: number;
   /** Attempts per request, the first included (source.retries); 0 behaves like 1. */
   attempts: number;
@@ -45,7 +45,8 @@ const MAX_RETRY_AFTER_MS = 60_000;
  */
 export function createSourceHttp(opts: SourceHttpOptions): Got {
   return got.extend({
-    timeout: { request: opts.timeoutMs },
+    // `timeout: 0` in the config means no limit, as for got.
+    ...(opts.timeoutMs > 0 ? { timeout: { request: opts.timeoutMs } } : {}),
     followRedirect: false,
     throwHttpErrors: false,
     ...(opts.parseBody ? { responseType: 'json' as const, parseJson: opts.parseBody } : { responseType: 'text' as const }),
