@@ -11,8 +11,9 @@ export type RenderTemplate = (context: object) => string;
  * after its base name without extension (`templates/slack-text.hbs` → `slack-text`); every loaded
  * template is also a partial (`{{> slack-text}}`), so files can share pieces.
  *
- * A receiver option such as `template: slack-text` names a loaded template; any other value is taken
- * as inline Handlebars source, so short templates need no file.
+ * A receiver option such as `template: slack-text` names a loaded template; a value containing `{{`
+ * is taken as inline Handlebars source, so short templates need no file. Anything else is an unknown
+ * name and an error.
  */
 export class TemplateSet {
   private readonly env: typeof Handlebars;
@@ -41,7 +42,17 @@ export class TemplateSet {
    * by the caller before rendering (see escape.ts), so the template itself never HTML-escapes.
    */
   resolve(ref: string): RenderTemplate {
-    return this.compiled.get(ref) ?? this.compile(ref, 'inline template');
+    const loaded = this.compiled.get(ref);
+    if (loaded) return loaded;
+    // A value without any `{{` is meant as a template name: a typo must fail, not become the message text.
+    if (!ref.includes('{{')) {
+      const known = this.names();
+      throw new TransferWatchError(
+        'template_not_found',
+        `no template named "${ref}" (loaded: ${known.length > 0 ? known.join(', ') : 'none'})`,
+      );
+    }
+    return this.compile(ref, 'inline template');
   }
 
   private compile(source: string, what: string): RenderTemplate {

@@ -39,6 +39,18 @@ describe('user templates from files', () => {
     expect(set.resolve('{{alertname}}: {{commonLabels.user}}')(ctx)).toBe('TransferErrorBurst: BANK1');
   });
 
+  it('refuses an unknown template name instead of sending it as text', async () => {
+    const set = await loadTemplateSet([join(dir, 'sample-line.hbs')]);
+    let err: unknown;
+    try {
+      set.resolve('slack-txt');
+    } catch (e) {
+      err = e;
+    }
+    expect(hasCode(err, 'template_not_found')).toBe(true);
+    expect((err as Error).message).toContain('sample-line');
+  });
+
   it('reports a syntax error with the file name, and a missing file, as typed errors', async () => {
     const broken = await loadTemplateSet([join(dir, 'broken.hbs')]).catch((e: unknown) => e);
     expect(hasCode(broken, 'template_invalid')).toBe(true);
