@@ -323,6 +323,17 @@ describe('TransferHistoryClient concurrency and cancellation', () => {
     expect(s.tokenRequests).toHaveLength(1);
   });
 
+  it('re-authenticates once when concurrent paginations find the token revoked', async () => {
+    const s = await fake({ records: wireRecords(4, '2024-05-01T10:00:00Z') });
+    const { c } = client(s.baseUrl);
+    await collect(c, query());
+    s.revokeTokens();
+    const [a, b] = await Promise.all([collect(c, query({ limit: 2 })), collect(c, query({ limit: 3 }))]);
+    expect(a.transfers).toHaveLength(4);
+    expect(b.transfers).toHaveLength(4);
+    expect(s.tokenRequests).toHaveLength(2);
+  });
+
   it('ends with the abort, not a SourceError, when the caller aborts', async () => {
     const s = await fake({ records: wireRecords(4, '2024-05-01T10:00:00Z') });
     const { c } = client(s.baseUrl);
