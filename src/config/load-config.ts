@@ -8,6 +8,7 @@ import { ConfigError, ConfigReadError } from './config-error.js';
 import type { EnvReference } from './env-substitution.js';
 import { expandEnvReferences, maskEnvReferences } from './env-substitution.js';
 import type { Problem } from './problem.js';
+import { checkReferences } from './reference-checks.js';
 import { resolveConfigPaths } from './resolve-paths.js';
 import type { Config } from './schema.js';
 import { configSchema } from './schema.js';
@@ -90,6 +91,9 @@ export function parseConfigText(text: string, file: string, options: ParseConfig
         reported: secretFiles.reported,
       }),
     );
+  }
+  if (parsed.success && problems.length === 0) {
+    for (const issue of checkReferences(parsed.data)) problems.push(locator.problemAt(issue.path, issue.message));
   }
   if (problems.length > 0 || !parsed.success) {
     // Problems are listed in file order, with secrets scrubbed from every message whatever its origin.

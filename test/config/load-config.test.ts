@@ -239,6 +239,28 @@ describe('problems with positions', () => {
     expect(problemsOf(text)).toEqual(['tw.yaml:6:11: sources[1].name: duplicate source name "prod"']);
   });
 
+  it('reports unknown receivers and time intervals and bad matchers, each at its value', () => {
+    const text = lines(
+      ...SOURCE,
+      'receivers:',
+      '  - name: oncall',
+      '    console: {}',
+      'route:',
+      '  receiver: oncal',
+      '  routes:',
+      "    - matchers: ['severity=\"critical\"', 'severity']",
+      '      mute_time_intervals: [nights]',
+      'inhibit_rules:',
+      "  - { source_matchers: ['a=\"1\"'], target_matchers: ['=x'] }",
+    );
+    expect(problemsOf(text)).toEqual([
+      'tw.yaml:10:13: route.receiver: unknown receiver "oncal" (did you mean "oncall"?)',
+      expect.stringMatching(/^tw\.yaml:12:41: route\.routes\[0\]\.matchers\[1\]: invalid matcher: /),
+      'tw.yaml:13:29: route.routes[0].mute_time_intervals[0]: unknown time interval "nights" (define it under mute_time_intervals)',
+      expect.stringMatching(/^tw\.yaml:15:53: inhibit_rules\[0\]\.target_matchers\[0\]: invalid matcher: /),
+    ]);
+  });
+
   it('never shows a secret in a message, even when it was put in the wrong field', () => {
     const text = lines(...SOURCE.slice(0, 4), '    password: hunter2-very-secret', '    timeout: hunter2-very-secret');
     const problems = problemsOf(text);
