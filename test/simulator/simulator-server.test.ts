@@ -177,11 +177,12 @@ describe('GET /reports/v2/transfers', () => {
   it('answers data: null and next: "" when nothing matches', async () => {
     const sim = await start();
     const token = await getToken(sim.url);
-    for (const params of [
+    const queries: Record<string, string | number>[] = [
       { start: NOW - 10 * 86_400_000, end: NOW - 9 * 86_400_000 },
       { start: NOW - HOUR, end: NOW, user: 'NOBODY' },
       { start: NOW - HOUR, end: NOW, index: 1_000_000 },
-    ]) {
+    ];
+    for (const params of queries) {
       const res = await fetch(reportUrl(sim.url, params), { headers: { authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ data: null, next: '' });
