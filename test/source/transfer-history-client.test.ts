@@ -407,7 +407,7 @@ describe('TransferHistoryClient retries', () => {
       intercept: ({ request, transfersSeen }) => request.kind === 'transfers' && transfersSeen === 0,
     });
     const statuses: string[] = [];
-    const { c } = client(s.baseUrl, { timeout: 300, hooks: { onRequest: (e, st) => statuses.push(`${e}:${st}`) } });
+    const { c } = client(s.baseUrl, { timeout: 600, hooks: { onRequest: (e, st) => statuses.push(`${e}:${st}`) } });
     const got = await collect(c, query());
     expect(got.transfers).toHaveLength(1);
     expect(statuses).toEqual(['token:200', 'transfers:timeout', 'transfers:200']);
@@ -415,7 +415,7 @@ describe('TransferHistoryClient retries', () => {
 
   it('throws timeout after timing out on every attempt', async () => {
     const s = await fake({ intercept: ({ request }) => request.kind === 'transfers' });
-    const { c } = client(s.baseUrl, { timeout: 200, retries: 2 });
+    const { c } = client(s.baseUrl, { timeout: 500, retries: 2 });
     expect((await failure(collect(c, query()))).reason).toBe('timeout');
     expect(s.transfersRequests).toHaveLength(2);
   });
