@@ -6,7 +6,7 @@ import { formatDuration } from '../config/duration.js';
 import { duration, timeZone } from '../config/schema-helpers.js';
 import { transferLabel, type Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
-import { formatTimeInZone, localDate } from './format-time.js';
+import { formatTimeInZone, localDate, localDateFormatter } from './format-time.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
@@ -88,8 +88,11 @@ export class MissingFileEvaluator implements RuleEvaluator {
   private readonly keys: string[];
   private readonly sources: string[];
   private readonly excludedDates: Set<string>;
+  private readonly dateFormatter: Intl.DateTimeFormat;
   private readonly excludedWeekdays: Set<number>;
   private readonly history: number;
+  /** The last two deadlines and the next one, valid while `now` stays in [latest, next): evaluation runs every cycle. */
+  private deadlineCache: { latest: number; before: number | undefined; next: number | undefined } | undefined;
 
   constructor(
     private readonly rule: MissingFileRule,
@@ -106,12 +109,14 @@ export class MissingFileEvaluator implements RuleEvaluator {
       ctx.logger.warn({ rule: rule.name }, 'missing_file rule matches no configured source; it will never decide');
     }
     this.excludedDates = new Set(rule.calendar.exclude_dates);
+    this.dateFormatter = localDateFormatter(rule.timezone);
     this.excludedWeekdays = new Set(rule.calendar.exclude_weekdays.map((d) => WEEKDAYS.indexOf(d)));
     this.history = this.computeHistory(ctx.clock.now());
   }
 
   private isExcluded(deadline: number): boolean {
-    const { date, weekday } = localDate(deadline, this.rule.timezone);
+    if (this.excludedDates.size === 0 && this.excludedWeekdays.size === 0) return false;
+    const { date, weekday } = localDate(deadline, this.rule.timezone, this.dateFormatter);
     return this.excludedDates.has(date) || this.excludedWeekdays.has(weekday);
   }
 
@@ -139,6 +144,15 @@ export class MissingFileEvaluator implements RuleEvaluator {
       from = next;
     }
     return undefined;
+  }
+
+  private deadlinesAround(now: number): { latest: number | undefined; before: number | undefined; next: number | undefined } {
+    const c = this.deadlineCache;
+    if (c && now >= c.latest && (c.next === undefined || now < c.next)) return c;
+    const [latest, before] = this.previousDeadlines(now, 2);
+    const next = this.nextDeadline(now);
+    this.deadlineCache = latest === undefined ? undefined : { latest, before, next };
+    return { latest, before, next };
   }
 
   private computeHistory(now: number): number {
@@ -186,12 +200,12 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const resolved: AlertCandidate[] = [];
     const span = this.completeSpan(data);
     const complete = span?.until;
-    const [latest, before] = this.previousDeadlines(now, 2);
+    const { latest, before, next } = this.deadlinesAround(now);
     const covers = (d: number) => span !== undefined && span.from <= d - this.rule.window;
     const isDecidable = (d: number | undefined): d is number => d !== undefined && complete !== undefined && complete >= d && covers(d);
     const decided = isDecidable(latest) ? latest : isDecidable(before) ? before : undefined;
     this.prune(before ?? latest ?? now - this.history);
-    const warnDeadlines = [latest !== undefined && !isDecidable(latest) ? latest : undefined, this.nextDeadline(now)].filter(
+    const warnDeadlines = [latest !== undefined && !isDecidable(latest) ? latest : undefined, next].filter(
       (d): d is number => d !== undefined,
     );
 
