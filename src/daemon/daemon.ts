@@ -8,7 +8,7 @@ import type { Transfer } from '../source/transfer.js';
 import { Poller } from '../poller/poller.js';
 import type { PollStream } from '../poller/poll-stream.js';
 import { RuleEngine } from '../rules/rule-engine.js';
-import type { RuleDefinition } from '../rules/rule-schema.js';
+import type { RuleDefinition } from '../rules/registry.js';
 import { AlertStore } from '../alerts/alert-store.js';
 import type { Alert } from '../alerts/alert.js';
 import { Notifier } from '../notify/notifier.js';
@@ -72,6 +72,11 @@ export class Daemon {
   private evaluateAgain = false;
   private tick: NodeJS.Timeout | undefined;
   private wakeup: NodeJS.Timeout | undefined;
+  /**
+   * The current rule engine knows history from here on (the start of the history replayed into it); windows
+   * that began earlier are not judged, so a missing file is never claimed on data the engine never saw.
+   */
+  private engineFrom: number | undefined;
   private lastReload: { ok: boolean; at: number; error?: string } | undefined;
   private readonly startedAt: number;
 
@@ -133,7 +138,7 @@ export class Daemon {
     });
     logger.info({ url: this.http.url }, 'HTTP server listening');
 
-    if (restarted) await this.poller.replay(this.replaySpan(this.engine), (t) => this.engine.observe(t));
+    if (restarted) this.engineFrom = await this.replayInto(this.engine);
     this.metrics.setConfigReload(true, clock.now());
     this.lastReload = { ok: true, at: clock.now() };
     this.ready = true;
@@ -149,8 +154,12 @@ export class Daemon {
     return new RuleEngine(rules, { clock: this.opts.clock, logger: this.logger, sources: this.setup.config.sources.map((s) => s.name) });
   }
 
-  private replaySpan(engine: RuleEngine): number {
-    return Math.min(engine.historyNeeded(), MAX_REPLAY_MS);
+  /** Feed an engine the history its windows need; returns from when on it knows history. */
+  private async replayInto(engine: RuleEngine): Promise<number> {
+    const now = this.opts.clock.now();
+    const span = Math.min(engine.historyNeeded(), MAX_REPLAY_MS);
+    const complete = await this.poller.replay(span, (t) => engine.observe(t));
+    return complete ? now - span : now;
   }
 
   private newPoller(config: Config): Poller {
@@ -205,7 +214,13 @@ export class Daemon {
   private async evaluateOnce(): Promise<void> {
     const now = this.opts.clock.now();
     const config = this.setup.config;
-    const evaluations = this.engine.evaluate(now, { completeUntil: (source, result) => this.poller.completeUntil(source, result) });
+    const evaluations = this.engine.evaluate(now, {
+      completeUntil: (source, result) => this.poller.completeUntil(source, result),
+      completeFrom: (source, result) => {
+        const from = this.poller.completeFrom(source, result);
+        return from === undefined ? undefined : Math.max(from, this.engineFrom ?? from);
+      },
+    });
     this.alerts.apply(evaluations, now);
     for (const source of config.sources) {
       const silentFor = now - this.poller.lastHealthy(source.name);
@@ -313,12 +328,14 @@ export class Daemon {
     }
     const engine = this.newEngine(next.rules);
     this.nextEngine = engine;
+    let from: number;
     try {
-      await this.poller.replay(this.replaySpan(engine), (t) => engine.observe(t));
+      from = await this.replayInto(engine);
     } finally {
       this.nextEngine = undefined;
     }
     this.engine = engine;
+    this.engineFrom = from;
     this.notifier.reload(this.setup.config);
     if (sourcesChanged) this.poller.start();
     this.metrics.setConfigReload(true, clock.now());

@@ -2,7 +2,7 @@ import type { LoadedConfig } from '../config/load-config.js';
 import { loadConfig } from '../config/load-config.js';
 import { ConfigError } from '../config/config-error.js';
 import { loadRuleFiles } from '../rules/load-rules.js';
-import type { RuleDefinition } from '../rules/rule-schema.js';
+import type { RuleDefinition } from '../rules/registry.js';
 
 /** What the daemon runs on: a validated config and its rules. */
 export interface LoadedSetup extends LoadedConfig {

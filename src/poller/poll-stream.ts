@@ -20,6 +20,8 @@ export type TransferSink = (t: Transfer, stream: StreamKind) => void;
 
 export interface StreamSnapshot {
   cursor?: number;
+  /** Start of the first window ever read: history is complete from here to the cursor. */
+  since?: number;
   lastSuccess?: number;
   seen: Array<[string, number]>;
 }
@@ -53,6 +55,7 @@ const iso = (ms: number | undefined): string | null => (ms === undefined ? null 
 export class PollStream {
   readonly id: string;
   cursor: number | undefined;
+  since: number | undefined;
   lastSuccess: number | undefined;
   lastError: { reason: string; message: string; at: number } | undefined;
   private seen = new SeenTransfers();
@@ -83,6 +86,7 @@ export class PollStream {
   snapshot(): StreamSnapshot {
     return {
       ...(this.cursor !== undefined ? { cursor: this.cursor } : {}),
+      ...(this.since !== undefined ? { since: this.since } : {}),
       ...(this.lastSuccess !== undefined ? { lastSuccess: this.lastSuccess } : {}),
       seen: this.seen.toJSON(),
     };
@@ -90,6 +94,7 @@ export class PollStream {
 
   restore(s: StreamSnapshot): void {
     this.cursor = s.cursor;
+    this.since = s.since ?? s.cursor;
     this.lastSuccess = s.lastSuccess;
     this.seen = SeenTransfers.from(s.seen);
   }
@@ -149,6 +154,7 @@ export class PollStream {
       if (fresh) hooks.onRecords?.(this.source, this.kind, fresh);
       total += fresh;
       this.cursor = window.end;
+      this.since ??= window.start;
       this.lastSuccess = clock.now();
       this.lastError = undefined;
       this.seen.prune(window.end - poll.overlap);

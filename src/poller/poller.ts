@@ -36,6 +36,7 @@ function parseSnapshot(value: unknown): Record<string, StreamSnapshot> {
       : [];
     out[id] = {
       ...(typeof r.cursor === 'number' ? { cursor: r.cursor } : {}),
+      ...(typeof r.since === 'number' ? { since: r.since } : {}),
       ...(typeof r.lastSuccess === 'number' ? { lastSuccess: r.lastSuccess } : {}),
       seen,
     };
@@ -100,20 +101,26 @@ export class Poller {
     await this.opts.state.save(STATE_KEY, snap);
   }
 
-  /** Rebuild rule windows after a restart: re-read up to `lookback` of history before each stream's cursor. */
-  async replay(lookback: number, observe: (t: Transfer) => void): Promise<void> {
-    if (lookback <= 0) return;
+  /**
+   * Rebuild rule windows after a restart: re-read up to `lookback` of history before each stream's cursor.
+   * Returns whether every stream's history was read; when not, rules must not judge windows before now.
+   */
+  async replay(lookback: number, observe: (t: Transfer) => void): Promise<boolean> {
+    if (lookback <= 0) return true;
     const now = this.opts.clock.now();
-    await Promise.all(
+    const results = await Promise.all(
       this.streams.map(async (s) => {
         try {
           const n = await s.replay(now - lookback, observe, this.abort.signal);
           this.opts.logger.info({ stream: s.id, transfers: n }, 'rule windows rebuilt from history');
+          return true;
         } catch (err) {
           this.opts.logger.warn({ stream: s.id, err: errorMessage(err) }, 'could not re-read history to rebuild rule windows; rules start with what polling brings');
+          return false;
         }
       }),
     );
+    return results.every(Boolean);
   }
 
   start(): void {
@@ -160,6 +167,17 @@ export class Poller {
       min = min === undefined ? s.cursor : Math.min(min, s.cursor);
     }
     return any ? min : undefined;
+  }
+
+  /** Epoch ms from which a source's stream of that result kind has been read without gaps (max over its instances). */
+  completeFrom(source: string, result: 'success' | 'error'): number | undefined {
+    let max: number | undefined;
+    for (const s of this.streams) {
+      if (s.source !== source || RESULT_OF[s.kind] !== result) continue;
+      if (s.since === undefined) return undefined;
+      max = max === undefined ? s.since : Math.max(max, s.since);
+    }
+    return max;
   }
 
   /** The last time every stream of the source had a successful poll (the stalest stream decides). */
