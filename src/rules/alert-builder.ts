@@ -45,7 +45,8 @@ export class AlertBuilder {
     return {
       labels,
       annotations,
-      values: opts.values,
+      // rule_type lets notification templates and inhibition tell the kinds apart without a label.
+      values: { rule_type: this.rule.type, ...opts.values },
       samples: opts.samples ?? [],
       for: opts.for ?? 0,
       keepFiringFor: opts.keepFiringFor ?? 0,
