@@ -3,6 +3,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import type { Problem } from '../config/problem.js';
+import { SOURCE_DOWN_ALERTNAME } from '../alerts/source-down.js';
 import { errorMessage } from '../util/errors.js';
 import { findRuleType, RULE_TYPES, ruleTypeNames, type RuleDefinition } from './registry.js';
 import { checkRuleTemplates } from './rule-schema.js';
@@ -150,6 +151,10 @@ export function parseRuleFile(file: string, text: string): { rules: RuleDefiniti
     if (!parsed) return;
     if (!parsed.success) {
       problems.push(...issueProblems(y, ['rules', i], parsed.error.issues, ruleType.schema));
+      return;
+    }
+    if (parsed.data.name === SOURCE_DOWN_ALERTNAME) {
+      problems.push(problemAt(y, ['rules', i, 'name'], `name: "${SOURCE_DOWN_ALERTNAME}" is the built-in source alert; choose another name`));
       return;
     }
     const templateIssues = checkRuleTemplates(parsed.data, ruleType.templateVariables, ruleType.extraTemplates(parsed.data));

@@ -66,6 +66,12 @@ describe('rule file validation', () => {
     expect(problems('rules:\n  - name: A\n   type: [\n')[0]).toMatch(/^r\.yaml:\d+:\d+: /);
   });
 
+  it('reserves the built-in alert name', () => {
+    expect(problems('rules:\n  - name: TransferWatchSourceDown\n    type: error_burst\n    threshold: 1\n    window: 1m\n')).toEqual([
+      'r.yaml:2:11: name: "TransferWatchSourceDown" is the built-in source alert; choose another name',
+    ]);
+  });
+
   it('rejects labels that would override alertname or severity', () => {
     expect(problems('rules:\n  - name: A\n    type: error_burst\n    threshold: 1\n    window: 1m\n    labels: { severity: x }\n')[0]).toMatch(
       /^r\.yaml:6:\d+: labels\.severity: label "severity" is set by the engine/,
