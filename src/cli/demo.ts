@@ -1,9 +1,84 @@
 import type { Command } from 'commander';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { systemClock } from '../util/clock.js';
+import { createLogger } from '../util/logger.js';
+import { configSchema } from '../config/schema.js';
+import { ConfigError } from '../config/config-error.js';
+import { loadRuleFiles } from '../rules/load-rules.js';
+import { startSimulator } from '../simulator/start-simulator.js';
+import { Daemon } from '../daemon/daemon.js';
+import { runDaemon } from './run.js';
+import { packageVersion } from './package-version.js';
+import { EXIT_USAGE } from './exit-codes.js';
+import { reportStartupError } from './report-startup-error.js';
 
-// Placeholder until the command lands; replaced by its owner.
+/** The bundled example rules, shipped in the package next to dist/. */
+const RULES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../rules');
+
+const DEMO_USER = 'demo';
+const DEMO_PASSWORD = 'demo';
+
+/**
+ * `transfer-watch demo`: the daemon against the built-in simulator (error bursts and late files), with the
+ * example rules and a console receiver, so anyone sees metrics and alerts in one command with no setup.
+ * Intervals are short so alerts appear and resolve within minutes.
+ */
 export function registerDemo(program: Command): void {
-  program.command('demo').description('not implemented yet').action(() => {
-    process.stderr.write('demo: not implemented yet\n');
-    process.exitCode = 2;
-  });
+  program
+    .command('demo')
+    .description('run the daemon against the built-in simulator with the example rules and console notifications')
+    .option('-p, --port <n>', 'HTTP port of the daemon', '9464')
+    .option('--host <host>', 'HTTP address of the daemon', '127.0.0.1')
+    .option('--seed <n>', 'simulator seed', '1')
+    .option('--state-dir <dir>', 'state directory (default: a new temporary folder)')
+    .action(async (opts: { port: string; host: string; seed: string; stateDir?: string }) => {
+      const port = Number(opts.port);
+      const seed = Number(opts.seed);
+      if (!Number.isInteger(port) || port < 0 || port > 65535 || !Number.isInteger(seed)) {
+        process.stderr.write('demo: --port must be 0-65535 and --seed an integer\n');
+        process.exit(EXIT_USAGE);
+      }
+      const logger = createLogger({ level: 'warn', destination: undefined });
+      const simulator = await startSimulator({ port: 0, host: '127.0.0.1', seed, scenario: 'demo', username: DEMO_USER, password: DEMO_PASSWORD });
+      const stateDir = opts.stateDir ?? (await mkdtemp(path.join(os.tmpdir(), 'transfer-watch-demo-')));
+      const load = async () => {
+        const config = configSchema.parse({
+          sources: [{ name: 'demo', base_url: simulator.url, username: DEMO_USER, password: DEMO_PASSWORD, timeout: '5s' }],
+          poll: { interval: '5s', success_interval: '5s', delay: '1s', overlap: '1m', initial_lookback: '15m', max_window: '1h', stale_after: '1m' },
+          state: { dir: stateDir },
+          rule_files: [path.join(RULES_DIR, '*.yaml')],
+          receivers: [{ name: 'console', console: { send_resolved: true } }],
+          route: { receiver: 'console', group_by: ['alertname', 'source', 'mft_instance', 'user'], group_wait: '5s', group_interval: '30s', repeat_interval: '1h' },
+          server: { listen: `${opts.host}:${port}` },
+          log: { level: 'warn' },
+        });
+        const { rules, problems } = await loadRuleFiles(config.rule_files, RULES_DIR);
+        if (problems.length > 0) throw new ConfigError(problems);
+        return { config, file: '<demo>', dir: RULES_DIR, secrets: [DEMO_PASSWORD], rules, templates: undefined };
+      };
+      const daemon = new Daemon({ load, clock: systemClock, logger, version: packageVersion() });
+      process.on('exit', () => void simulator.close());
+      try {
+        await runDaemon(daemon, logger);
+      } catch (err) {
+        reportStartupError(err);
+        process.exit(EXIT_USAGE);
+      }
+      const url = daemon.url ?? `http://${opts.host}:${port}`;
+      process.stdout.write(
+        [
+          'transfer-watch demo is running against the built-in simulator (error bursts and late files).',
+          `  simulator:  ${simulator.url}`,
+          `  metrics:    ${url}/metrics`,
+          `  alerts:     ${url}/api/v1/alerts`,
+          `  status:     ${url}/api/v1/status`,
+          `  state dir:  ${stateDir}`,
+          'Alerts are printed below as they fire and resolve. Ctrl-C stops.',
+          '',
+        ].join('\n'),
+      );
+    });
 }

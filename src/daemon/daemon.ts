@@ -113,12 +113,14 @@ export class Daemon {
       clock,
       logger,
       state: this.state,
+      templates: this.setup.templates,
       hooks: {
         onNotification: (receiver, integration, outcome) => this.metrics.observeNotification(receiver, integration, outcome),
         onQueueLength: (n) => this.metrics.setNotificationQueueLength(n),
       },
     });
     await this.notifier.restore();
+    this.initReceiverMetrics();
 
     this.poller = this.newPoller(config);
     const restarted = await this.poller.restore();
@@ -150,6 +152,15 @@ export class Daemon {
     this.tick.unref();
   }
 
+  /** Receivers' sent/failed series exist at 0 from the first scrape, so `rate()` and alerts on them work. */
+  private initReceiverMetrics(): void {
+    for (const r of this.setup.config.receivers) {
+      for (const integration of ['slack', 'email', 'alertmanager', 'webhook', 'console'] as const) {
+        if (r[integration]) this.metrics.initReceiver(r.name, integration);
+      }
+    }
+  }
+
   private newEngine(rules: RuleDefinition[]): RuleEngine {
     return new RuleEngine(rules, { clock: this.opts.clock, logger: this.logger, sources: this.setup.config.sources.map((s) => s.name) });
   }
@@ -163,7 +174,7 @@ export class Daemon {
   }
 
   private newPoller(config: Config): Poller {
-    for (const s of config.sources) this.metrics.initSource(s.name, config.poll.success_interval > 0 ? ['failures', 'successes'] : ['failures']);
+    for (const s of config.sources) this.metrics.initSource(s.name, config.poll.success_interval > 0 ? ['failures', 'successes'] : ['failures'], s.instances);
     return new Poller({
       sources: config.sources,
       poll: config.poll,
@@ -336,7 +347,8 @@ export class Daemon {
     }
     this.engine = engine;
     this.engineFrom = from;
-    this.notifier.reload(this.setup.config);
+    this.notifier.reload(this.setup.config, next.templates);
+    this.initReceiverMetrics();
     if (sourcesChanged) this.poller.start();
     this.metrics.setConfigReload(true, clock.now());
     this.lastReload = { ok: true, at: clock.now() };

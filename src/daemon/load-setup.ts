@@ -1,12 +1,16 @@
 import type { LoadedConfig } from '../config/load-config.js';
 import { loadConfig } from '../config/load-config.js';
 import { ConfigError } from '../config/config-error.js';
-import { loadRuleFiles } from '../rules/load-rules.js';
+import { expandRuleFilePatterns, loadRuleFiles } from '../rules/load-rules.js';
+import { loadTemplateSet, type TemplateSet } from '../notify/templates/template-set.js';
+import { errorMessage } from '../util/errors.js';
 import type { RuleDefinition } from '../rules/registry.js';
 
 /** What the daemon runs on: a validated config and its rules. */
 export interface LoadedSetup extends LoadedConfig {
   rules: RuleDefinition[];
+  /** User notification templates (`templates:` files), undefined when none are configured. */
+  templates: TemplateSet | undefined;
 }
 
 /** Config file plus every rule file it names; all problems of both in one ConfigError. */
@@ -14,5 +18,14 @@ export async function loadSetup(file: string, env: NodeJS.ProcessEnv = process.e
   const loaded = await loadConfig(file, { env });
   const { rules, problems } = await loadRuleFiles(loaded.config.rule_files, loaded.dir);
   if (problems.length > 0) throw new ConfigError(problems);
-  return { ...loaded, rules };
+  let templates: TemplateSet | undefined;
+  if (loaded.config.templates.length > 0) {
+    const files = await expandRuleFilePatterns(loaded.config.templates, loaded.dir);
+    try {
+      templates = await loadTemplateSet(files);
+    } catch (err) {
+      throw new ConfigError([{ file: loaded.file, line: 1, col: 1, message: `templates: ${errorMessage(err)}` }]);
+    }
+  }
+  return { ...loaded, rules, templates };
 }

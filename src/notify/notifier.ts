@@ -108,14 +108,16 @@ export class Notifier {
   private started = false;
   private stopped = false;
   private givenUp = 0;
+  /** User templates; replaced on reload, read when integrations are (re)built. */
+  private templates: TemplateSet | undefined;
 
   constructor(opts: NotifierOptions) {
     this.clock = opts.clock;
     this.logger = opts.logger;
     this.hooks = opts.hooks ?? {};
-    const templates = opts.templates;
+    this.templates = opts.templates;
     this.integrationsFor =
-      opts.integrationsFor ?? ((receiver) => createIntegrations(receiver, { logger: opts.logger, templates, clock: opts.clock }));
+      opts.integrationsFor ?? ((receiver) => createIntegrations(receiver, { logger: opts.logger, templates: this.templates, clock: opts.clock }));
     this.random = opts.random ?? Math.random;
     this.giveUpAfterMs = opts.giveUpAfterMs ?? DEFAULT_GIVE_UP_AFTER_MS;
     this.stopTimeoutMs = opts.stopTimeoutMs ?? 5_000;
@@ -187,8 +189,9 @@ export class Notifier {
   }
 
   /** New routes, receivers, inhibit rules and intervals; the nflog and outbox are kept. Throws (keeping the old) when invalid. */
-  reload(config: Config): void {
+  reload(config: Config, templates?: TemplateSet): void {
     this.pipeline = buildPipeline(config);
+    this.templates = templates;
     this.integrationCache.clear();
     // Groups are rebuilt from the current alerts; the nflog keeps them from being sent twice.
     this.groups.clear();
