@@ -49,8 +49,8 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
   }
 
-  observe(t: Transfer): void {
-    if (t.result !== 'error') return;
+  observe(t: Transfer): boolean {
+    if (t.result !== 'error') return false;
     const labels: Labels = {};
     for (const name of this.rule.group_by) labels[name] = transferLabel(t, name);
     const key = this.rule.group_by.map((n) => labels[n]).join('\u0000');
@@ -65,6 +65,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
     let i = group.failures.length;
     while (i > 0 && (group.failures[i - 1] as Failure).time > t.time) i--;
     group.failures.splice(i, 0, failure);
+    return true;
   }
 
   evaluate(now: number): RuleEvaluation {

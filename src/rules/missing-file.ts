@@ -170,15 +170,16 @@ export class MissingFileEvaluator implements RuleEvaluator {
     return Math.min(MAX_HISTORY, this.rule.window + 2 * maxGap);
   }
 
-  observe(t: Transfer): void {
-    if (t.result !== 'success') return;
+  observe(t: Transfer): boolean {
+    if (t.result !== 'success') return false;
     const key = this.rule.for_each ? transferLabel(t, this.rule.for_each.label) : '';
-    if (!this.keys.includes(key)) return;
+    if (!this.keys.includes(key)) return false;
     let list = this.arrivals.get(key);
     if (!list) this.arrivals.set(key, (list = []));
     let i = list.length;
     while (i > 0 && (list[i - 1] as number) > t.time) i--;
     list.splice(i, 0, t.time);
+    return true;
   }
 
   /** The span every relevant source's successes are read without gaps; undefined if any has not been read yet. */

@@ -15,17 +15,20 @@ interface EngineEntry {
   rule: RuleDefinition;
   matches: TransferMatcher;
   evaluator: RuleEvaluator;
+  history: number;
 }
 
 /**
  * Feeds transfers to the rules that match them and evaluates every rule at a given time.
  * A transfer only visits candidate rules from the exact-value index, then their full matchers.
- * Transfer ids are remembered for as long as any window needs them, so a transfer read twice (overlapping
- * poll windows, the history re-read after a restart) is counted once.
+ * The ids of transfers a rule kept are remembered for as long as that rule's window needs them, so a transfer
+ * read twice (overlapping poll windows, the history re-read after a restart) is counted once; transfers no
+ * rule kept are not remembered at all (memory follows what rules hold, not the traffic).
  */
 export class RuleEngine {
   private readonly entries: EngineEntry[];
   private readonly index: RuleIndex<EngineEntry>;
+  /** id → time after which no rule that kept it can still count it. */
   private readonly seen = new Map<string, number>();
   private readonly history: number;
   private readonly clock: Clock;
@@ -37,9 +40,12 @@ export class RuleEngine {
     this.clock = opts.clock;
     this.logger = opts.logger;
     const ctx = { sources: opts.sources, logger: opts.logger, clock: opts.clock };
-    this.entries = rules.map((rule) => ({ rule, matches: compileMatch(rule.match), evaluator: createEvaluator(rule, ctx) }));
+    this.entries = rules.map((rule) => {
+      const evaluator = createEvaluator(rule, ctx);
+      return { rule, matches: compileMatch(rule.match), evaluator, history: evaluator.historyNeeded() };
+    });
     this.index = new RuleIndex(this.entries.map((e) => ({ match: e.rule.match, item: e })));
-    this.history = Math.max(0, ...this.entries.map((e) => e.evaluator.historyNeeded()));
+    this.history = Math.max(0, ...this.entries.map((e) => e.history));
   }
 
   get rules(): readonly RuleDefinition[] {
@@ -50,16 +56,16 @@ export class RuleEngine {
     if (this.seen.has(t.id)) return;
     // Older than every window: it cannot change any rule's outcome, and remembering it would grow memory.
     if (t.time <= this.clock.now() - this.history) return;
-    this.seen.set(t.id, t.time);
+    let keepUntil: number | undefined;
     for (const entry of this.index.candidates(t)) {
       this.matchChecks++;
-      if (entry.matches(t)) entry.evaluator.observe(t);
+      if (entry.matches(t) && entry.evaluator.observe(t)) keepUntil = Math.max(keepUntil ?? -Infinity, t.time + entry.history);
     }
+    if (keepUntil !== undefined) this.seen.set(t.id, keepUntil);
   }
 
   evaluate(now: number, data: DataCompleteness): RuleEvaluation[] {
-    const horizon = now - this.history;
-    for (const [id, time] of this.seen) if (time <= horizon) this.seen.delete(id);
+    for (const [id, until] of this.seen) if (until <= now) this.seen.delete(id);
     const out: RuleEvaluation[] = [];
     for (const entry of this.entries) {
       try {
@@ -74,6 +80,11 @@ export class RuleEngine {
 
   historyNeeded(): number {
     return this.history;
+  }
+
+  /** Transfer ids currently remembered for deduplication (bounded by what the rules hold). */
+  get rememberedTransfers(): number {
+    return this.seen.size;
   }
 
   nextWakeup(now: number): number | undefined {

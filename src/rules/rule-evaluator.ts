@@ -20,7 +20,8 @@ export interface DataCompleteness {
  * once. State must stay bounded: evaluators prune what time has moved past.
  */
 export interface RuleEvaluator {
-  observe(t: Transfer): void;
+  /** Returns whether the rule kept the transfer (only then must the engine remember its id). */
+  observe(t: Transfer): boolean;
   evaluate(now: number, data: DataCompleteness): RuleEvaluation;
   /** ms of history to re-read after a restart for this rule's windows to be whole again. */
   historyNeeded(): number;

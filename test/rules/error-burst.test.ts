@@ -108,7 +108,10 @@ describe('error_burst', () => {
   it('keeps memory bounded: old failures are pruned and too-old records are not remembered', () => {
     const { engine, step } = setup(BURST);
     for (let i = 0; i < 100; i++) engine.observe(transfer({ time: T0 + i * 1000, code: 36 }));
+    for (let i = 0; i < 50; i++) engine.observe(transfer({ time: T0 + i * 1000, code: 0 })); // successes: not kept
+    expect(engine.rememberedTransfers).toBe(100);
     step(T0 + 2 * 60 * MIN);
+    expect(engine.rememberedTransfers).toBe(0);
     const before = engine.matchChecks;
     engine.observe(transfer({ time: T0, code: 36 })); // far older than any window at the clock's time
     expect(engine.matchChecks).toBe(before);
