@@ -115,6 +115,9 @@ export function issueProblems(y: PositionedYaml, base: (string | number)[], issu
         const message = `unknown key "${key}"${hint ? ` (did you mean "${hint}"?)` : ''}`;
         out.push(problemAt(y, [...base, ...at], message, key));
       }
+    } else if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message) && at.length > 0) {
+      // Point at the map that lacks the key, and say so in words.
+      out.push(problemAt(y, [...base, ...at.slice(0, -1)], `missing required key "${String(at.at(-1))}"`));
     } else {
       const field = at.length > 0 ? `${at.join('.')}: ` : '';
       out.push(problemAt(y, [...base, ...at], `${field}${issue.message}`));

@@ -15,6 +15,7 @@ describe('rule file validation', () => {
   it('points unknown keys at themselves and suggests the nearest valid key', () => {
     const yaml = ['rules:', '  - name: A', '    type: error_burst', '    threshold: 3', '    window: 5m', '    treshold: 4', ''].join('\n');
     expect(problems(yaml)).toEqual(['r.yaml:6:5: unknown key "treshold" (did you mean "threshold"?)']);
+    expect(problems('rules:\n  - name: A\n    type: error_burst\n    threshold: 3\n')).toEqual(['r.yaml:2:5: missing required key "window"']);
   });
 
   it('reports unknown types with the known ones, at the type value', () => {
