@@ -118,3 +118,27 @@ describe('error_burst', () => {
     expect(engine.historyNeeded()).toBe(10 * MIN);
   });
 });
+
+describe('error_burst against a brute-force count', () => {
+  it('for any arrival order, fires exactly when a group has >= threshold failures in (now - window, now]', async () => {
+    const fc = await import('fast-check');
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ minute: fc.integer({ min: 0, max: 30 }), user: fc.constantFrom('BANK1', 'BANK2'), failed: fc.boolean() }), { maxLength: 40 }),
+        fc.integer({ min: 0, max: 40 }),
+        (events, evalMinute) => {
+          const { engine, store, step } = setup(BURST);
+          const transfers = events.map((e) => transfer({ time: T0 + e.minute * MIN, user: e.user, code: e.failed ? 36 : 0 }));
+          for (const t of transfers) engine.observe(t);
+          const now = T0 + evalMinute * MIN;
+          step(now);
+          const expected = ['BANK1', 'BANK2'].filter(
+            (u) => transfers.filter((t) => t.user === u && t.code !== 0 && t.time > now - 10 * MIN && t.time <= now).length >= 3,
+          );
+          expect(store.alerts().map((a) => a.labels['user']).sort()).toEqual(expected);
+        },
+      ),
+      { numRuns: 150, seed: 42 },
+    );
+  });
+});
