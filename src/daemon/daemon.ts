@@ -347,6 +347,8 @@ export class Daemon {
     }
     this.engine = engine;
     this.engineFrom = from;
+    // Alerts of rules that no longer exist resolve now instead of firing forever.
+    this.alerts.retainRules(next.rules.map((r) => r.name), clock.now());
     this.notifier.reload(this.setup.config, next.templates);
     this.initReceiverMetrics();
     if (sourcesChanged) this.poller.start();
