@@ -7,7 +7,7 @@ import { duration, timeZone } from '../config/schema-helpers.js';
 import { transferLabel, type Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { formatTimeInZone, localDate, localDateFormatter } from './format-time.js';
-import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
+import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 
@@ -288,6 +288,55 @@ export class MissingFileEvaluator implements RuleEvaluator {
 
   historyNeeded(): number {
     return this.history;
+  }
+
+  /**
+   * Read-only view for people: the last two deadlines and the next one that fall on today's date in the rule's
+   * zone (or the next deadline alone when none is today), per expected key. Only the last two deadlines are
+   * shown because arrivals before them are pruned; the states follow `evaluate`'s rules (never "missing"
+   * while the data is incomplete).
+   */
+  expectations(now: number, data: DataCompleteness): ExpectedFile[] {
+    const span = this.completeSpan(data);
+    const { latest, before, next } = this.deadlinesAround(now);
+    const today = localDate(now, this.rule.timezone, this.dateFormatter).date;
+    const onToday = (d: number | undefined): d is number => d !== undefined && localDate(d, this.rule.timezone, this.dateFormatter).date === today;
+    let deadlines = [before, latest, next].filter(onToday);
+    if (deadlines.length === 0 && next !== undefined) deadlines = [next];
+    const out: ExpectedFile[] = [];
+    for (const deadline of deadlines) {
+      const windowStart = deadline - this.rule.window;
+      const decidable = span !== undefined && span.until >= deadline && span.from <= windowStart;
+      for (const key of this.keys) {
+        const list = this.arrivals.get(key) ?? [];
+        const inWindow = list.filter((t) => t > windowStart && t <= Math.min(deadline, now));
+        const count = inWindow.length;
+        let status: ExpectedFile['status'];
+        let arrivedAt: number | undefined;
+        if (count >= this.rule.min_count) {
+          status = 'arrived';
+          arrivedAt = inWindow[this.rule.min_count - 1];
+        } else if (deadline > now) {
+          status = 'not_due';
+        } else {
+          arrivedAt = list.find((t) => t > deadline && t <= now);
+          status = arrivedAt !== undefined ? 'late' : decidable ? 'missing' : 'awaiting_data';
+        }
+        out.push({
+          rule: this.rule.name,
+          ...(this.rule.for_each ? { key: { label: this.rule.for_each.label, value: key } } : {}),
+          files: this.rule.match.file ?? [],
+          deadline,
+          windowStart,
+          timezone: this.rule.timezone,
+          status,
+          ...(arrivedAt !== undefined ? { arrivedAt } : {}),
+          count,
+          minCount: this.rule.min_count,
+        });
+      }
+    }
+    return out;
   }
 
   nextWakeup(now: number): number | undefined {

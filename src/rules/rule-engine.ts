@@ -5,10 +5,10 @@ import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { compileMatch, type TransferMatcher } from './match.js';
 import { createEvaluator, type RuleDefinition } from './registry.js';
-import type { DataCompleteness, RuleEvaluator } from './rule-evaluator.js';
+import type { DataCompleteness, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { RuleIndex } from './rule-index.js';
 
-export type { DataCompleteness } from './rule-evaluator.js';
+export type { DataCompleteness, ExpectedFile } from './rule-evaluator.js';
 export type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
 
 interface EngineEntry {
@@ -80,6 +80,19 @@ export class RuleEngine {
 
   historyNeeded(): number {
     return this.history;
+  }
+
+  /** What deadline rules expect around `now` and how each stands; read-only (the status page shows it). */
+  expectations(now: number, data: DataCompleteness): ExpectedFile[] {
+    const out: ExpectedFile[] = [];
+    for (const entry of this.entries) {
+      try {
+        out.push(...(entry.evaluator.expectations?.(now, data) ?? []));
+      } catch (err) {
+        this.logger.warn({ rule: entry.rule.name, err: errorMessage(err) }, 'could not list the files a rule expects');
+      }
+    }
+    return out;
   }
 
   /** Transfer ids currently remembered for deduplication (bounded by what the rules hold). */

@@ -27,6 +27,29 @@ export interface RuleEvaluator {
   historyNeeded(): number;
   /** The earliest time after `now` at which the rule needs evaluating without new data (deadlines). */
   nextWakeup(now: number): number | undefined;
+  /** Optional, read-only: the files this rule expects around `now` and how each stands (for the status page). */
+  expectations?(now: number, data: DataCompleteness): ExpectedFile[];
+}
+
+/**
+ * One expected arrival of a deadline rule: `arrived` in its window, `late` (after the deadline), `missing`,
+ * `not_due` (the deadline is ahead and it has not arrived yet), or `awaiting_data` (the deadline passed but the
+ * source's data is not complete up to it, so nothing is claimed).
+ */
+export interface ExpectedFile {
+  rule: string;
+  /** The `for_each` label and value this expectation is for, if the rule has one. */
+  key?: { label: string; value: string };
+  /** The rule's `file` patterns, as a person-readable hint of what is expected. */
+  files: string[];
+  deadline: number;
+  windowStart: number;
+  timezone: string;
+  status: 'arrived' | 'late' | 'missing' | 'not_due' | 'awaiting_data';
+  /** When the file that satisfied (or late-satisfied) the expectation arrived. */
+  arrivedAt?: number;
+  count: number;
+  minCount: number;
 }
 
 export interface EvaluatorContext {
