@@ -11,6 +11,7 @@ import { createIntegrations } from './integrations/registry.js';
 import { NotificationLog, nflogKey, type NflogEntry } from './nflog.js';
 import { NotifyError, type Integration, type Notification } from './notification.js';
 import { Outbox, type OutboxEntry } from './outbox.js';
+import { RecentSends, type SendOutcome } from './recent-sends.js';
 import type { ReceiverConfig } from './receiver-schema.js';
 import { DEFAULT_BACKOFF, retryDelay, type BackoffOptions } from './retry-delay.js';
 import { buildRoute, type Route } from './route.js';
@@ -108,6 +109,7 @@ export class Notifier {
   private started = false;
   private stopped = false;
   private givenUp = 0;
+  private readonly recent = new RecentSends();
   /** User templates; replaced on reload, read when integrations are (re)built. */
   private templates: TemplateSet | undefined;
 
@@ -127,6 +129,11 @@ export class Notifier {
     this.silenceStore = new SilenceStore(opts.clock, opts.state, opts.logger);
     this.silences = this.silenceStore;
     this.pipeline = buildPipeline(opts.config);
+  }
+
+  /** Recent send attempts, newest first (bounded, in memory; the status page shows them). */
+  recentSends(): SendOutcome[] {
+    return this.recent.list();
   }
 
   /** Notifications abandoned since start (also logged as errors and reported through hooks.onGiveUp). */
@@ -397,6 +404,7 @@ export class Notifier {
         return;
       }
       this.hooks.onNotification?.(entry.receiver, entry.integration, 'sent');
+      this.recordSend(entry, 'sent');
       const now = this.clock.now();
       this.nflog.set(entry.key, { firing: entry.firing, resolved: entry.resolved, sentAt: now, seq: entry.id });
       // The at-least-once window: a crash before this write completes re-sends the entry on restart.
@@ -418,6 +426,7 @@ export class Notifier {
     this.hooks.onNotification?.(entry.receiver, entry.integration, 'failed');
     const now = this.clock.now();
     entry.lastError = this.redact(entry.receiver, errorMessage(err));
+    this.recordSend(entry, 'failed', entry.lastError);
     const retryable = err instanceof NotifyError ? err.retryable : true;
     if (!retryable) {
       await this.giveUp(entry, `not retryable: ${entry.lastError}`);
@@ -460,12 +469,26 @@ export class Notifier {
       'NOTIFICATION DROPPED: giving up, this notification was not delivered',
     );
     this.hooks.onGiveUp?.(entry.receiver, entry.integration);
+    this.recordSend(entry, 'given_up', this.redact(entry.receiver, reason));
     // Recorded as if sent, so the same content is not retried at every flush; a change or the repeat interval sends again.
     this.nflog.set(entry.key, { firing: entry.firing, resolved: entry.resolved, sentAt: now, seq: entry.id });
     await this.persistNflog();
     this.outbox.remove(entry.id);
     await this.persistOutbox();
     this.hooks.onQueueLength?.(this.outbox.size);
+  }
+
+  private recordSend(entry: OutboxEntry, outcome: SendOutcome['outcome'], error?: string): void {
+    this.recent.add({
+      at: this.clock.now(),
+      receiver: entry.receiver,
+      integration: entry.integration,
+      outcome,
+      status: entry.notification.status,
+      alertnames: [...new Set(entry.notification.alerts.map((a) => a.labels['alertname'] ?? a.fingerprint))],
+      attempts: outcome === 'sent' ? entry.attempts + 1 : entry.attempts,
+      ...(error !== undefined ? { error } : {}),
+    });
   }
 
   private redact(receiver: string, text: string): string {

@@ -1,0 +1,35 @@
+/** One send attempt of a notification, as the status page shows it. */
+export interface SendOutcome {
+  at: number;
+  receiver: string;
+  integration: string;
+  /** `given_up`: the notification was abandoned (not retryable, or retried for too long). */
+  outcome: 'sent' | 'failed' | 'given_up';
+  /** The notification's status: a firing or a resolved group. */
+  status: 'firing' | 'resolved';
+  /** Alert names in the notification, deduplicated. */
+  alertnames: string[];
+  attempts: number;
+  /** Already redacted of receiver secrets (webhook URLs, passwords). */
+  error?: string;
+}
+
+/**
+ * A bounded in-memory ring of recent send outcomes. Not persisted: it answers "what happened lately" for a
+ * person, while counts over time are the metrics' job.
+ */
+export class RecentSends {
+  private readonly items: SendOutcome[] = [];
+
+  constructor(private readonly capacity = 100) {}
+
+  add(outcome: SendOutcome): void {
+    this.items.push(outcome);
+    if (this.items.length > this.capacity) this.items.splice(0, this.items.length - this.capacity);
+  }
+
+  /** Newest first. */
+  list(): SendOutcome[] {
+    return this.items.map((o) => ({ ...o, alertnames: [...o.alertnames] })).reverse();
+  }
+}

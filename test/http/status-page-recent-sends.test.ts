@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { NotifyError } from '../../src/notify/notification.js';
+import { Notifier } from '../../src/notify/notifier.js';
+import { RecentSends } from '../../src/notify/recent-sends.js';
+import { MemoryStateStore } from '../../src/state/state-store.js';
+import { ManualClock } from '../../src/util/clock.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { FakeIntegration, firing, notifyConfig } from '../notify/helpers.js';
+
+/** The notifier's bounded ring of recent send outcomes, which the status page shows per receiver. */
+
+const T0 = Date.parse('2024-03-05T12:00:00Z');
+const SECRET_URL = 'https://hooks.example.com/services/T000/B000/SECRETSECRET';
+
+describe('Notifier.recentSends', () => {
+  it('records failed (redacted) and sent attempts, newest first', async () => {
+    const clock = new ManualClock(T0);
+    const hook = new FakeIntegration();
+    const notifier = new Notifier({
+      config: notifyConfig({
+        receivers: [{ name: 'ops', webhook: { url: SECRET_URL } }],
+        route: { receiver: 'ops', group_by: ['alertname'], group_wait: '30s', group_interval: '5m', repeat_interval: '4h' },
+      }),
+      clock,
+      logger: silentLogger(),
+      state: new MemoryStateStore(),
+      random: () => 0.5,
+      integrationsFor: () => [hook],
+    });
+    hook.script.push(new NotifyError(`503 from ${SECRET_URL}`, true));
+    notifier.update([firing({ alertname: 'Burst', mft_instance: 'PROD1' }, T0)]);
+    clock.set(T0 + 30_000);
+    await notifier.tick();
+    clock.advance(10_000);
+    await notifier.tick();
+
+    const recent = notifier.recentSends();
+    expect(recent.map((r) => [r.outcome, r.receiver, r.integration, r.status, r.alertnames.join(','), r.attempts])).toEqual([
+      ['sent', 'ops', 'webhook', 'firing', 'Burst', 2],
+      ['failed', 'ops', 'webhook', 'firing', 'Burst', 1],
+    ]);
+    expect(recent[1]?.error).toContain('503');
+    expect(recent[1]?.error).not.toContain('SECRETSECRET');
+    expect(recent[0]?.at).toBe(T0 + 40_000);
+  });
+
+  it('keeps only the newest entries up to its capacity', () => {
+    const ring = new RecentSends(3);
+    for (let i = 0; i < 5; i++) {
+      ring.add({ at: i, receiver: 'r', integration: 'console', outcome: 'sent', status: 'firing', alertnames: [`A${i}`], attempts: 1 });
+    }
+    expect(ring.list().map((o) => o.at)).toEqual([4, 3, 2]);
+  });
+});
