@@ -71,6 +71,8 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   evaluate(now: number): RuleEvaluation {
     const alerts: AlertCandidate[] = [];
     const windowStart = now - this.rule.window;
+    // The same for every group of this evaluation: formatted once, and only when some group fires.
+    let display: Record<string, string> | undefined;
     for (const [key, group] of this.groups) {
       let drop = 0;
       while (drop < group.failures.length && (group.failures[drop] as Failure).time <= windowStart) drop++;
@@ -92,11 +94,11 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
         this.builder.build({
           groupLabels: group.labels,
           values: { count, threshold: this.rule.threshold, window_ms: this.rule.window, window: formatDuration(this.rule.window) },
-          display: {
+          display: (display ??= {
             window_start: formatTimeInZone(windowStart, this.rule.timezone),
             window_end: formatTimeInZone(now, this.rule.timezone),
             timezone: this.rule.timezone,
-          },
+          }),
           samples,
           for: this.rule.for,
           keepFiringFor: this.rule.keep_firing_for,
