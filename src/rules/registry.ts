@@ -1,5 +1,11 @@
+import { duplicateFileRuleType } from './duplicate-file.js';
 import { errorBurstRuleType } from './error-burst.js';
+import { errorCodeRuleType } from './error-code.js';
+import { failureRatioRuleType } from './failure-ratio.js';
 import { missingFileRuleType } from './missing-file.js';
+import { sizeAnomalyRuleType } from './size-anomaly.js';
+import { stuckPartnerRuleType } from './stuck-partner.js';
+import { volumeRuleType } from './volume.js';
 import type { EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import type { RuleType } from './rule-type.js';
 import { TransferWatchError } from '../util/errors.js';
@@ -11,6 +17,12 @@ import { TransferWatchError } from '../util/errors.js';
 export const RULE_TYPES = [
   errorBurstRuleType,
   missingFileRuleType,
+  failureRatioRuleType,
+  volumeRuleType,
+  duplicateFileRuleType,
+  sizeAnomalyRuleType,
+  errorCodeRuleType,
+  stuckPartnerRuleType,
 ] as const;
 
 type RuleOf<T> = T extends RuleType<infer R> ? R : never;

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import type { Labels, TransferSample } from '../alerts/alert.js';
+import type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
+import { formatDuration } from '../config/duration.js';
+import { duration, timeZone } from '../config/schema-helpers.js';
+import type { Transfer } from '../source/transfer.js';
+import { AlertBuilder } from './alert-builder.js';
+import { formatTimeInZone } from './format-time.js';
+import { groupOf } from './group-key.js';
+import type { RuleEvaluator } from './rule-evaluator.js';
+import { labelNameSchema, ruleSchema } from './rule-schema.js';
+import { defineRuleType } from './rule-type.js';
+import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
+
+/**
+ * duplicate_file: the same file (NOMEARQUIVO, and TAMARQUIVO with `same_size`) transferred successfully at least
+ * `min_copies` times within a sliding `window`, per group (per user by default). A payment file sent twice is
+ * paid twice. One alert per group and file; it resolves when the copies leave the window.
+ */
+export const duplicateFileSchema = ruleSchema('duplicate_file', {
+  group_by: z.array(labelNameSchema).default(['user']),
+  window: duration().refine((ms) => ms > 0, 'window must be greater than 0'),
+  same_size: z.boolean().default(false),
+  min_copies: z.number().int().min(2).default(2),
+  for: duration().prefault('0'),
+  keep_firing_for: duration().prefault('0'),
+  timezone: timeZone().default('UTC'),
+});
+export type DuplicateFileRule = z.output<typeof duplicateFileSchema>;
+
+const TEMPLATE_VARIABLES = ['copies', 'file', 'size', 'min_copies', 'first_at', 'last_at', 'window', 'window_ms', 'timezone'];
+const DEFAULT_ANNOTATIONS = {
+  summary: '{{file}} transferred {{copies}} times in {{window}}',
+  description: '{{file}} was transferred successfully {{copies}} times between {{first_at}} and {{last_at}}.',
+};
+const MAX_SAMPLES = 5;
+
+interface Copy {
+  time: number;
+  sample: TransferSample;
+}
+
+interface Group {
+  labels: Labels;
+  file: string;
+  size: number;
+  copies: Copy[];
+}
+
+export class DuplicateFileEvaluator implements RuleEvaluator {
+  private readonly groups = new Map<string, Group>();
+  private readonly builder: AlertBuilder;
+
+  constructor(private readonly rule: DuplicateFileRule) {
+    this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+  }
+
+  observe(t: Transfer): boolean {
+    if (t.result !== 'success') return false;
+    const { key, labels } = groupOf(t, this.rule.group_by);
+    const fileKey = this.rule.same_size ? `${key}\u0000${t.file}\u0000${t.size}` : `${key}\u0000${t.file}`;
+    let group = this.groups.get(fileKey);
+    if (!group) {
+      const fileLabels: Labels = { ...labels, file: t.file };
+      if (this.rule.same_size) fileLabels['size'] = String(t.size);
+      this.groups.set(fileKey, (group = { labels: fileLabels, file: t.file, size: t.size, copies: [] }));
+    }
+    insertByTime(group.copies, {
+      time: t.time,
+      sample: { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance },
+    });
+    return true;
+  }
+
+  evaluate(now: number): RuleEvaluation {
+    const alerts: AlertCandidate[] = [];
+    const tz = this.rule.timezone;
+    for (const [key, group] of this.groups) {
+      dropUpTo(group.copies, now - this.rule.window);
+      if (group.copies.length === 0) {
+        this.groups.delete(key);
+        continue;
+      }
+      const copies = group.copies.slice(0, firstAfter(group.copies, now));
+      if (copies.length < this.rule.min_copies) continue;
+      const first = copies[0] as Copy;
+      const last = copies[copies.length - 1] as Copy;
+      alerts.push(
+        this.builder.build({
+          groupLabels: group.labels,
+          values: {
+            copies: copies.length,
+            file: group.file,
+            size: group.size,
+            min_copies: this.rule.min_copies,
+            first_at_ms: first.time,
+            last_at_ms: last.time,
+            window_ms: this.rule.window,
+            window: formatDuration(this.rule.window),
+          },
+          display: { first_at: formatTimeInZone(first.time, tz), last_at: formatTimeInZone(last.time, tz), timezone: tz },
+          samples: copies
+            .slice(-MAX_SAMPLES)
+            .reverse()
+            .map((c) => c.sample),
+          for: this.rule.for,
+          keepFiringFor: this.rule.keep_firing_for,
+        }),
+      );
+    }
+    return { rule: this.rule.name, alerts };
+  }
+
+  historyNeeded(): number {
+    return this.rule.window;
+  }
+
+  nextWakeup(): number | undefined {
+    return undefined;
+  }
+}
+
+export const duplicateFileRuleType = defineRuleType<DuplicateFileRule>({
+  type: 'duplicate_file',
+  schema: duplicateFileSchema,
+  templateVariables: TEMPLATE_VARIABLES,
+  create: (rule) => new DuplicateFileEvaluator(rule),
+});

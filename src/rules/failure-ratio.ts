@@ -1,0 +1,165 @@
+import { z } from 'zod';
+import type { TransferSample } from '../alerts/alert.js';
+import type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
+import { formatDuration } from '../config/duration.js';
+import { duration, timeZone } from '../config/schema-helpers.js';
+import type { Labels } from '../alerts/alert.js';
+import type { Transfer } from '../source/transfer.js';
+import { AlertBuilder } from './alert-builder.js';
+import { completeSpan, relevantSources } from './complete-span.js';
+import { formatTimeInZone } from './format-time.js';
+import { groupOf } from './group-key.js';
+import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
+import { labelNameSchema, ruleSchema } from './rule-schema.js';
+import { defineRuleType } from './rule-type.js';
+import { countIn, dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
+
+/**
+ * failure_ratio: failed / all matching transfers within a sliding `window`, per group, at or above `threshold`,
+ * once the group had at least `min_total` transfers in the window (one failure out of two pages nobody).
+ * Both streams feed it, and they are polled at different paces: the window is judged only up to where both
+ * are read completely, or the ratio would count failures whose successes have not been fetched yet.
+ */
+export const failureRatioSchema = ruleSchema('failure_ratio', {
+  group_by: z.array(labelNameSchema).default([]),
+  threshold: z.number().gt(0, 'threshold must be a ratio in (0, 1]').max(1, 'threshold must be a ratio in (0, 1]'),
+  min_total: z.number().int().min(1).default(10),
+  window: duration().refine((ms) => ms > 0, 'window must be greater than 0'),
+  for: duration().prefault('0'),
+  keep_firing_for: duration().prefault('0'),
+  timezone: timeZone().default('UTC'),
+});
+export type FailureRatioRule = z.output<typeof failureRatioSchema>;
+
+const TEMPLATE_VARIABLES = [
+  'count',
+  'total',
+  'ratio',
+  'percent',
+  'threshold',
+  'threshold_percent',
+  'min_total',
+  'window',
+  'window_ms',
+  'window_start',
+  'window_end',
+  'timezone',
+];
+const DEFAULT_ANNOTATIONS = {
+  summary: '{{percent}} of transfers failed ({{count}} of {{total}}) in {{window}}',
+  description: '{{count}} of {{total}} transfers failed between {{window_start}} and {{window_end}} (threshold {{threshold_percent}}, at least {{min_total}} transfers).',
+};
+const MAX_SAMPLES = 5;
+
+interface Entry {
+  time: number;
+  /** Failures carry what a message shows; successes only their time. */
+  sample?: TransferSample;
+}
+
+interface Group {
+  labels: Labels;
+  successes: Entry[];
+  failures: Entry[];
+}
+
+function percent(ratio: number): string {
+  return `${Math.round(ratio * 1000) / 10}%`;
+}
+
+export class FailureRatioEvaluator implements RuleEvaluator {
+  private readonly groups = new Map<string, Group>();
+  private readonly builder: AlertBuilder;
+  private readonly sources: string[];
+
+  constructor(
+    private readonly rule: FailureRatioRule,
+    ctx: EvaluatorContext,
+  ) {
+    this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+    this.sources = relevantSources(rule.match, ctx.sources);
+    if (this.sources.length === 0) ctx.logger.warn({ rule: rule.name }, 'failure_ratio rule matches no configured source; it will never decide');
+  }
+
+  observe(t: Transfer): boolean {
+    const { key, labels } = groupOf(t, this.rule.group_by);
+    let group = this.groups.get(key);
+    if (!group) this.groups.set(key, (group = { labels, successes: [], failures: [] }));
+    if (t.result === 'success') insertByTime(group.successes, { time: t.time });
+    else {
+      insertByTime(group.failures, {
+        time: t.time,
+        sample: { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance },
+      });
+    }
+    return true;
+  }
+
+  evaluate(now: number, data: DataCompleteness): RuleEvaluation {
+    const alerts: AlertCandidate[] = [];
+    const span = completeSpan(this.sources, data, ['success', 'error']);
+    // Prune by the clock, not by the data: what left the window can never count again.
+    for (const [key, group] of this.groups) {
+      dropUpTo(group.successes, now - this.rule.window);
+      dropUpTo(group.failures, now - this.rule.window);
+      if (group.successes.length === 0 && group.failures.length === 0) this.groups.delete(key);
+    }
+    if (!span) return { rule: this.rule.name, alerts };
+    const end = Math.min(now, span.until);
+    const start = end - this.rule.window;
+    const tz = this.rule.timezone;
+    for (const group of this.groups.values()) {
+      const failures = entriesIn(group.failures, start, end);
+      const total = failures.length + countIn(group.successes, start, end);
+      if (total < this.rule.min_total || failures.length === 0) continue;
+      const ratio = failures.length / total;
+      if (ratio < this.rule.threshold) continue;
+      const samples = failures
+        .slice(-MAX_SAMPLES)
+        .reverse()
+        .map((f) => f.sample)
+        .filter((s): s is TransferSample => s !== undefined);
+      alerts.push(
+        this.builder.build({
+          groupLabels: group.labels,
+          values: {
+            count: failures.length,
+            total,
+            ratio: Math.round(ratio * 10_000) / 10_000,
+            threshold: this.rule.threshold,
+            min_total: this.rule.min_total,
+            window_ms: this.rule.window,
+            window: formatDuration(this.rule.window),
+            window_end_ms: end,
+          },
+          display: {
+            percent: percent(ratio),
+            threshold_percent: percent(this.rule.threshold),
+            window_start: formatTimeInZone(start, tz),
+            window_end: formatTimeInZone(end, tz),
+            timezone: tz,
+          },
+          samples,
+          for: this.rule.for,
+          keepFiringFor: this.rule.keep_firing_for,
+        }),
+      );
+    }
+    return { rule: this.rule.name, alerts };
+  }
+
+  historyNeeded(): number {
+    return this.rule.window;
+  }
+
+  nextWakeup(): number | undefined {
+    return undefined;
+  }
+}
+
+export const failureRatioRuleType = defineRuleType<FailureRatioRule>({
+  type: 'failure_ratio',
+  schema: failureRatioSchema,
+  templateVariables: TEMPLATE_VARIABLES,
+  create: (rule, ctx) => new FailureRatioEvaluator(rule, ctx),
+});

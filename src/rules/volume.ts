@@ -1,0 +1,203 @@
+import { z } from 'zod';
+import type { Labels } from '../alerts/alert.js';
+import type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
+import { formatDuration } from '../config/duration.js';
+import { duration, timeZone } from '../config/schema-helpers.js';
+import { transferLabel, type Transfer } from '../source/transfer.js';
+import { AlertBuilder } from './alert-builder.js';
+import { completeSpan, relevantSources } from './complete-span.js';
+import { formatTimeInZone } from './format-time.js';
+import { groupOf } from './group-key.js';
+import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
+import { labelNameSchema, ruleSchema } from './rule-schema.js';
+import { defineRuleType } from './rule-type.js';
+import { countIn, dropUpTo, insertByTime } from './sorted-times.js';
+
+const RESULTS = { success: ['success'], error: ['error'], any: ['success', 'error'] } as const;
+
+/**
+ * volume: too few (or too many) matching transfers per group in a sliding `window`, against fixed bounds
+ * (`min`, `max`) or against the same window `compare_to.offsets` earlier (yesterday, last week). With `for_each`
+ * the expected keys are listed, so a partner that never sent anything counts as silent too. Judged only on
+ * windows the poller has read completely: an outage is not a quiet partner.
+ */
+export const volumeSchema = ruleSchema('volume', {
+  group_by: z.array(labelNameSchema).default([]),
+  for_each: z.strictObject({ label: labelNameSchema, values: z.array(z.string().min(1)).min(1) }).optional(),
+  result: z.enum(['success', 'error', 'any']).default('any'),
+  window: duration().refine((ms) => ms > 0, 'window must be greater than 0'),
+  min: z.number().int().min(1).optional(),
+  max: z.number().int().min(0).optional(),
+  compare_to: z
+    .strictObject({
+      offsets: z.array(duration().refine((ms) => ms > 0, 'offset must be greater than 0')).min(1),
+      ratio_below: z.number().gt(0).lt(1).optional(),
+      ratio_above: z.number().gt(1).optional(),
+      /** The baseline (mean of the offset windows) below which no comparison is made. */
+      min_baseline: z.number().gt(0).default(5),
+    })
+    .refine((c) => c.ratio_below !== undefined || c.ratio_above !== undefined, 'compare_to needs ratio_below or ratio_above')
+    .optional(),
+  for: duration().prefault('0'),
+  keep_firing_for: duration().prefault('0'),
+  timezone: timeZone().default('UTC'),
+}).superRefine((rule, ctx) => {
+  if (rule.min === undefined && rule.max === undefined && rule.compare_to === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['window'], message: 'a volume rule needs min, max or compare_to' });
+  }
+  if (rule.for_each && rule.group_by.length > 0) {
+    ctx.addIssue({ code: 'custom', path: ['for_each'], message: 'for_each and group_by cannot be combined (for_each groups by its label)' });
+  }
+  if (rule.min !== undefined && rule.max !== undefined && rule.max < rule.min) {
+    ctx.addIssue({ code: 'custom', path: ['max'], message: 'max must be at least min' });
+  }
+});
+export type VolumeRule = z.output<typeof volumeSchema>;
+
+const TEMPLATE_VARIABLES = [
+  'transfers',
+  'direction',
+  'min',
+  'max',
+  'baseline',
+  'ratio',
+  'offsets',
+  'window',
+  'window_ms',
+  'window_start',
+  'window_end',
+  'timezone',
+];
+const DEFAULT_ANNOTATIONS = {
+  summary:
+    '{{#if baseline}}{{transfers}} transfers in {{window}}, usually {{baseline}} ({{direction}} volume){{else}}{{transfers}} transfers in {{window}} ({{direction}} volume: {{#if min}}min {{min}}{{/if}}{{#if max}} max {{max}}{{/if}}){{/if}}',
+  description: '{{transfers}} matching transfers between {{window_start}} and {{window_end}}.',
+};
+
+interface Group {
+  labels: Labels;
+  times: { time: number }[];
+}
+
+export class VolumeEvaluator implements RuleEvaluator {
+  private readonly groups = new Map<string, Group>();
+  private readonly builder: AlertBuilder;
+  private readonly sources: string[];
+  private readonly history: number;
+  private readonly expected: Set<string> | undefined;
+
+  constructor(
+    private readonly rule: VolumeRule,
+    ctx: EvaluatorContext,
+  ) {
+    this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+    this.sources = relevantSources(rule.match, ctx.sources);
+    if (this.sources.length === 0) ctx.logger.warn({ rule: rule.name }, 'volume rule matches no configured source; it will never decide');
+    this.history = rule.window + Math.max(0, ...(rule.compare_to?.offsets ?? []));
+    if (rule.for_each) {
+      const { label, values } = rule.for_each;
+      this.expected = new Set(values);
+      // Expected keys exist before their first transfer: silence from a key never seen is judged too.
+      for (const value of this.expected) this.groups.set(value, { labels: { [label]: value }, times: [] });
+    } else if (rule.group_by.length === 0) {
+      this.groups.set('', { labels: {}, times: [] });
+    }
+  }
+
+  observe(t: Transfer): boolean {
+    if (this.rule.result !== 'any' && t.result !== this.rule.result) return false;
+    let key: string;
+    let labels: Labels;
+    if (this.rule.for_each) {
+      key = transferLabel(t, this.rule.for_each.label);
+      if (!this.expected?.has(key)) return false;
+      labels = { [this.rule.for_each.label]: key };
+    } else {
+      ({ key, labels } = groupOf(t, this.rule.group_by));
+    }
+    let group = this.groups.get(key);
+    if (!group) this.groups.set(key, (group = { labels, times: [] }));
+    insertByTime(group.times, { time: t.time });
+    return true;
+  }
+
+  evaluate(now: number, data: DataCompleteness): RuleEvaluation {
+    const alerts: AlertCandidate[] = [];
+    const keepsEmpty = this.rule.for_each !== undefined || this.rule.group_by.length === 0;
+    for (const [key, group] of this.groups) {
+      dropUpTo(group.times, now - this.history);
+      if (group.times.length === 0 && !keepsEmpty) this.groups.delete(key);
+    }
+    const span = completeSpan(this.sources, data, RESULTS[this.rule.result]);
+    if (!span) return { rule: this.rule.name, alerts };
+    const end = Math.min(now, span.until);
+    const start = end - this.rule.window;
+    if (start < span.from) return { rule: this.rule.name, alerts };
+    // Only offsets whose window lies in the data read without gaps make the baseline.
+    const offsets = (this.rule.compare_to?.offsets ?? []).filter((o) => start - o >= span.from);
+    for (const group of this.groups.values()) {
+      const transfers = countIn(group.times, start, end);
+      let baseline: number | undefined;
+      if (this.rule.compare_to && offsets.length > 0) {
+        const counts = offsets.map((o) => countIn(group.times, start - o, end - o));
+        baseline = counts.reduce((a, b) => a + b, 0) / counts.length;
+      }
+      const direction = this.verdict(transfers, baseline);
+      if (!direction) continue;
+      alerts.push(this.build(group.labels, direction, transfers, baseline, start, end));
+    }
+    return { rule: this.rule.name, alerts };
+  }
+
+  private verdict(transfers: number, baseline: number | undefined): 'low' | 'high' | undefined {
+    const { min, max, compare_to: cmp } = this.rule;
+    if (min !== undefined && transfers < min) return 'low';
+    if (max !== undefined && transfers > max) return 'high';
+    if (cmp && baseline !== undefined && baseline >= cmp.min_baseline) {
+      if (cmp.ratio_below !== undefined && transfers < cmp.ratio_below * baseline) return 'low';
+      if (cmp.ratio_above !== undefined && transfers > cmp.ratio_above * baseline) return 'high';
+    }
+    return undefined;
+  }
+
+  private build(labels: Labels, direction: 'low' | 'high', transfers: number, baseline: number | undefined, start: number, end: number): AlertCandidate {
+    const tz = this.rule.timezone;
+    const values: Record<string, number | string> = {
+      transfers,
+      direction,
+      window_ms: this.rule.window,
+      window: formatDuration(this.rule.window),
+      window_end_ms: end,
+    };
+    if (this.rule.min !== undefined) values['min'] = this.rule.min;
+    if (this.rule.max !== undefined) values['max'] = this.rule.max;
+    if (baseline !== undefined) {
+      values['baseline'] = Math.round(baseline * 10) / 10;
+      if (baseline > 0) values['ratio'] = Math.round((transfers / baseline) * 1000) / 1000;
+      values['offsets'] = (this.rule.compare_to?.offsets ?? []).map(formatDuration).join(', ');
+    }
+    return this.builder.build({
+      groupLabels: labels,
+      extraLabels: { direction },
+      values,
+      display: { window_start: formatTimeInZone(start, tz), window_end: formatTimeInZone(end, tz), timezone: tz },
+      for: this.rule.for,
+      keepFiringFor: this.rule.keep_firing_for,
+    });
+  }
+
+  historyNeeded(): number {
+    return this.history;
+  }
+
+  nextWakeup(): number | undefined {
+    return undefined;
+  }
+}
+
+export const volumeRuleType = defineRuleType<VolumeRule>({
+  type: 'volume',
+  schema: volumeSchema,
+  templateVariables: TEMPLATE_VARIABLES,
+  create: (rule, ctx) => new VolumeEvaluator(rule, ctx),
+});
