@@ -14,6 +14,7 @@ import type { Alert } from '../alerts/alert.js';
 import { Notifier } from '../notify/notifier.js';
 import { TransferWatchMetrics } from '../metrics/transfer-watch-metrics.js';
 import { startHttpServer } from '../http/http-server.js';
+import type { StatusPageData } from '../http/status-page/status-page-data.js';
 import type { LoadedSetup } from './load-setup.js';
 
 /** Rule windows are rebuilt from at most this much history after a restart or reload, whatever a rule asks. */
@@ -136,6 +137,7 @@ export class Daemon {
         status: () => this.status(),
         reload: () => this.reload(),
         silences: this.notifier.silences,
+        statusPage: () => this.statusPageData(),
       },
     });
     logger.info({ url: this.http.url }, 'HTTP server listening');
@@ -282,6 +284,41 @@ export class Daemon {
           mutedBy: s.mutedBy,
         };
       });
+  }
+
+  /** What the status page at `/` shows, read at request time (rules are not evaluated here, only read). */
+  private statusPageData(): StatusPageData {
+    const now = this.opts.clock.now();
+    const config = this.setup.config;
+    const streams = this.poller.status();
+    return {
+      now,
+      timezone: config.display_timezone,
+      version: this.opts.version,
+      alerts: this.alerts
+        .alerts()
+        .filter((a): a is Alert & { state: 'pending' | 'firing' } => a.state !== 'resolved')
+        .map((a) => {
+          const s = this.notifier.alertStatus(a);
+          return { labels: a.labels, annotations: a.annotations, state: a.state, activeAt: a.activeAt, fingerprint: a.fingerprint, silencedBy: s.silencedBy, inhibitedBy: s.inhibitedBy };
+        }),
+      expectations: this.engine.expectations(now, {
+        completeUntil: (source, result) => this.poller.completeUntil(source, result),
+        completeFrom: (source, result) => {
+          const from = this.poller.completeFrom(source, result);
+          return from === undefined ? undefined : Math.max(from, this.engineFrom ?? from);
+        },
+      }),
+      sources: config.sources.map((s) => ({
+        name: s.name,
+        up: streams.filter((st) => st.source === s.name).every((st) => st.lastError === null) && now - this.poller.lastHealthy(s.name) < config.poll.stale_after,
+        streams: streams
+          .filter((st) => st.source === s.name)
+          .map((st) => ({ stream: st.stream, instance: st.instance, lastSuccessfulPoll: st.lastSuccessfulPoll, dataLagSeconds: st.dataLagSeconds, lastError: st.lastError })),
+      })),
+      sends: this.notifier.recentSends(),
+      silences: this.notifier.silences.list(),
+    };
   }
 
   status(): unknown {

@@ -3,6 +3,8 @@
  * plain objects and does not depend on the daemon's modules.
  */
 
+import type { StatusPageData } from './status-page/status-page-data.js';
+
 /**
  * Silences as the notify stage manages them. The real type lives in src/notify/; the server only needs
  * this shape: silences are JSON-serialisable objects.
@@ -26,6 +28,8 @@ export interface DaemonApi {
   /** Reload config and rules; keeps the last good ones on error. */
   reload(): Promise<{ ok: boolean; error?: string }>;
   silences: SilenceApi;
+  /** What the on-call status page at `/` shows; without it `/` is a plain index of the endpoints. */
+  statusPage?(): StatusPageData;
 }
 
 /** What `/metrics` serves (TransferWatchMetrics fits). */

@@ -5,6 +5,7 @@ import type { Logger } from '../util/logger.js';
 import type { DaemonApi, MetricsSource } from './daemon-api.js';
 import { HttpError } from './http-error.js';
 import { readBody, readJsonBody } from './read-body.js';
+import { StatusPageHandler } from './status-page/status-page-handler.js';
 
 export interface HttpServerOptions {
   /** `host:port` (`[v6]:port` too; an empty host listens on all interfaces); port 0 picks a free one. */
@@ -108,8 +109,17 @@ function indexPage(): string {
 
 function buildRoutes(opts: HttpServerOptions): Route[] {
   const { api, metrics, logger } = opts;
+  const statusPage = api.statusPage ? new StatusPageHandler({ data: api.statusPage.bind(api), silences: api.silences }) : undefined;
   return [
-    route('/', { GET: async () => ({ status: 200, contentType: HTML_TYPE, body: indexPage() }) }),
+    route('/', {
+      GET: async (req) => (statusPage ? statusPage.page(req) : { status: 200, contentType: HTML_TYPE, body: indexPage() }),
+    }),
+    ...(statusPage
+      ? [
+          route('/-/ui/silences', { POST: (req) => statusPage.silence(req) }),
+          route('/-/ui/silences/expire', { POST: (req) => statusPage.expire(req) }),
+        ]
+      : []),
     route('/metrics', {
       GET: async () => ({ status: 200, contentType: metrics.contentType, body: await metrics.metrics() }),
     }),

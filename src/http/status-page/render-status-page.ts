@@ -1,0 +1,220 @@
+import { formatTime } from '../../notify/templates/format-time.js';
+import { html, type SafeHtml } from './safe-html.js';
+import { PAGE_SCRIPT } from './page-script.js';
+import { PAGE_STYLE } from './page-style.js';
+import type { ExpectedFile, SendOutcome, Silence, StatusPageAlert, StatusPageData, StatusPageSource } from './status-page-data.js';
+
+export interface RenderOptions {
+  /** The CSRF token every form posts back (see csrf-guard.ts). */
+  csrfToken: string;
+  /** Per-response nonce allowed by the Content-Security-Policy for the one inline style and script. */
+  nonce: string;
+  /** A fixed message key from the redirect after an action (never free text from the URL). */
+  notice?: string | undefined;
+}
+
+/** Where the page's forms post; the HTTP server routes these. */
+export const SILENCE_ACTION = '/-/ui/silences';
+export const EXPIRE_ACTION = '/-/ui/silences/expire';
+
+/** Silence durations offered on the page; `duration` values are parsed with the config's duration syntax. */
+export const SILENCE_DURATIONS = ['30m', '1h', '2h', '4h', '8h', '1d', '3d'] as const;
+
+const NOTICES: Record<string, string> = {
+  silenced: 'Silence created.',
+  expired: 'Silence expired.',
+};
+
+const STATUS_TEXT: Record<ExpectedFile['status'], string> = {
+  arrived: 'arrived',
+  late: 'late',
+  missing: 'missing',
+  not_due: 'not due yet',
+  awaiting_data: 'awaiting data',
+};
+
+/** "12m ago" / "in 3h 5m": a rough sense of time next to the exact timestamp. */
+export function formatRelative(ms: number, now: number): string {
+  const diff = now - ms;
+  const abs = Math.abs(diff);
+  const s = Math.round(abs / 1000);
+  let text: string;
+  if (s < 60) text = `${s}s`;
+  else if (s < 3600) text = `${Math.floor(s / 60)}m`;
+  else if (s < 86_400) text = `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  else text = `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h`;
+  return diff >= 0 ? `${text} ago` : `in ${text}`;
+}
+
+function time(ms: number, timezone: string, now: number): SafeHtml {
+  const iso = new Date(ms).toISOString();
+  return html`<time datetime="${iso}">${formatTime(ms, timezone)}</time> <span class="muted">(${formatRelative(ms, now)})</span>`;
+}
+
+function labelChips(labels: Record<string, string>, skip: readonly string[]): SafeHtml {
+  const chips = Object.entries(labels)
+    .filter(([name]) => !skip.includes(name))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, value]) => html`<span class="label"><span class="label-name">${name}</span>=<span class="label-value">${value}</span></span>`);
+  return html`<div class="labels">${chips}</div>`;
+}
+
+/** Alerts grouped by alertname: firing groups first, then by name. */
+export function groupAlerts(alerts: readonly StatusPageAlert[]): Array<{ alertname: string; alerts: StatusPageAlert[] }> {
+  const groups = new Map<string, StatusPageAlert[]>();
+  for (const a of alerts) {
+    const name = a.labels['alertname'] ?? '(no alertname)';
+    const list = groups.get(name) ?? [];
+    list.push(a);
+    groups.set(name, list);
+  }
+  const rank = (list: StatusPageAlert[]) => (list.some((a) => a.state === 'firing') ? 0 : 1);
+  return [...groups.entries()]
+    .map(([alertname, list]) => ({
+      alertname,
+      alerts: [...list].sort((a, b) => (a.state === b.state ? a.activeAt - b.activeAt : a.state === 'firing' ? -1 : 1)),
+    }))
+    .sort((a, b) => rank(a.alerts) - rank(b.alerts) || a.alertname.localeCompare(b.alertname));
+}
+
+function silenceForm(alert: StatusPageAlert, csrfToken: string): SafeHtml {
+  const options = SILENCE_DURATIONS.map((d) => html`<option value="${d}"${d === '2h' ? html` selected` : ''}>${d}</option>`);
+  return html`<details class="action"><summary>Silence…</summary>
+<form method="post" action="${SILENCE_ACTION}" class="silence-form">
+<input type="hidden" name="csrf" value="${csrfToken}">
+<input type="hidden" name="fingerprint" value="${alert.fingerprint}">
+<label>For <select name="duration">${options}</select></label>
+<label>Your name <input type="text" name="author" required maxlength="100" autocomplete="name"></label>
+<label>Comment <input type="text" name="comment" required maxlength="500" placeholder="why, ticket…"></label>
+<button type="submit">Silence this alert</button>
+</form></details>`;
+}
+
+function renderAlert(alert: StatusPageAlert, data: StatusPageData, csrfToken: string): SafeHtml {
+  const silences = alert.silencedBy.map((id) => data.silences.find((s) => s.id === id)).filter((s): s is Silence => s !== undefined);
+  const silenced = alert.silencedBy.length > 0;
+  const severity = alert.labels['severity'];
+  const summary = alert.annotations['summary'];
+  return html`<li class="alert ${alert.state}${silenced ? ' silenced' : ''}" data-fingerprint="${alert.fingerprint}">
+<div class="alert-head"><span class="badge ${alert.state}">${alert.state}</span>${severity ? html` <span class="badge sev">${severity}</span>` : ''}${
+    silenced ? html` <span class="badge silenced">silenced</span>` : ''
+  }${alert.inhibitedBy.length > 0 ? html` <span class="badge inhibited">inhibited</span>` : ''} <span class="since">since ${time(alert.activeAt, data.timezone, data.now)}</span></div>
+${summary ? html`<p class="summary">${summary}</p>` : ''}
+${labelChips(alert.labels, ['alertname', 'severity'])}
+${silences.map((s) => html`<p class="silenced-by">Silenced by ${s.createdBy} until ${time(Date.parse(s.endsAt), data.timezone, data.now)}: ${s.comment}</p>`)}
+${silenced ? '' : silenceForm(alert, csrfToken)}
+</li>`;
+}
+
+function alertsSection(data: StatusPageData, csrfToken: string): SafeHtml {
+  const groups = groupAlerts(data.alerts);
+  const body =
+    groups.length === 0
+      ? html`<p class="ok">No firing or pending alerts.</p>`
+      : groups.map((g) => {
+          const firing = g.alerts.filter((a) => a.state === 'firing').length;
+          const pending = g.alerts.length - firing;
+          return html`<div class="group"><h3>${g.alertname} <span class="muted">${firing} firing${pending > 0 ? `, ${pending} pending` : ''}</span></h3>
+<ul class="alerts">${g.alerts.map((a) => renderAlert(a, data, csrfToken))}</ul></div>`;
+        });
+  return html`<section id="alerts" data-section="alerts"><h2>Alerts</h2>${body}</section>`;
+}
+
+function silencesSection(data: StatusPageData, csrfToken: string): SafeHtml {
+  const live = data.silences.filter((s) => s.status.state !== 'expired');
+  const rows = live.map(
+    (s) => html`<li class="silence" data-silence-id="${s.id}"><span class="badge">${s.status.state}</span> ${labelChips(
+      Object.fromEntries(s.matchers.map((m) => [m.name, `${m.isEqual ? '' : '!'}${m.isRegex ? '~' : ''}${m.value}`])),
+      [],
+    )}
+<p>${s.comment} <span class="muted">— ${s.createdBy}, until ${time(Date.parse(s.endsAt), data.timezone, data.now)}</span></p>
+<form method="post" action="${EXPIRE_ACTION}"><input type="hidden" name="csrf" value="${csrfToken}"><input type="hidden" name="id" value="${s.id}"><button type="submit" class="secondary">Expire</button></form></li>`,
+  );
+  return html`<section id="silences" data-section="silences"><h2>Silences</h2>${
+    rows.length === 0 ? html`<p class="muted">No active silences.</p>` : html`<ul class="silences">${rows}</ul>`
+  }</section>`;
+}
+
+function expectationsSection(data: StatusPageData): SafeHtml {
+  const rows = data.expectations.map(
+    (e) => html`<tr class="expect ${e.status}"><td>${e.rule}${e.key ? html`<br><span class="muted">${e.key.label}=${e.key.value}</span>` : ''}</td>
+<td>${e.files.length > 0 ? e.files.join(', ') : html`<span class="muted">any file</span>`}</td>
+<td>${time(e.deadline, e.timezone, data.now)}</td>
+<td><span class="badge ${e.status}">${STATUS_TEXT[e.status]}</span>${e.arrivedAt !== undefined ? html`<br>at ${time(e.arrivedAt, e.timezone, data.now)}` : ''}${
+      e.minCount > 1 ? html`<br><span class="muted">${e.count} of ${e.minCount}</span>` : ''
+    }</td></tr>`,
+  );
+  return html`<section id="expected" data-section="expected"><h2>Expected files today</h2>${
+    rows.length === 0
+      ? html`<p class="muted">No missing_file rules.</p>`
+      : html`<div class="scroll"><table><thead><tr><th>Rule</th><th>File</th><th>Deadline</th><th>Status</th></tr></thead><tbody>${rows}</tbody></table></div>`
+  }</section>`;
+}
+
+function sourceCard(source: StatusPageSource, data: StatusPageData): SafeHtml {
+  const streams = source.streams.map((st) => {
+    const last = st.lastSuccessfulPoll === null ? undefined : Date.parse(st.lastSuccessfulPoll);
+    return html`<tr><td>${st.stream}${st.instance ? html` <span class="muted">${st.instance}</span>` : ''}</td>
+<td>${last === undefined ? html`<span class="muted">never</span>` : time(last, data.timezone, data.now)}</td>
+<td>${st.dataLagSeconds === null ? '–' : `${Math.round(st.dataLagSeconds)} s`}</td>
+<td>${st.lastError ? html`<span class="error">${st.lastError.reason}</span>: ${st.lastError.message} <span class="muted">(${time(Date.parse(st.lastError.at), data.timezone, data.now)})</span>` : html`<span class="muted">none</span>`}</td></tr>`;
+  });
+  return html`<div class="source"><h3>${source.name} <span class="badge ${source.up ? 'up' : 'down'}">${source.up ? 'up' : 'down'}</span></h3>
+<div class="scroll"><table><thead><tr><th>Stream</th><th>Last successful poll</th><th>Data lag</th><th>Last error</th></tr></thead><tbody>${streams}</tbody></table></div></div>`;
+}
+
+function sourcesSection(data: StatusPageData): SafeHtml {
+  return html`<section id="sources" data-section="sources"><h2>Sources</h2>${data.sources.map((s) => sourceCard(s, data))}</section>`;
+}
+
+function notificationsSection(data: StatusPageData): SafeHtml {
+  const byReceiver = new Map<string, SendOutcome[]>();
+  for (const s of data.sends) {
+    const key = `${s.receiver} (${s.integration})`;
+    byReceiver.set(key, [...(byReceiver.get(key) ?? []), s]);
+  }
+  const receivers = [...byReceiver.entries()].sort(([a], [b]) => a.localeCompare(b));
+  const body =
+    receivers.length === 0
+      ? html`<p class="muted">No notifications sent since the daemon started.</p>`
+      : receivers.map(([name, sends]) => {
+          const failures = sends.filter((s) => s.outcome !== 'sent').length;
+          const items = sends.slice(0, 10).map(
+            (s) => html`<li class="send ${s.outcome}"><span class="badge ${s.outcome}">${s.outcome.replace('_', ' ')}</span> ${s.status} ${s.alertnames.join(', ')} <span class="muted">${time(s.at, data.timezone, data.now)}${
+              s.attempts > 1 ? `, attempt ${s.attempts}` : ''
+            }</span>${s.error ? html`<br><span class="error">${s.error}</span>` : ''}</li>`,
+          );
+          return html`<div class="receiver"><h3>${name} <span class="muted">${sends.length - failures} sent, ${failures} failed (recent)</span></h3><ul class="sends">${items}</ul></div>`;
+        });
+  return html`<section id="notifications" data-section="notifications"><h2>Recent notifications</h2>${body}</section>`;
+}
+
+function headerSummary(data: StatusPageData): SafeHtml {
+  const firing = data.alerts.filter((a) => a.state === 'firing').length;
+  const pending = data.alerts.length - firing;
+  const down = data.sources.filter((s) => !s.up).length;
+  return html`<p id="summary" data-section="summary" class="${firing > 0 || down > 0 ? 'bad' : 'good'}"><strong>${firing}</strong> firing, <strong>${pending}</strong> pending, <strong>${
+    data.sources.length - down
+  }/${data.sources.length}</strong> sources up · as of ${formatTime(data.now, data.timezone)}</p>`;
+}
+
+/** The whole status page: server-rendered, readable without JavaScript; the inline script only refreshes it. */
+export function renderStatusPage(data: StatusPageData, opts: RenderOptions): string {
+  const notice = opts.notice !== undefined ? NOTICES[opts.notice] : undefined;
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>transfer-watch status</title><style nonce="${opts.nonce}">${PAGE_STYLE}</style></head>
+<body><header><h1>transfer-watch</h1>${headerSummary(data)}<p class="muted" id="refresh-state" aria-live="polite">Refreshes every 15 s.</p></header>
+${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+<main>
+${alertsSection(data, opts.csrfToken)}
+${expectationsSection(data)}
+${sourcesSection(data)}
+${notificationsSection(data)}
+${silencesSection(data, opts.csrfToken)}
+</main>
+<footer class="muted">transfer-watch ${data.version} · times in ${data.timezone} unless marked · <a href="/api/v1/alerts">alerts</a> · <a href="/api/v1/status">status</a> · <a href="/api/v1/silences">silences</a> · <a href="/metrics">metrics</a></footer>
+<script nonce="${opts.nonce}">${PAGE_SCRIPT}</script>
+</body></html>
+`.value;
+}

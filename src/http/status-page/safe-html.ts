@@ -1,0 +1,34 @@
+/**
+ * HTML built with the `html` tag escapes every interpolated value unless it is already SafeHtml, so text from
+ * the monitored service (file names, messages, user names) can only ever become text, never markup. There is no
+ * way to insert a raw string except by going through `html` itself.
+ */
+export class SafeHtml {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
+
+/** Escape text for an HTML element body or a quoted attribute value. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"'`]/g, (c) => ESCAPES[c] ?? c);
+}
+
+export type HtmlValue = SafeHtml | string | number | boolean | null | undefined | readonly HtmlValue[];
+
+function render(value: HtmlValue): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof SafeHtml) return value.value;
+  if (Array.isArray(value)) return value.map((v: HtmlValue) => render(v)).join('');
+  return escapeHtml(String(value));
+}
+
+/** Tagged template: literal parts are trusted markup, every `${value}` is escaped (arrays are joined). */
+export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): SafeHtml {
+  let out = strings[0] ?? '';
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + (strings[i + 1] ?? '');
+  return new SafeHtml(out);
+}

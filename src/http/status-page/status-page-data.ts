@@ -1,0 +1,47 @@
+import type { SendOutcome } from '../../notify/recent-sends.js';
+import type { Silence } from '../../notify/silence.js';
+import type { ExpectedFile } from '../../rules/rule-evaluator.js';
+
+export type { ExpectedFile } from '../../rules/rule-evaluator.js';
+export type { SendOutcome } from '../../notify/recent-sends.js';
+export type { Silence } from '../../notify/silence.js';
+
+/** An active alert as the page shows it (times in epoch ms). */
+export interface StatusPageAlert {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  state: 'pending' | 'firing';
+  activeAt: number;
+  fingerprint: string;
+  /** Ids of the active silences that match it. */
+  silencedBy: string[];
+  inhibitedBy: string[];
+}
+
+export interface StatusPageStream {
+  stream: string;
+  instance: string | undefined;
+  /** ISO 8601 as in /api/v1/status, or null before the first success. */
+  lastSuccessfulPoll: string | null;
+  dataLagSeconds: number | null;
+  lastError: { reason: string; message: string; at: string } | null;
+}
+
+export interface StatusPageSource {
+  name: string;
+  up: boolean;
+  streams: StatusPageStream[];
+}
+
+/** Everything the status page shows, gathered by the daemon at request time. */
+export interface StatusPageData {
+  now: number;
+  /** `display_timezone` from the config: alert, poll and notification times are shown in it. */
+  timezone: string;
+  version: string;
+  alerts: StatusPageAlert[];
+  expectations: ExpectedFile[];
+  sources: StatusPageSource[];
+  sends: SendOutcome[];
+  silences: Silence[];
+}
