@@ -3,19 +3,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/daemon-process.js';
+import { EXAMPLE_ENV } from './example-env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const EXAMPLE = path.join(root, 'config.example.yaml');
-
-/** What config.example.yaml reads from the environment (it says so in its header). */
-export const EXAMPLE_ENV: Record<string, string> = {
-  MFT_USER: 'transfer-watch',
-  MFT_PASSWORD: 'example-mft-password',
-  SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T000/B000/XXXX',
-  SMTP_PASSWORD: 'example-smtp-password',
-  WEBHOOK_URL: 'https://hooks.example.com/transfer-watch',
-  WEBHOOK_TOKEN: 'example-token',
-};
 
 /** Every property name anywhere in a JSON Schema. */
 function propertyNames(node: unknown, out = new Set<string>()): Set<string> {

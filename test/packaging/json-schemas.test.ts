@@ -5,6 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { buildSchemas, outdatedSchemas, SCHEMAS_DIR } from '../../scripts/build-schemas.js';
+import { ruleTypeNames } from '../../src/rules/registry.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ruleFiles = readdirSync(path.join(root, 'rules'))
@@ -31,6 +32,7 @@ describe('JSON Schemas (schemas/*.json)', () => {
   it('name every registered rule type', () => {
     const rules = JSON.parse(buildSchemas()['rules.schema.json'] ?? '{}') as { properties: { rules: { items: { oneOf: Array<{ properties: { type: { const: string } } }> } } } };
     const types = rules.properties.rules.items.oneOf.map((o) => o.properties.type.const);
+    expect(types.sort()).toEqual(ruleTypeNames().sort());
     expect(types).toEqual(expect.arrayContaining(['error_burst', 'missing_file']));
   });
 
