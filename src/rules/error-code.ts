@@ -28,7 +28,7 @@ export const errorCodeSchema = ruleSchema('error_code', {
   timezone: timeZone().default('UTC'),
 }).superRefine((rule, ctx) => {
   if (!rule.codes && !rule.new_codes) {
-    ctx.addIssue({ code: 'custom', path: ['codes'], message: 'an error_code rule needs codes or new_codes: true' });
+    ctx.addIssue({ code: 'custom', path: [], message: 'an error_code rule needs codes or new_codes: true' });
   }
 });
 export type ErrorCodeRule = z.output<typeof errorCodeSchema>;

@@ -36,7 +36,7 @@ export const sizeAnomalySchema = ruleSchema('size_anomaly', {
   timezone: timeZone().default('UTC'),
 }).superRefine((rule, ctx) => {
   if (!rule.zero_size && rule.min_size === undefined && rule.max_size === undefined && !rule.deviation) {
-    ctx.addIssue({ code: 'custom', path: ['zero_size'], message: 'a size_anomaly rule needs zero_size, min_size, max_size or deviation' });
+    ctx.addIssue({ code: 'custom', path: [], message: 'a size_anomaly rule needs zero_size, min_size, max_size or deviation' });
   }
   if (rule.min_size !== undefined && rule.max_size !== undefined && rule.max_size < rule.min_size) {
     ctx.addIssue({ code: 'custom', path: ['max_size'], message: 'max_size must be at least min_size' });

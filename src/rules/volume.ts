@@ -43,7 +43,7 @@ export const volumeSchema = ruleSchema('volume', {
   timezone: timeZone().default('UTC'),
 }).superRefine((rule, ctx) => {
   if (rule.min === undefined && rule.max === undefined && rule.compare_to === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['window'], message: 'a volume rule needs min, max or compare_to' });
+    ctx.addIssue({ code: 'custom', path: [], message: 'a volume rule needs min, max or compare_to' });
   }
   if (rule.for_each && rule.group_by.length > 0) {
     ctx.addIssue({ code: 'custom', path: ['for_each'], message: 'for_each and group_by cannot be combined (for_each groups by its label)' });
