@@ -30,8 +30,11 @@ const ENV_REFERENCE: JsonSchema = {
   description: 'An environment variable reference, replaced before the file is parsed.',
 };
 
-/** Units from the largest down, each at most once; a bare 0 is zero (src/config/duration.ts). */
-const DURATION_PATTERN = '^(0|(?=\\d)(\\d+w)?(\\d+d)?(\\d+h)?(\\d+m)?(\\d+s)?(\\d+ms)?)$';
+/**
+ * Number-unit pairs, or a bare 0 (src/config/duration.ts). The largest-unit-first order is left to `check`:
+ * saying it needs lookahead, which Go's RE2 (Helm, some editors' schema engines) does not have.
+ */
+const DURATION_PATTERN = '^(0|([0-9]+(ms|s|m|h|d|w))+)$';
 const DURATION_DESCRIPTION = 'A duration: 250ms, 30s, 5m, 1h, 1d, 1w, or a compound such as 1h30m; 0 is zero.';
 
 function isDuration(schema: z.core.$ZodTypes): boolean {
