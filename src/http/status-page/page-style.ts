@@ -23,5 +23,6 @@ details.action summary{cursor:pointer;color:var(--blue);margin-top:.2rem}
 form{display:flex;flex-wrap:wrap;gap:.4rem;align-items:end;margin:.4rem 0 0}form label{display:flex;flex-direction:column;font-size:.85rem;color:var(--muted);flex:1 1 10rem}
 input,select,button{font:inherit;padding:.35rem .5rem;border:1px solid var(--line);border-radius:.3rem;background:var(--bg);color:var(--fg);min-height:2.2rem}
 button{background:var(--blue);border-color:var(--blue);color:#fff;cursor:pointer}button.secondary{background:transparent;color:var(--blue)}
+@media (max-width:40rem){table.stack,table.stack tbody,table.stack tr,table.stack td{display:block}table.stack thead{display:none}table.stack tr{border:1px solid var(--line);border-radius:.4rem;margin:.4rem 0;padding:.2rem .4rem;background:var(--card)}table.stack td{border:0;padding:.15rem 0}table.stack td::before{content:attr(data-label);display:block;font-size:.75rem;color:var(--muted)}}
 footer{margin:1.5rem 0 .5rem;font-size:.85rem}a{color:var(--blue)}
 `);

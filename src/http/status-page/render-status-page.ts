@@ -137,30 +137,30 @@ function silencesSection(data: StatusPageData, csrfToken: string): SafeHtml {
 
 function expectationsSection(data: StatusPageData): SafeHtml {
   const rows = data.expectations.map(
-    (e) => html`<tr class="expect ${e.status}"><td>${e.rule}${e.key ? html`<br><span class="muted">${e.key.label}=${e.key.value}</span>` : ''}</td>
-<td>${e.files.length > 0 ? e.files.join(', ') : html`<span class="muted">any file</span>`}</td>
-<td>${time(e.deadline, e.timezone, data.now)}</td>
-<td><span class="badge ${e.status}">${STATUS_TEXT[e.status]}</span>${e.arrivedAt !== undefined ? html`<br>at ${time(e.arrivedAt, e.timezone, data.now)}` : ''}${
+    (e) => html`<tr class="expect ${e.status}"><td data-label="Rule">${e.rule}${e.key ? html`<br><span class="muted">${e.key.label}=${e.key.value}</span>` : ''}</td>
+<td data-label="File">${e.files.length > 0 ? e.files.join(', ') : html`<span class="muted">any file</span>`}</td>
+<td data-label="Deadline">${time(e.deadline, e.timezone, data.now)}</td>
+<td data-label="Status"><span class="badge ${e.status}">${STATUS_TEXT[e.status]}</span>${e.arrivedAt !== undefined ? html`<br>at ${time(e.arrivedAt, e.timezone, data.now)}` : ''}${
       e.minCount > 1 ? html`<br><span class="muted">${e.count} of ${e.minCount}</span>` : ''
     }</td></tr>`,
   );
   return html`<section id="expected" data-section="expected"><h2>Expected files today</h2>${
     rows.length === 0
       ? html`<p class="muted">No missing_file rules.</p>`
-      : html`<div class="scroll"><table><thead><tr><th>Rule</th><th>File</th><th>Deadline</th><th>Status</th></tr></thead><tbody>${rows}</tbody></table></div>`
+      : html`<div class="scroll"><table class="stack"><thead><tr><th>Rule</th><th>File</th><th>Deadline</th><th>Status</th></tr></thead><tbody>${rows}</tbody></table></div>`
   }</section>`;
 }
 
 function sourceCard(source: StatusPageSource, data: StatusPageData): SafeHtml {
   const streams = source.streams.map((st) => {
     const last = st.lastSuccessfulPoll === null ? undefined : Date.parse(st.lastSuccessfulPoll);
-    return html`<tr><td>${st.stream}${st.instance ? html` <span class="muted">${st.instance}</span>` : ''}</td>
-<td>${last === undefined ? html`<span class="muted">never</span>` : time(last, data.timezone, data.now)}</td>
-<td>${st.dataLagSeconds === null ? '–' : `${Math.round(st.dataLagSeconds)} s`}</td>
-<td>${st.lastError ? html`<span class="error">${st.lastError.reason}</span>: ${st.lastError.message} <span class="muted">(${time(Date.parse(st.lastError.at), data.timezone, data.now)})</span>` : html`<span class="muted">none</span>`}</td></tr>`;
+    return html`<tr><td data-label="Stream">${st.stream}${st.instance ? html` <span class="muted">${st.instance}</span>` : ''}</td>
+<td data-label="Last successful poll">${last === undefined ? html`<span class="muted">never</span>` : time(last, data.timezone, data.now)}</td>
+<td data-label="Data lag">${st.dataLagSeconds === null ? '–' : `${Math.round(st.dataLagSeconds)} s`}</td>
+<td data-label="Last error">${st.lastError ? html`<span class="error">${st.lastError.reason}</span>: ${st.lastError.message} <span class="muted">(${time(Date.parse(st.lastError.at), data.timezone, data.now)})</span>` : html`<span class="muted">none</span>`}</td></tr>`;
   });
   return html`<div class="source"><h3>${source.name} <span class="badge ${source.up ? 'up' : 'down'}">${source.up ? 'up' : 'down'}</span></h3>
-<div class="scroll"><table><thead><tr><th>Stream</th><th>Last successful poll</th><th>Data lag</th><th>Last error</th></tr></thead><tbody>${streams}</tbody></table></div></div>`;
+<div class="scroll"><table class="stack"><thead><tr><th>Stream</th><th>Last successful poll</th><th>Data lag</th><th>Last error</th></tr></thead><tbody>${streams}</tbody></table></div></div>`;
 }
 
 function sourcesSection(data: StatusPageData): SafeHtml {

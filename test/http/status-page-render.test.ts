@@ -1,0 +1,198 @@
+import { describe, expect, it } from 'vitest';
+import { groupAlerts, renderStatusPage, formatRelative } from '../../src/http/status-page/render-status-page.js';
+import { escapeHtml, html, SafeHtml } from '../../src/http/status-page/safe-html.js';
+import type { StatusPageAlert, StatusPageData } from '../../src/http/status-page/status-page-data.js';
+
+const NOW = Date.parse('2026-11-23T12:00:00Z');
+const HOSTILE_FILE = '<img src=x onerror=alert(1)>.RET';
+const HOSTILE_SCRIPT = '<script>alert("pwned")</script>';
+
+function alert(labels: Record<string, string>, over: Partial<StatusPageAlert> = {}): StatusPageAlert {
+  return {
+    labels,
+    annotations: { summary: `${labels['alertname'] ?? ''} summary` },
+    state: 'firing',
+    activeAt: NOW - 12 * 60_000,
+    fingerprint: `fp-${Object.values(labels).join('-')}`,
+    silencedBy: [],
+    inhibitedBy: [],
+    ...over,
+  };
+}
+
+function data(over: Partial<StatusPageData> = {}): StatusPageData {
+  return {
+    now: NOW,
+    timezone: 'UTC',
+    version: '1.2.3',
+    alerts: [],
+    expectations: [],
+    sources: [],
+    sends: [],
+    silences: [],
+    ...over,
+  };
+}
+
+const OPTS = { csrfToken: 'TOKEN123', nonce: 'NONCE456' };
+
+/** Text of every element body, decoded, for asserting what a person reads. */
+function decode(text: string): string {
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&#96;/g, '`').replace(/&amp;/g, '&');
+}
+
+describe('safe html', () => {
+  it('escapes every interpolation unless it is SafeHtml, and joins arrays', () => {
+    expect(escapeHtml(`<a href="x" onclick='y'>&\``)).toBe('&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&#96;');
+    const out = html`<p title="${'"><script>'}">${['<b>', new SafeHtml('<i>ok</i>')]}${undefined}${false}${0}</p>`.value;
+    expect(out).toBe('<p title="&quot;&gt;&lt;script&gt;">&lt;b&gt;<i>ok</i>0</p>');
+  });
+});
+
+describe('renderStatusPage', () => {
+  it('escapes service-supplied text everywhere it appears, leaving only our own script and style tags', () => {
+    const page = renderStatusPage(
+      data({
+        alerts: [
+          alert(
+            { alertname: 'TransferErrorBurst', severity: 'critical', file: HOSTILE_FILE, user: HOSTILE_SCRIPT },
+            { annotations: { summary: `failed: ${HOSTILE_FILE} ${HOSTILE_SCRIPT}` }, silencedBy: ['s1'], fingerprint: 'a1b2c3' },
+          ),
+        ],
+        expectations: [
+          { rule: 'R', files: [HOSTILE_FILE], key: { label: 'user', value: HOSTILE_SCRIPT }, deadline: NOW - 3_600_000, windowStart: NOW - 9 * 3_600_000, timezone: 'UTC', status: 'missing', count: 0, minCount: 1 },
+        ],
+        sources: [
+          { name: 'prod', up: false, streams: [{ stream: 'failures', instance: undefined, lastSuccessfulPoll: null, dataLagSeconds: null, lastError: { reason: 'http_5xx', message: HOSTILE_SCRIPT, at: new Date(NOW).toISOString() } }] },
+        ],
+        sends: [{ at: NOW, receiver: 'hook', integration: 'webhook', outcome: 'failed', status: 'firing', alertnames: [HOSTILE_FILE], attempts: 1, error: HOSTILE_SCRIPT }],
+        silences: [
+          {
+            id: 's1',
+            matchers: [{ name: 'file', value: HOSTILE_FILE, isRegex: false, isEqual: true }],
+            startsAt: new Date(NOW).toISOString(),
+            endsAt: new Date(NOW + 3_600_000).toISOString(),
+            createdBy: HOSTILE_SCRIPT,
+            comment: HOSTILE_FILE,
+            updatedAt: new Date(NOW).toISOString(),
+            status: { state: 'active' },
+          },
+        ],
+      }),
+      OPTS,
+    );
+    expect(page).not.toContain('<img');
+    expect(page.match(/<script/g)).toHaveLength(1);
+    expect(page).toContain('<script nonce="NONCE456">');
+    expect(page).toContain('<style nonce="NONCE456">');
+    expect(page.replace(/<script nonce="NONCE456">[\s\S]*?<\/script>/, '')).not.toMatch(/<[a-z][^>]*\son[a-z]+=/i); // no event handler attribute in any tag
+    // And the text is all there, literally, for a person to read.
+    const escapedFile = escapeHtml(HOSTILE_FILE);
+    const escapedScript = escapeHtml(HOSTILE_SCRIPT);
+    for (const fragment of [escapedFile, escapedScript]) expect(page.split(fragment).length - 1).toBeGreaterThanOrEqual(5);
+    expect(decode(page)).toContain(`failed: ${HOSTILE_FILE} ${HOSTILE_SCRIPT}`);
+  });
+
+  it('groups alerts by alertname, firing groups first, with state, severity, labels, summary and since-when in the display zone', () => {
+    const page = renderStatusPage(
+      data({
+        timezone: 'America/Sao_Paulo',
+        alerts: [
+          alert({ alertname: 'Zeta', severity: 'warning', user: 'BANK1' }, { state: 'pending' }),
+          alert({ alertname: 'Alpha', severity: 'critical', user: 'BANK2' }, { state: 'pending' }),
+          alert({ alertname: 'Zeta', severity: 'warning', user: 'BANK3' }),
+        ],
+      }),
+      OPTS,
+    );
+    const order = [...page.matchAll(/<h3>([A-Za-z]+) <span class="muted">([^<]+)<\/span>/g)].map((m) => `${m[1]}: ${m[2]}`);
+    expect(order).toEqual(['Zeta: 1 firing, 1 pending', 'Alpha: 0 firing, 1 pending']);
+    expect(page).toContain('2026-11-23 08:48:00 -03:00 (America/Sao_Paulo)');
+    expect(page).toContain('(12m ago)');
+    expect(page).toContain('<span class="label-name">user</span>=<span class="label-value">BANK3</span>');
+    expect(page).toContain('Zeta summary');
+    expect(page).toContain('<strong>1</strong> firing, <strong>2</strong> pending');
+    expect(groupAlerts([alert({ alertname: 'B' }), alert({ alertname: 'A' })]).map((g) => g.alertname)).toEqual(['A', 'B']);
+  });
+
+  it('offers a CSRF-tokened silence form only for alerts not silenced, and says who silenced the others', () => {
+    const silenced = alert({ alertname: 'Quiet' }, { silencedBy: ['s9'] });
+    const loud = alert({ alertname: 'Loud' });
+    const page = renderStatusPage(
+      data({
+        alerts: [silenced, loud],
+        silences: [
+          {
+            id: 's9',
+            matchers: [{ name: 'alertname', value: 'Quiet', isRegex: false, isEqual: true }],
+            startsAt: new Date(NOW).toISOString(),
+            endsAt: new Date(NOW + 7_200_000).toISOString(),
+            createdBy: 'ana',
+            comment: 'maintenance',
+            updatedAt: new Date(NOW).toISOString(),
+            status: { state: 'active' },
+          },
+        ],
+      }),
+      OPTS,
+    );
+    const quiet = page.slice(page.indexOf(`data-fingerprint="${silenced.fingerprint}"`), page.indexOf('</li>', page.indexOf(`data-fingerprint="${silenced.fingerprint}"`)));
+    const loudItem = page.slice(page.indexOf(`data-fingerprint="${loud.fingerprint}"`), page.indexOf('</li>', page.indexOf(`data-fingerprint="${loud.fingerprint}"`)));
+    expect(quiet).toContain('<span class="badge silenced">silenced</span>');
+    expect(quiet).toContain('Silenced by ana until <time datetime="2026-11-23T14:00:00.000Z">2026-11-23 14:00:00 UTC</time> <span class="muted">(in 2h 0m)</span>: maintenance');
+    expect(quiet).not.toContain('<form');
+    expect(loudItem).toContain('<form method="post" action="/-/ui/silences"');
+    expect(loudItem).toContain('<input type="hidden" name="csrf" value="TOKEN123">');
+    expect(loudItem).toContain(`<input type="hidden" name="fingerprint" value="${loud.fingerprint}">`);
+    // The silence is listed with an expire form.
+    expect(page).toContain('action="/-/ui/silences/expire"');
+    expect(page).toContain('<input type="hidden" name="id" value="s9">');
+  });
+
+  it('shows each expected file state with its deadline in the rule zone, and source health and recent sends', () => {
+    const base = { rule: 'StatementMissing', files: ['EXTRATO_*.RET'], windowStart: NOW - 8 * 3_600_000, timezone: 'America/Sao_Paulo', count: 0, minCount: 1 };
+    const page = renderStatusPage(
+      data({
+        expectations: [
+          { ...base, key: { label: 'user', value: 'BANK1' }, deadline: NOW - 3_600_000, status: 'arrived', arrivedAt: NOW - 2 * 3_600_000, count: 1 },
+          { ...base, key: { label: 'user', value: 'BANK2' }, deadline: NOW - 3_600_000, status: 'late', arrivedAt: NOW - 600_000 },
+          { ...base, key: { label: 'user', value: 'BANK3' }, deadline: NOW - 3_600_000, status: 'missing' },
+          { ...base, key: { label: 'user', value: 'BANK4' }, deadline: NOW + 3_600_000, status: 'not_due' },
+          { ...base, key: { label: 'user', value: 'BANK5' }, deadline: NOW - 3_600_000, status: 'awaiting_data' },
+        ],
+        sources: [
+          { name: 'prod', up: true, streams: [{ stream: 'failures', instance: undefined, lastSuccessfulPoll: new Date(NOW - 5_000).toISOString(), dataLagSeconds: 31.6, lastError: null }] },
+          { name: 'dr', up: false, streams: [{ stream: 'failures', instance: 'DR1', lastSuccessfulPoll: null, dataLagSeconds: null, lastError: { reason: 'unauthorized', message: 'HTTP 401', at: new Date(NOW).toISOString() } }] },
+        ],
+        sends: [
+          { at: NOW - 1_000, receiver: 'oncall', integration: 'slack', outcome: 'sent', status: 'firing', alertnames: ['Burst'], attempts: 2 },
+          { at: NOW - 2_000, receiver: 'oncall', integration: 'slack', outcome: 'failed', status: 'firing', alertnames: ['Burst'], attempts: 1, error: 'HTTP 503' },
+        ],
+      }),
+      OPTS,
+    );
+    const statuses = [...page.matchAll(/<tr class="expect ([a-z_]+)">/g)].map((m) => m[1]);
+    expect(statuses).toEqual(['arrived', 'late', 'missing', 'not_due', 'awaiting_data']);
+    for (const text of ['>arrived<', '>late<', '>missing<', '>not due yet<', '>awaiting data<']) expect(page).toContain(text);
+    expect(page).toContain('2026-11-23 08:00:00 -03:00 (America/Sao_Paulo)'); // deadline NOW - 1h in the rule's zone
+    expect(page).toContain('at <time datetime="2026-11-23T11:50:00.000Z">2026-11-23 08:50:00 -03:00 (America/Sao_Paulo)</time>'); // late arrival
+    expect(page).toContain('prod <span class="badge up">up</span>');
+    expect(page).toContain('dr <span class="badge down">down</span>');
+    expect(page).toContain('<span class="error">unauthorized</span>: HTTP 401');
+    expect(page).toContain('32 s');
+    expect(page).toContain('oncall (slack) <span class="muted">1 sent, 1 failed (recent)</span>');
+    expect(page).toContain('<span class="error">HTTP 503</span>');
+    expect(page).toContain('<strong>1/2</strong> sources up');
+  });
+
+  it('shows fixed notices only, never text from the URL', () => {
+    expect(renderStatusPage(data(), { ...OPTS, notice: 'silenced' })).toContain('Silence created.');
+    expect(renderStatusPage(data(), { ...OPTS, notice: '<b>phish</b>' })).not.toContain('phish');
+  });
+
+  it('says times relative to now both ways', () => {
+    expect(formatRelative(NOW - 30_000, NOW)).toBe('30s ago');
+    expect(formatRelative(NOW + 3_700_000, NOW)).toBe('in 1h 1m');
+    expect(formatRelative(NOW - 90_000_000, NOW)).toBe('1d 1h ago');
+  });
+});
