@@ -141,6 +141,8 @@ export class Daemon {
       },
     });
     logger.info({ url: this.http.url }, 'HTTP server listening');
+    // Links in messages (and Alertmanager's generatorURL) name the bound port, not a configured port 0.
+    this.notifier.setListenUrl(this.http.url);
 
     if (restarted) this.engineFrom = await this.replayInto(this.engine);
     this.metrics.setConfigReload(true, clock.now());
