@@ -23,7 +23,7 @@ export const errorCodeSchema = ruleSchema('error_code', {
   group_by: z.array(labelNameSchema).default(['user']),
   codes: z.array(z.number().int().refine((c) => c !== 0, 'code 0 is success, not an error')).min(1).optional(),
   new_codes: z.boolean().default(false),
-  learn_for: duration().prefault('7d').refine((ms) => ms > 0, 'learn_for must be greater than 0'),
+  learn_for: duration().prefault('1d').refine((ms) => ms > 0, 'learn_for must be greater than 0'),
   resolve_after: duration().prefault('1h').refine((ms) => ms > 0, 'resolve_after must be greater than 0'),
   timezone: timeZone().default('UTC'),
 }).superRefine((rule, ctx) => {
