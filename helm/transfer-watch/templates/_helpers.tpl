@@ -1,0 +1,99 @@
+{{/*
+Name of the chart, or nameOverride.
+*/}}
+{{- define "transfer-watch.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Full name: fullnameOverride, or release name + chart name (the release name alone when it contains the chart name).
+Truncated to 63 characters because some Kubernetes name fields are limited to that (DNS naming spec).
+*/}}
+{{- define "transfer-watch.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Namespace of every resource.
+*/}}
+{{- define "transfer-watch.namespace" -}}
+{{- default .Release.Namespace .Values.namespaceOverride }}
+{{- end }}
+
+{{/*
+Chart name and version, for the helm.sh/chart label.
+*/}}
+{{- define "transfer-watch.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Selector labels: stable for the life of the release (a Deployment's selector is immutable).
+*/}}
+{{- define "transfer-watch.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "transfer-watch.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+Common labels.
+*/}}
+{{- define "transfer-watch.labels" -}}
+helm.sh/chart: {{ include "transfer-watch.chart" . }}
+{{ include "transfer-watch.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: transfer-watch
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+ServiceAccount name.
+*/}}
+{{- define "transfer-watch.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "transfer-watch.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+Secret holding the credentials: existingSecret, or the chart's own.
+*/}}
+{{- define "transfer-watch.secretName" -}}
+{{- default (include "transfer-watch.fullname" .) .Values.secrets.existingSecret }}
+{{- end }}
+
+{{/*
+Image reference: registry/repository, then @digest or :tag (default appVersion).
+*/}}
+{{- define "transfer-watch.image" -}}
+{{- $repository := .Values.image.repository }}
+{{- if .Values.image.registry }}
+{{- $repository = printf "%s/%s" .Values.image.registry .Values.image.repository }}
+{{- end }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" $repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The config file the chart mounts (config.yaml).
+*/}}
+{{- define "transfer-watch.configYaml" -}}
+{{ toYaml .Values.config }}
+{{- end }}

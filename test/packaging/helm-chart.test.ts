@@ -1,0 +1,167 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import { parse, stringify } from 'yaml';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/daemon-process.js';
+
+/**
+ * No helm binary here: these tests check what `helm lint` and a reviewer would, from the files themselves,
+ * and run the config and rules the chart would mount through `transfer-watch check`.
+ */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const chart = path.join(root, 'helm/transfer-watch');
+const read = (file: string) => readFileSync(path.join(chart, file), 'utf8');
+const values = parse(read('values.yaml')) as Record<string, unknown>;
+const templateFiles = readdirSync(path.join(chart, 'templates'));
+const templates = Object.fromEntries(templateFiles.map((f) => [f, read(`templates/${f}`)]));
+
+/** The credentials the chart's Secret provides, as the Deployment's envFrom passes them. */
+const CHART_SECRET_ENV = { MFT_PASSWORD: 'chart-mft-password', SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T/B/X', SMTP_PASSWORD: 'chart-smtp' };
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function validateValues(data: unknown): string[] {
+  const ajv = new Ajv({ strict: true, allErrors: true });
+  const validate = ajv.compile(JSON.parse(read('values.schema.json')) as object);
+  return validate(data) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`);
+}
+
+const tmpDirs: string[] = [];
+afterAll(() => tmpDirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe('helm/transfer-watch', () => {
+  it('Chart.yaml is apiVersion v2 and its appVersion is the package version', () => {
+    const meta = parse(read('Chart.yaml')) as Record<string, unknown>;
+    const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
+    expect(meta.apiVersion).toBe('v2');
+    expect(meta.name).toBe('transfer-watch');
+    expect(meta.type).toBe('application');
+    expect(String(meta.appVersion)).toBe(pkg.version);
+    expect(String(meta.version)).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('values.yaml is valid against values.schema.json, which rejects what the chart cannot render', () => {
+    expect(validateValues(values)).toEqual([]);
+    expect(validateValues({ ...values, replicaCount: 2 }), 'unknown top-level key').not.toEqual([]);
+    expect(validateValues({ ...values, rules: { 'transfers.yml': { rules: [] } } }), 'rule file not *.yaml').not.toEqual([]);
+    expect(validateValues({ ...values, persistence: { ...(values.persistence as object), size: 'lots' } })).not.toEqual([]);
+    expect(validateValues({ ...values, config: { ...(values.config as object), sources: [] } })).not.toEqual([]);
+    expect(validateValues({ ...values, config: { ...(values.config as object), state: { dir: '/data' } } }), 'state.dir off the volume').not.toEqual([]);
+  });
+
+  it('files/ are the same as the project dashboard and Prometheus rules (copy them when they change)', () => {
+    const pairs = [
+      ['files/transfer-watch.json', 'grafana/transfer-watch.json'],
+      ['files/transfer-watch.rules.yaml', 'prometheus/transfer-watch.rules.yaml'],
+    ] as const;
+    for (const [copy, source] of pairs) {
+      expect(read(copy) === readFileSync(path.join(root, source), 'utf8'), `out of sync: cp ${source} helm/transfer-watch/${copy}`).toBe(true);
+    }
+    // prometheusrule.yaml rewrites this matcher to the Service's job name; without it the rules would match nothing.
+    expect(read('files/transfer-watch.rules.yaml')).toContain('job="transfer-watch"');
+    expect(templates['prometheusrule.yaml']).toContain('replace "job=\\"transfer-watch\\""');
+  });
+
+  it('the config and rules the chart mounts pass `transfer-watch check` (password from ${MFT_PASSWORD})', async () => {
+    const config = values.config as Record<string, unknown>;
+    expect(JSON.stringify(config)).toContain('${MFT_PASSWORD}');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tw-chart-'));
+    tmpDirs.push(dir);
+    // The layout of the ConfigMap volume: /etc/transfer-watch/config.yaml and /etc/transfer-watch/rules/<key>.
+    writeFileSync(path.join(dir, 'config.yaml'), stringify(config));
+    mkdirSync(path.join(dir, 'rules'));
+    const rules = values.rules as Record<string, unknown>;
+    expect(Object.keys(rules).length).toBeGreaterThan(0);
+    for (const [file, content] of Object.entries(rules)) writeFileSync(path.join(dir, 'rules', file), stringify(content));
+    const { code, stdout, stderr } = await runCli(['check', '--config', path.join(dir, 'config.yaml')], { env: CHART_SECRET_ENV });
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    for (const file of Object.keys(rules)) expect(stdout).toContain(`OK: ${path.join(dir, 'rules', file)}`);
+    // What the Deployment assumes about the config.
+    expect((config.state as Record<string, unknown>).dir).toBe('/var/lib/transfer-watch');
+    expect(config.rule_files).toEqual(['rules/*.yaml']);
+    expect(String((config.server as Record<string, unknown>).listen)).toMatch(new RegExp(`:${String(values.containerPort)}$`));
+  });
+
+  it('every .Values reference in the templates exists in values.yaml', () => {
+    const missing: string[] = [];
+    for (const [file, text] of Object.entries(templates)) {
+      for (const m of text.matchAll(/\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)/g)) {
+        let at: unknown = values;
+        for (const key of (m[1] as string).slice(1).split('.')) {
+          if (!isRecord(at) || !(key in at)) {
+            missing.push(`${file}: .Values${m[1] as string}`);
+            break;
+          }
+          at = at[key];
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('templates are balanced: every if/with/range/define has its end', () => {
+    for (const [file, text] of Object.entries(templates)) {
+      const actions = [...text.matchAll(/\{\{-?\s*(\/\*[\s\S]*?\*\/|[^}]*?)\s*-?\}\}/g)].map((m) => (m[1] as string).trim());
+      expect(text.split('{{').length, `${file}: {{ and }} pair up`).toBe(text.split('}}').length);
+      let depth = 0;
+      for (const action of actions) {
+        if (/^(if|with|range|define)\b/.test(action)) depth++;
+        else if (/^end\b/.test(action)) depth--;
+        expect(depth, `${file}: "end" without an opening action`).toBeGreaterThanOrEqual(0);
+      }
+      expect(depth, `${file}: unclosed if/with/range/define`).toBe(0);
+    }
+  });
+
+  it('the Deployment follows the chart conventions: one replica, Recreate, probes, checksum, hardened pod', () => {
+    const deployment = templates['deployment.yaml'] ?? '';
+    expect(deployment).toMatch(/^\s+replicas: 1$/m);
+    expect(deployment).toMatch(/strategy:\s+type: Recreate/);
+    expect(deployment).toMatch(/checksum\/config: \{\{ include \(print \$\.Template\.BasePath "\/configmap\.yaml"\) \. \| sha256sum \}\}/);
+    expect(deployment).toContain('secretRef:');
+    expect(deployment).toContain('mountPath: /etc/transfer-watch');
+    expect(deployment).toContain('mountPath: /var/lib/transfer-watch');
+    expect(deployment).toMatch(/persistentVolumeClaim:[\s\S]*emptyDir: \{\}/);
+    const probe = (name: string) => ((values[name] as Record<string, Record<string, unknown>>).httpGet ?? {}).path;
+    expect(probe('livenessProbe')).toBe('/healthz');
+    expect(probe('readinessProbe')).toBe('/readyz');
+    const pod = values.podSecurityContext as Record<string, unknown>;
+    const container = values.securityContext as Record<string, unknown>;
+    expect(pod.runAsNonRoot).toBe(true);
+    expect(pod.seccompProfile).toEqual({ type: 'RuntimeDefault' });
+    expect(container).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+    for (const key of ['nodeSelector', 'tolerations', 'affinity', 'resources']) expect(deployment).toContain(`.Values.${key}`);
+  });
+
+  it('optional resources are behind their switches, and the dashboard carries the sidecar label', () => {
+    expect(templates['servicemonitor.yaml']).toMatch(/^\{\{- if \.Values\.serviceMonitor\.enabled \}\}/);
+    expect(templates['prometheusrule.yaml']).toMatch(/^\{\{- if \.Values\.prometheusRule\.enabled \}\}/);
+    expect(templates['grafana-dashboard.yaml']).toMatch(/^\{\{- if \.Values\.grafanaDashboard\.enabled \}\}/);
+    expect(templates['pvc.yaml']).toMatch(/^\{\{- if and \.Values\.persistence\.enabled/);
+    expect(templates['secret.yaml']).toMatch(/^\{\{- if not \.Values\.secrets\.existingSecret \}\}/);
+    const dashboard = values.grafanaDashboard as Record<string, unknown>;
+    expect([dashboard.sidecarLabel, dashboard.sidecarLabelValue]).toEqual(['grafana_dashboard', '1']);
+    expect(templates['grafana-dashboard.yaml']).toContain('.Files.Get "files/transfer-watch.json"');
+    // The Secret's keys are the variables the config refers to.
+    for (const name of Object.keys(CHART_SECRET_ENV)) expect(templates['secret.yaml']).toContain(`${name}:`);
+  });
+
+  it('README.md has a row in its values table for every value', () => {
+    const readme = read('README.md');
+    const documented = new Set([...readme.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1] as string));
+    // Structured values (config, rules, security contexts, probes, resources) are documented as one row each.
+    const whole = new Set(['config', 'rules', 'podSecurityContext', 'securityContext', 'livenessProbe', 'readinessProbe', 'resources']);
+    const leaves: string[] = [];
+    const walk = (node: unknown, prefix: string) => {
+      if (isRecord(node) && Object.keys(node).length > 0 && !whole.has(prefix)) {
+        for (const [k, v] of Object.entries(node)) walk(v, prefix ? `${prefix}.${k}` : k);
+      } else leaves.push(prefix);
+    };
+    walk(values, '');
+    expect(leaves.filter((l) => !documented.has(l))).toEqual([]);
+  });
+});
