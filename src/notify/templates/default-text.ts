@@ -29,7 +29,9 @@ export function alertLines(a: AlertContext, style: TextStyle): string[] {
   if (a.deadline) lines.push(`Deadline: ${a.deadline}`);
   if (a.status === 'resolved' && a.arrivedAt) lines.push(`Resolved: the file arrived late, at ${a.arrivedAt}`);
   if (a.hasSamples) {
-    lines.push(a.samples.length === 1 ? 'Failed transfer:' : `Failed transfers (${a.samples.length} most recent):`);
+    // Samples are failures for most rules; duplicate_file and size_anomaly show successful transfers.
+    const kind = a.samples.every((s) => s.code !== 0) ? 'Failed transfer' : 'Transfer';
+    lines.push(a.samples.length === 1 ? `${kind}:` : `${kind}s (${a.samples.length} most recent):`);
     for (const s of a.samples) {
       lines.push(`  - ${s.time}  ${style.code(s.file)}  code ${s.code}${s.message ? `  ${s.message}` : ''}`);
     }
