@@ -1,4 +1,3 @@
-import picomatch from 'picomatch';
 import { transferLabel, type LabelName, type Transfer } from '../source/transfer.js';
 import type { MatchSpec } from './rule-schema.js';
 
@@ -8,7 +7,25 @@ import type { MatchSpec } from './rule-schema.js';
  */
 export type TransferMatcher = (t: Transfer) => boolean;
 
-const GLOB_OPTIONS = { dot: true } as const;
+/**
+ * The contract's glob language is `*` (any run of characters but `/`) and `?` (one character but `/`); every
+ * other character is literal. Patterns are translated here rather than handed to picomatch, whose extglobs,
+ * braces, classes and `|` alternation would make file names such as `EXTRATO (1).RET` or `A|B.RET` patterns
+ * that do not match themselves or that match unrelated names.
+ */
+function globToRegExp(glob: string): RegExp {
+  let source = '';
+  for (const ch of glob) {
+    if (ch === '*') source += '[^/]*';
+    else if (ch === '?') source += '[^/]';
+    else source += ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`, 'u');
+}
+
+function isGlob(pattern: string): boolean {
+  return pattern.includes('*') || pattern.includes('?');
+}
 
 /** `a/b/c.RET` → `c.RET`; a trailing `/` is ignored (`a/b/` → `b`). */
 function baseName(value: string): string {
@@ -17,12 +34,11 @@ function baseName(value: string): string {
 }
 
 /**
- * One label's patterns as plain regular expressions, tested directly: picomatch's own matcher allocates a
- * result object and splits the path on every call, and matching runs for every candidate rule of every
- * transfer (the bench measured it as a sixth of the pipeline).
+ * One label's patterns as plain regular expressions, tested directly: matching runs for every candidate rule
+ * of every transfer (the bench measured picomatch's own matcher as a sixth of the pipeline).
  */
 function compilePatterns(patterns: readonly string[]): (value: string) => boolean {
-  const compiled = patterns.map((p) => ({ glob: p, re: picomatch.makeRe(p, GLOB_OPTIONS), anyDepth: !p.includes('/') }));
+  const compiled = patterns.map((p) => ({ glob: p, re: globToRegExp(p), anyDepth: !p.includes('/') }));
   return (value) => {
     if (value === '') return false;
     let base: string | undefined;
@@ -48,6 +64,6 @@ export function compileMatch(spec: MatchSpec): TransferMatcher {
 
 /** The literal values of a pattern list when none of them is a glob; undefined if any is. */
 export function exactValues(patterns: readonly string[]): string[] | undefined {
-  for (const p of patterns) if (picomatch.scan(p).isGlob) return undefined;
+  for (const p of patterns) if (isGlob(p)) return undefined;
   return [...patterns];
 }

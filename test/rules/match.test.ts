@@ -1,25 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { compileMatch } from '../../src/rules/match.js';
+import { compileMatch, exactValues } from '../../src/rules/match.js';
 import { transfer } from './transfer-fixture.js';
 
-const T0 = Date.parse('2026-11-20T10:00:00Z');
-
-describe('match patterns on paths', () => {
-  it('a pattern with "/" matches the whole path; one without matches the whole value or its base name', () => {
-    const full = compileMatch({ file: ['/in/*/EXTRATO_*.RET'] });
-    expect(full(transfer({ time: T0, file: '/in/BANK1/EXTRATO_20261120.RET' }))).toBe(true);
-    expect(full(transfer({ time: T0, file: '/out/BANK1/EXTRATO_20261120.RET' }))).toBe(false);
-    expect(full(transfer({ time: T0, file: 'EXTRATO_20261120.RET' }))).toBe(false);
-    const base = compileMatch({ file: ['EXTRATO_*.RET', 'FOLHA_*'] });
-    expect(base(transfer({ time: T0, file: '/in/BANK1/EXTRATO_20261120.RET' }))).toBe(true);
-    expect(base(transfer({ time: T0, file: '/out/PAYROLL/FOLHA_202611_0002.txt' }))).toBe(true);
-    expect(base(transfer({ time: T0, file: '/in/EXTRATO_X/other.RET' }))).toBe(false);
-    expect(base(transfer({ time: T0, file: '' }))).toBe(false);
+describe('match globs: only * and ? are special', () => {
+  it('a file name with parentheses, |, +, braces or brackets matches itself as a pattern, and nothing else', () => {
+    const files = ['/in/BANK1/EXTRATO (1).RET', '/in/BANK1/A|B.RET', '/in/BANK1/C++.RET', '/in/BANK1/{a,b}.RET', '/in/BANK1/[x].RET', '/in/BANK1/$^.RET'];
+    for (const file of files) {
+      const base = file.slice(file.lastIndexOf('/') + 1);
+      expect(compileMatch({ file: [base.replace('.RET', '*')] })(transfer({ file, time: 0 })), base).toBe(true);
+    }
+    // picomatch read `*|A` as "anything, or A" and `X (1).RET` as `X 1.RET`.
+    expect(compileMatch({ file: ['*|B.RET'] })(transfer({ file: '/in/BANK1/B.RET', time: 0 }))).toBe(false);
+    expect(compileMatch({ file: ['X (1)*'] })(transfer({ file: 'X 1.RET', time: 0 }))).toBe(false);
+    expect(compileMatch({ file: ['{a,b}*'] })(transfer({ file: 'a.RET', time: 0 }))).toBe(false);
   });
 
-  it('dot files and exact values match as before', () => {
-    expect(compileMatch({ file: ['*.RET'] })(transfer({ time: T0, file: '/in/.hidden.RET' }))).toBe(true);
-    expect(compileMatch({ user: ['BANK1'] })(transfer({ time: T0, user: 'BANK1' }))).toBe(true);
-    expect(compileMatch({ user: ['BANK1'] })(transfer({ time: T0, user: 'BANK10' }))).toBe(false);
+  it('patterns without * or ? are exact values (for the rule index), whatever else they contain', () => {
+    expect(exactValues(['EXTRATO (1).RET', 'A|B', '{a,b}'])).toEqual(['EXTRATO (1).RET', 'A|B', '{a,b}']);
+    expect(exactValues(['A', 'B*'])).toBeUndefined();
   });
 });
