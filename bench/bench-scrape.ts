@@ -1,0 +1,71 @@
+import { startHttpServer } from '../src/http/http-server.js';
+import { TransferWatchMetrics } from '../src/metrics/transfer-watch-metrics.js';
+import { parseRecord } from '../src/source/record.js';
+import { silentLogger } from '../src/util/logger.js';
+import { percentile } from './stats.js';
+
+export interface ScrapeResult {
+  series: number;
+  scrapes: number;
+  bytes: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** Series per instance below: 2 events × 2 results × (transfers, bytes, last timestamp) + 2 error series. */
+const SERIES_PER_INSTANCE = 14;
+
+/**
+ * `GET /metrics` over real HTTP from the daemon's own server and metrics, holding about `targetSeries` series
+ * (instances × events × results, with error codes), as many scrapes in a row as Prometheus would make over
+ * hours. Each scrape is timed from request to the last byte.
+ */
+export async function measureScrape(targetSeries: number, scrapes: number): Promise<ScrapeResult> {
+  const metrics = new TransferWatchMetrics({ maxSeries: 2 * targetSeries, version: 'bench' });
+  const instances = Math.ceil(targetSeries / SERIES_PER_INSTANCE);
+  const t0 = Date.UTC(2026, 0, 5);
+  let n = 0;
+  for (let i = 0; i < instances; i++) {
+    for (const evento of [5, 7]) {
+      for (const resultado of [0, 21]) {
+        const parsed = parseRecord(
+          { DATAHORA: new Date(t0 + n++ * 1000).toISOString(), INSTANCE: `MFT${String(i).padStart(5, '0')}`, USUARIO: 'BANK1', EVENTO: evento, NOMEARQUIVO: `/in/F${n}.RET`, RESULTADO: resultado, TAMARQUIVO: n },
+          'bench',
+        );
+        if (!parsed.ok) throw new Error(parsed.reason);
+        metrics.observeTransfer(parsed.transfer);
+      }
+    }
+  }
+  const server = await startHttpServer({
+    listen: '127.0.0.1:0',
+    logger: silentLogger(),
+    metrics,
+    api: {
+      ready: () => true,
+      alerts: () => [],
+      status: () => ({}),
+      reload: () => Promise.resolve({ ok: true }),
+      silences: { list: () => [], get: () => undefined, create: () => Promise.resolve({}), expire: () => Promise.resolve(false) },
+    },
+  });
+  try {
+    const times: number[] = [];
+    let series = 0;
+    let bytes = 0;
+    for (let i = 0; i < scrapes + 3; i++) {
+      const started = performance.now();
+      const res = await fetch(`${server.url}/metrics`);
+      const text = await res.text();
+      const ms = performance.now() - started;
+      if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
+      // The first scrapes warm the JIT; Prometheus scrapes forever, so steady state is what counts.
+      if (i >= 3) times.push(ms);
+      series = text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
+      bytes = text.length;
+    }
+    return { series, scrapes, bytes, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99) };
+  } finally {
+    await server.close();
+  }
+}

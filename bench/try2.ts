@@ -1,0 +1,12 @@
+import { startSimulator } from '../src/simulator/start-simulator.js';
+import { ManualClock } from '../src/util/clock.js';
+import { createPipeline } from './bench-pipeline.js';
+import { benchRules } from './bench-rules.js';
+const start = Date.UTC(2026, 0, 5, 9, 0, 0);
+const minutes = Number(process.argv[2] ?? 10);
+const n = Number(process.argv[3] ?? 100);
+const end = start + minutes * 60_000 - 1;
+const sim = await startSimulator({ seed: 7, clock: new ManualClock(end + 60_000), ratePerMinute: 10_000, historyStart: start, scenario: 'steady' });
+const h = { url: sim.url, start, end };
+console.log('pipe', n, await createPipeline(h, benchRules(n)).run());
+await sim.close();
