@@ -6,6 +6,7 @@ import { Ajv } from 'ajv';
 import { parse, stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/daemon-process.js';
+import { CHART_FILE_COPIES } from '../../scripts/sync-chart-files.js';
 
 /**
  * No helm binary here: these tests check what `helm lint` and a reviewer would, from the files themselves,
@@ -53,12 +54,10 @@ describe('helm/transfer-watch', () => {
   });
 
   it('files/ are the same as the project dashboard and Prometheus rules (copy them when they change)', () => {
-    const pairs = [
-      ['files/transfer-watch.json', 'grafana/transfer-watch.json'],
-      ['files/transfer-watch.rules.yaml', 'prometheus/transfer-watch.rules.yaml'],
-    ] as const;
-    for (const [copy, source] of pairs) {
-      expect(read(copy) === readFileSync(path.join(root, source), 'utf8'), `out of sync: cp ${source} helm/transfer-watch/${copy}`).toBe(true);
+    expect(CHART_FILE_COPIES.map(([, copy]) => copy).sort()).toEqual(readdirSync(path.join(chart, 'files')).map((f) => `helm/transfer-watch/files/${f}`).sort());
+    for (const [source, copy] of CHART_FILE_COPIES) {
+      const same = readFileSync(path.join(root, copy), 'utf8') === readFileSync(path.join(root, source), 'utf8');
+      expect(same, `${copy} differs from ${source}: run \`npm run chart:sync\``).toBe(true);
     }
     // prometheusrule.yaml rewrites this matcher to the Service's job name; without it the rules would match nothing.
     expect(read('files/transfer-watch.rules.yaml')).toContain('job="transfer-watch"');
