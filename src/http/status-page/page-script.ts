@@ -48,7 +48,7 @@ export const PAGE_SCRIPT = new SafeHtml(`
           el.replaceWith(document.importNode(next, true));
         }
         fillAuthors();
-        var when = new Date().toLocaleTimeString();
+        var when = new Date().toLocaleTimeString([], { timeZoneName: 'short' });
         stateLine.textContent = 'Updated ' + when + (paused.length ? '; not refreshing ' + paused.join(', ') + ' while you use it.' : '.');
       })
       .catch(function (err) {
