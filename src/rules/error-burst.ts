@@ -44,6 +44,7 @@ interface Group {
 export class ErrorBurstEvaluator implements RuleEvaluator {
   private readonly groups = new Map<string, Group>();
   private readonly builder: AlertBuilder;
+  readonly onlyResult = 'error';
 
   constructor(private readonly rule: ErrorBurstRule) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);

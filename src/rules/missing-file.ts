@@ -81,6 +81,7 @@ const MAX_SKIPPED = 400;
 
 export class MissingFileEvaluator implements RuleEvaluator {
   private readonly cron: Cron;
+  readonly onlyResult = 'success';
   private readonly builder: AlertBuilder;
   private readonly warnBuilder: AlertBuilder;
   /** Successful arrival times per expected key ('' without for_each), sorted. */

@@ -27,7 +27,8 @@ interface EngineEntry {
  */
 export class RuleEngine {
   private readonly entries: EngineEntry[];
-  private readonly index: RuleIndex<EngineEntry>;
+  /** One index per transfer result, each without the rules that keep only the other result. */
+  private readonly index: Record<'success' | 'error', RuleIndex<EngineEntry>>;
   /** id → time after which no rule that kept it can still count it. */
   private readonly seen = new Map<string, number>();
   private readonly history: number;
@@ -44,7 +45,9 @@ export class RuleEngine {
       const evaluator = createEvaluator(rule, ctx);
       return { rule, matches: compileMatch(rule.match), evaluator, history: evaluator.historyNeeded() };
     });
-    this.index = new RuleIndex(this.entries.map((e) => ({ match: e.rule.match, item: e })));
+    const indexOf = (result: 'success' | 'error'): RuleIndex<EngineEntry> =>
+      new RuleIndex(this.entries.filter((e) => (e.evaluator.onlyResult ?? result) === result).map((e) => ({ match: e.rule.match, item: e })));
+    this.index = { success: indexOf('success'), error: indexOf('error') };
     this.history = Math.max(0, ...this.entries.map((e) => e.history));
   }
 
@@ -57,7 +60,7 @@ export class RuleEngine {
     // Older than every window: it cannot change any rule's outcome, and remembering it would grow memory.
     if (t.time <= this.clock.now() - this.history) return;
     let keepUntil: number | undefined;
-    for (const entry of this.index.candidates(t)) {
+    for (const entry of this.index[t.result].candidates(t)) {
       this.matchChecks++;
       if (entry.matches(t) && entry.evaluator.observe(t)) keepUntil = Math.max(keepUntil ?? -Infinity, t.time + entry.history);
     }

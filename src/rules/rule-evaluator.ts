@@ -22,6 +22,11 @@ export interface DataCompleteness {
 export interface RuleEvaluator {
   /** Returns whether the rule kept the transfer (only then must the engine remember its id). */
   observe(t: Transfer): boolean;
+  /**
+   * Optional: the rule keeps only transfers of this result, so the engine need not run its matcher on the others
+   * (error_burst looks at failures only: most traffic is successes).
+   */
+  readonly onlyResult?: 'success' | 'error';
   evaluate(now: number, data: DataCompleteness): RuleEvaluation;
   /** ms of history to re-read after a restart for this rule's windows to be whole again. */
   historyNeeded(): number;
