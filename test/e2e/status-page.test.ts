@@ -169,7 +169,7 @@ describe.skipIf(missing !== undefined)('status page in headless Chromium', () =>
     expect(await page.locator('#alerts').textContent()).toContain(`rejected: ${HOSTILE_IMG}`);
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.locator('body script').count()).toBe(1); // our own, nonce'd
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
 
     // Silence the BANK1 burst with the page's form.
     const bank1 = page.locator('li.alert', { has: page.locator('.label-value', { hasText: /^BANK1$/ }) });
@@ -196,7 +196,7 @@ describe.skipIf(missing !== undefined)('status page in headless Chromium', () =>
     await bank2.locator('input[name=comment]').fill('looking into i');
     expect(await bank2.locator('input[name=author]').inputValue()).toBe('night-shift <b>ana</b>'); // remembered
     await page.locator('h1').click(); // focus leaves the form; the typed text alone must keep it
-    await page.evaluate(() => (window as unknown as { transferWatchRefresh: () => Promise<void> }).transferWatchRefresh());
+    await page.evaluate(() => (globalThis as unknown as { transferWatchRefresh: () => Promise<void> }).transferWatchRefresh());
     expect(await page.locator('#refresh-state').textContent()).toContain('not refreshing alerts');
     expect(await bank2.locator('input[name=comment]').inputValue()).toBe('looking into i');
 
