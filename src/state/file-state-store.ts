@@ -15,6 +15,8 @@ const KEY = /^[a-z0-9][a-z0-9_.-]*$/;
  */
 export class FileStateStore implements StateStore {
   private readonly queues = new Map<string, Promise<void>>();
+  /** Per key, the save waiting for the write in progress (not started yet); later saves replace its value. */
+  private readonly waiting = new Map<string, { value: unknown; done: Promise<void> }>();
   /** Whether the last write succeeded; exposed as a metric and in the status API by the daemon. */
   lastWriteOk = true;
   lastWriteError: string | undefined;
@@ -54,11 +56,25 @@ export class FileStateStore implements StateStore {
   }
 
   save(key: string, value: unknown): Promise<void> {
+    // Saves that queue up behind a write in progress share one write of the newest value: each write costs
+    // two fsyncs, and after a burst of sends the notification log must become durable at once, not after a
+    // chain of writes of snapshots that are already outdated (that chain is the window in which a kill -9
+    // makes a notification be sent twice).
+    const waiting = this.waiting.get(key);
+    if (waiting) {
+      waiting.value = value;
+      return waiting.done;
+    }
     const previous = this.queues.get(key) ?? Promise.resolve();
-    const next = previous.then(() => this.write(key, value));
-    // Keep the chain alive after a failure; the caller still sees the rejection through `next`.
-    this.queues.set(key, next.catch(() => undefined));
-    return next;
+    const entry: { value: unknown; done: Promise<void> } = { value, done: Promise.resolve() };
+    entry.done = previous.then(() => {
+      this.waiting.delete(key);
+      return this.write(key, entry.value);
+    });
+    this.waiting.set(key, entry);
+    // Keep the chain alive after a failure; the caller still sees the rejection through `done`.
+    this.queues.set(key, entry.done.catch(() => undefined));
+    return entry.done;
   }
 
   private async write(key: string, value: unknown): Promise<void> {
