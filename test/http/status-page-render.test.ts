@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { groupAlerts, renderStatusPage, formatRelative } from '../../src/http/status-page/render-status-page.js';
+import { MAX_ALERTS_PER_GROUP, groupAlerts, renderStatusPage, formatRelative } from '../../src/http/status-page/render-status-page.js';
 import { escapeHtml, html, SafeHtml } from '../../src/http/status-page/safe-html.js';
 import type { StatusPageAlert, StatusPageData } from '../../src/http/status-page/status-page-data.js';
 
@@ -183,6 +183,14 @@ describe('renderStatusPage', () => {
     expect(page).toContain('oncall (slack) <span class="muted">1 sent, 1 failed (recent)</span>');
     expect(page).toContain('<span class="error">HTTP 503</span>');
     expect(page).toContain('<strong>1/2</strong> sources up');
+  });
+
+  it('lists at most MAX_ALERTS_PER_GROUP alerts of one name and says how many more there are', () => {
+    const many = Array.from({ length: MAX_ALERTS_PER_GROUP + 7 }, (_, i) => alert({ alertname: 'Burst', user: `U${i}` }));
+    const page = renderStatusPage(data({ alerts: many }), OPTS);
+    expect(page.match(/<li class="alert /g)).toHaveLength(MAX_ALERTS_PER_GROUP);
+    expect(page).toContain('7 more not shown');
+    expect(page).toContain(`<strong>${MAX_ALERTS_PER_GROUP + 7}</strong> firing`);
   });
 
   it('shows fixed notices only, never text from the URL', () => {

@@ -17,6 +17,9 @@ export interface RenderOptions {
 export const SILENCE_ACTION = '/-/ui/silences';
 export const EXPIRE_ACTION = '/-/ui/silences/expire';
 
+/** Alerts listed per alertname; beyond it the page says how many more (the JSON API lists all). Keeps the page small. */
+export const MAX_ALERTS_PER_GROUP = 50;
+
 /** Silence durations offered on the page; `duration` values are parsed with the config's duration syntax. */
 export const SILENCE_DURATIONS = ['30m', '1h', '2h', '4h', '8h', '1d', '3d'] as const;
 
@@ -115,7 +118,11 @@ function alertsSection(data: StatusPageData, csrfToken: string): SafeHtml {
           const firing = g.alerts.filter((a) => a.state === 'firing').length;
           const pending = g.alerts.length - firing;
           return html`<div class="group"><h3>${g.alertname} <span class="muted">${firing} firing${pending > 0 ? `, ${pending} pending` : ''}</span></h3>
-<ul class="alerts">${g.alerts.map((a) => renderAlert(a, data, csrfToken))}</ul></div>`;
+<ul class="alerts">${g.alerts.slice(0, MAX_ALERTS_PER_GROUP).map((a) => renderAlert(a, data, csrfToken))}</ul>${
+            g.alerts.length > MAX_ALERTS_PER_GROUP
+              ? html`<p class="muted">${g.alerts.length - MAX_ALERTS_PER_GROUP} more not shown; see <a href="/api/v1/alerts">/api/v1/alerts</a>.</p>`
+              : ''
+          }</div>`;
         });
   return html`<section id="alerts" data-section="alerts"><h2>Alerts</h2>${body}</section>`;
 }
