@@ -50,6 +50,7 @@ interface Group {
 export class DuplicateFileEvaluator implements RuleEvaluator {
   private readonly groups = new Map<string, Group>();
   private readonly builder: AlertBuilder;
+  readonly onlyResult = 'success';
 
   constructor(private readonly rule: DuplicateFileRule) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);

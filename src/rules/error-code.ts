@@ -60,6 +60,7 @@ export class ErrorCodeEvaluator implements RuleEvaluator {
   private readonly builder: AlertBuilder;
   private readonly codes: Set<number>;
   private readonly sources: string[];
+  readonly onlyResult = 'error';
 
   constructor(
     private readonly rule: ErrorCodeRule,

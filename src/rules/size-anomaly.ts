@@ -78,6 +78,7 @@ function median(values: number[]): number {
 export class SizeAnomalyEvaluator implements RuleEvaluator {
   private readonly groups = new Map<string, Group>();
   private readonly builder: AlertBuilder;
+  readonly onlyResult = 'success';
 
   constructor(private readonly rule: SizeAnomalyRule) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);

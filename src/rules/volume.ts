@@ -85,6 +85,7 @@ export class VolumeEvaluator implements RuleEvaluator {
   private readonly sources: string[];
   private readonly history: number;
   private readonly expected: Set<string> | undefined;
+  readonly onlyResult: 'success' | 'error' | undefined;
 
   constructor(
     private readonly rule: VolumeRule,
@@ -94,6 +95,7 @@ export class VolumeEvaluator implements RuleEvaluator {
     this.sources = relevantSources(rule.match, ctx.sources);
     if (this.sources.length === 0) ctx.logger.warn({ rule: rule.name }, 'volume rule matches no configured source; it will never decide');
     this.history = rule.window + Math.max(0, ...(rule.compare_to?.offsets ?? []));
+    this.onlyResult = rule.result === 'any' ? undefined : rule.result;
     if (rule.for_each) {
       const { label, values } = rule.for_each;
       this.expected = new Set(values);

@@ -23,13 +23,16 @@ describe('exact-value index with the new rule types', () => {
   it('a record visits only the rules of its own partner, and those rules still fire', () => {
     const h = ruleHarness(manyRules(), T0);
     h.engine.observe(transfer({ time: T0 + MIN, user: 'P7', code: 36, file: 'X.RET' }));
-    expect(h.engine.matchChecks).toBe(6); // 6 rules for P7, not 300
+    // P7's rules that look at failures (duplicate_file and size_anomaly keep successes only), not 300.
+    expect(h.engine.matchChecks).toBe(4);
     h.engine.observe(transfer({ time: T0 + 2 * MIN, user: 'P7', code: 36, file: 'X.RET' }));
     h.engine.observe(transfer({ time: T0 + 3 * MIN, user: 'NOBODY', code: 36 }));
-    expect(h.engine.matchChecks).toBe(12);
+    expect(h.engine.matchChecks).toBe(8);
+    h.engine.observe(transfer({ time: T0 + 3 * MIN, user: 'P7', size: 0 }));
+    expect(h.engine.matchChecks).toBe(13); // a success: all but error_code
     h.step(T0 + 4 * MIN);
     const names = h.firing().map((a) => a.labels['alertname']).sort();
-    // P7: 2 of 2 failed, 2 transfers > max 1, code 36, failing for 1m; no duplicate or size check on failures.
-    expect(names).toEqual(['E7', 'K7', 'R7', 'V7']);
+    // P7: 2 of 3 failed, 3 transfers > max 1, code 36, an empty file; the success at 3m ended the streak.
+    expect(names).toEqual(['E7', 'R7', 'S7', 'V7']);
   });
 });
