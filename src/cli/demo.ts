@@ -72,6 +72,7 @@ export function registerDemo(program: Command): void {
         [
           'transfer-watch demo is running against the built-in simulator (error bursts and late files).',
           `  simulator:  ${simulator.url}`,
+          `  status page: ${url}/`,
           `  metrics:    ${url}/metrics`,
           `  alerts:     ${url}/api/v1/alerts`,
           `  status:     ${url}/api/v1/status`,
