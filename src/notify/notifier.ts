@@ -97,6 +97,9 @@ export class Notifier {
   private readonly nflog: NotificationLog;
   private readonly outbox: Outbox;
   private pipeline: Pipeline;
+  /** Where the daemon's HTTP server is bound; links use it when `server.external_url` is not set. */
+  private listenUrl: string | undefined;
+  private server: Config['server'];
   private readonly integrationCache = new Map<string, Integration[]>();
   /** The last full alert set (firing and resolved), by fingerprint. */
   private alerts = new Map<string, Alert>();
@@ -128,7 +131,8 @@ export class Notifier {
     this.outbox = new Outbox(opts.state, opts.logger);
     this.silenceStore = new SilenceStore(opts.clock, opts.state, opts.logger);
     this.silences = this.silenceStore;
-    this.pipeline = buildPipeline(opts.config);
+    this.server = opts.config.server;
+    this.pipeline = buildPipeline(opts.config, this.listenUrl);
   }
 
   /** Recent send attempts, newest first (bounded, in memory; the status page shows them). */
@@ -195,9 +199,19 @@ export class Notifier {
     };
   }
 
+  /**
+   * The URL the HTTP server is actually bound to. `server.listen` may say port 0 (or be overridden, as the demo
+   * does); without this, links in messages and Alertmanager's generatorURL would point at port 0.
+   */
+  setListenUrl(url: string): void {
+    this.listenUrl = url.replace(/\/+$/, '');
+    this.pipeline = { ...this.pipeline, externalUrl: externalUrl({ server: this.server }, this.listenUrl) };
+  }
+
   /** New routes, receivers, inhibit rules and intervals; the nflog and outbox are kept. Throws (keeping the old) when invalid. */
   reload(config: Config, templates?: TemplateSet): void {
-    this.pipeline = buildPipeline(config);
+    this.server = config.server;
+    this.pipeline = buildPipeline(config, this.listenUrl);
     this.templates = templates;
     this.integrationCache.clear();
     // Groups are rebuilt from the current alerts; the nflog keeps them from being sent twice.
@@ -559,7 +573,7 @@ function minResend(integrations: readonly Integration[]): number {
   return Math.min(Infinity, ...integrations.map((i) => (i.resendInterval !== undefined && i.resendInterval > 0 ? i.resendInterval : Infinity)));
 }
 
-function buildPipeline(config: Config): Pipeline {
+function buildPipeline(config: Config, listenUrl?: string): Pipeline {
   const intervals = new TimeIntervals(config.mute_time_intervals);
   const route = buildRoute(
     config.route,
@@ -571,13 +585,14 @@ function buildPipeline(config: Config): Pipeline {
     receivers: new Map(config.receivers.map((r) => [r.name, r])),
     inhibitor: new Inhibitor(config.inhibit_rules),
     intervals,
-    externalUrl: externalUrl(config),
+    externalUrl: externalUrl(config, listenUrl),
     displayTimezone: config.display_timezone,
   };
 }
 
-function externalUrl(config: Config): string {
+function externalUrl(config: Pick<Config, 'server'>, listenUrl?: string): string {
   if (config.server.external_url) return config.server.external_url.replace(/\/+$/, '');
+  if (listenUrl) return listenUrl;
   const listen = config.server.listen;
   const i = listen.lastIndexOf(':');
   const host = listen.slice(0, i);

@@ -207,6 +207,27 @@ describe('Notifier reload and resend', () => {
     expect(am.sent).toHaveLength(5);
     expect(chat.sent).toHaveLength(1);
   });
+  it('links point at the bound HTTP address (server.listen port 0), also after a reload; external_url wins', async () => {
+    const clock = new ManualClock(T0);
+    const h = harness(clock, new MemoryStateStore(), { config: baseConfig({ server: { listen: '127.0.0.1:0' } }) });
+    h.notifier.setListenUrl('http://127.0.0.1:40123/');
+    h.notifier.update([burstA]);
+    clock.set(T0 + 30 * S);
+    await h.notifier.tick();
+    expect(h.hook.sent[0]?.externalUrl).toBe('http://127.0.0.1:40123');
+
+    h.notifier.reload(baseConfig({ server: { listen: '127.0.0.1:0' } }));
+    h.notifier.update([burstA, slow]);
+    clock.advance(10 * M);
+    await h.notifier.tick();
+    expect(h.hook.sent.map((n) => n.externalUrl)).toEqual(['http://127.0.0.1:40123', 'http://127.0.0.1:40123']);
+
+    h.notifier.reload(baseConfig({ server: { listen: '127.0.0.1:0', external_url: 'https://watch.example/' } }));
+    h.notifier.update([burstA, slow, burstB]);
+    clock.advance(10 * M);
+    await h.notifier.tick();
+    expect(h.hook.sent.at(-1)?.externalUrl).toBe('https://watch.example');
+  });
 });
 
 describe('Notifier silences, inhibition and mute intervals', () => {
