@@ -73,7 +73,9 @@ describe.skipIf(!existsSync(CLI)).concurrent('transfer-watch run (acceptance, is
       expect(fired.alerts.map((a) => a.labels['user'])).toEqual(['BANK1']);
       expect(fired.alerts[0]!.fingerprint).toBe(first.fingerprint);
 
-      // kill -9 right after delivery: same identity and start time, nothing sent again.
+      // kill -9 right after delivery (the send is in the daemon's notification log): same identity and start
+      // time, nothing sent again.
+      await s.daemon!.waitForLog((l) => l['msg'] === 'notification sent' && l['status'] === 'firing');
       await s.daemon!.kill('SIGKILL');
       await s.start();
       await s.waitPolledPast(Date.now());

@@ -85,11 +85,17 @@ describe.skipIf(!existsSync(CLI)).concurrent('notifications from transfer-watch 
         ],
         route: { receiver: 'everyone', group_by: ['alertname', 'mft_instance', 'user'], group_wait: '500ms', group_interval: '2s', repeat_interval: '1h' },
       });
-      await s.start();
+      const firstDaemonUrl = (await s.start()).url;
       const t = Date.now();
       s.inject(hostileBurst(t));
 
       await eventually(() => slack.requests.length >= 1 && hook.requests.length >= 1 && smtp.mails.length >= 1, 30_000);
+      // "After delivery" as the daemon knows it: each send recorded in its notification log. (Between a
+      // receiver's 2xx and that write lies the unavoidable at-least-once window of any HTTP sender.)
+      const first = s.daemon!;
+      for (const integration of ['slack', 'webhook', 'email']) {
+        await first.waitForLog((l) => l['msg'] === 'notification sent' && l['integration'] === integration && l['status'] === 'firing');
+      }
       // Slack said 429 with Retry-After: 1 first; the retry waited for it.
       expect(slackAttempts.length).toBeGreaterThanOrEqual(2);
       expect(slackAttempts[1]! - slackAttempts[0]!).toBeGreaterThanOrEqual(900);
@@ -122,6 +128,10 @@ describe.skipIf(!existsSync(CLI)).concurrent('notifications from transfer-watch 
       expect(hookFiring.alerts).toHaveLength(1);
       expect(hookFiring.alerts[0]!.labels).toMatchObject({ alertname: 'TransferErrorBurst', user: HOSTILE_USER, mft_instance: 'PROD01' });
       expect(hookFiring.alerts[0]!.fingerprint).toBe(firing?.fingerprint);
+      // Links name the port the (first) daemon was bound to (server.listen says port 0).
+      expect(hookFiring.externalURL).toBe(firstDaemonUrl);
+      expect(hookFiring.alerts[0]!.generatorURL?.startsWith(`${firstDaemonUrl}/`)).toBe(true);
+      expect(slackAll).toContain(`<${firstDaemonUrl}|transfer-watch>`);
 
       const mail = smtp.mails[0]!;
       expect(mail.secure).toBe(true); // STARTTLS happened
@@ -181,6 +191,7 @@ describe.skipIf(!existsSync(CLI)).concurrent('notifications from transfer-watch 
         expect(arrived.annotations['summary']).toBe(`5 failed transfers for ${HOSTILE_USER} in 20s`);
         expect(Date.parse(arrived.startsAt)).toBe(Date.parse(firing!.activeAt));
         expect(arrived.generatorURL).toContain(firing!.fingerprint);
+        expect(arrived.generatorURL.startsWith(`${s.url}/`)).toBe(true);
 
         // Resolved: Alertmanager no longer lists it as active.
         await eventually(async () => (await s.alerts()).length === 0, 45_000);
