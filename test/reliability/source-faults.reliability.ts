@@ -225,9 +225,9 @@ describe('reliability: the monitored service misbehaves', () => {
   it('answers slower than the timeout', async () => {
     await runScenario({
       name: 'slow answers',
-      faultsText: '40% of report requests delayed 3 s (timeout 1 s)',
+      faultsText: '40% of report requests delayed 3 s (timeout 1 s, no retries: windows abandoned)',
       faults: { delayMs: 3_000, delayRate: 0.4 },
-      source: { timeout: '1s' },
+      source: { timeout: '1s', retries: 0 },
       faultSeen: { metric: 'transfer_watch_poll_errors_total' },
       poll: { page_size: 20 },
     });
