@@ -16,14 +16,12 @@ const HARD_EXIT_MS = 9_500;
  * Resolves never: the process exits from the signal handlers.
  */
 export async function runDaemon(daemon: Daemon, logger: Logger): Promise<void> {
-  try {
-    await daemon.start();
-  } catch (err) {
-    reportStartupError(err);
-    await daemon.stop().catch(() => undefined);
-    process.exit(EXIT_USAGE);
-  }
+  // Handlers are installed before start-up: rebuilding rule windows from history can take a while, and a
+  // signal arriving then must not take Node's default action (SIGHUP and SIGTERM would kill the process
+  // without flushing state).
+  let started = false;
   let stopping = false;
+  let reloadWhenStarted = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -46,9 +44,28 @@ export async function runDaemon(daemon: Daemon, logger: Logger): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGHUP', () => {
+    if (!started) {
+      reloadWhenStarted = true;
+      logger.info('SIGHUP during start-up: reloading configuration and rules once started');
+      return;
+    }
     logger.info('SIGHUP: reloading configuration and rules');
     void daemon.reload();
   });
+  try {
+    await daemon.start();
+  } catch (err) {
+    // A stop requested during start-up exits through shutdown(), with code 0.
+    if (stopping) return;
+    reportStartupError(err);
+    await daemon.stop().catch(() => undefined);
+    process.exit(EXIT_USAGE);
+  }
+  started = true;
+  if (reloadWhenStarted && !stopping) {
+    logger.info('SIGHUP: reloading configuration and rules');
+    void daemon.reload();
+  }
 }
 
 export function registerRun(program: Command): void {
