@@ -78,9 +78,9 @@ export async function startDaemonProcess(configFile: string, opts: { env?: NodeJ
           resolve(hit);
           return;
         }
-        if (proc.exitCode !== null) {
+        if (proc.exitCode !== null || proc.signalCode !== null) {
           clearTimeout(timer);
-          reject(new Error(`daemon exited with ${proc.exitCode}; stderr: ${stderr}`));
+          reject(new Error(`daemon exited with ${proc.exitCode ?? proc.signalCode}; stderr: ${stderr}`));
           return;
         }
         waiters.push(check);
