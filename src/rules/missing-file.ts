@@ -6,6 +6,7 @@ import { formatDuration } from '../config/duration.js';
 import { duration, timeZone } from '../config/schema-helpers.js';
 import { transferLabel, type Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
+import { CronSchedules, type CronSchedule } from './cron-schedule.js';
 import { formatTimeInZone, localDate, localDateFormatter } from './format-time.js';
 import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
@@ -80,7 +81,7 @@ const MAX_HISTORY = 35 * DAY;
 const MAX_SKIPPED = 400;
 
 export class MissingFileEvaluator implements RuleEvaluator {
-  private readonly cron: Cron;
+  private readonly schedule: CronSchedule;
   readonly onlyResult = 'success';
   private readonly builder: AlertBuilder;
   private readonly warnBuilder: AlertBuilder;
@@ -99,7 +100,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     private readonly rule: MissingFileRule,
     private readonly ctx: EvaluatorContext,
   ) {
-    this.cron = new Cron(rule.deadline, { timezone: rule.timezone, paused: true });
+    this.schedule = (ctx.schedules ?? new CronSchedules()).get(rule.deadline, rule.timezone);
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
     this.warnBuilder = new AlertBuilder(rule, WARN_ANNOTATIONS, rule.warn_annotations);
     this.keys = rule.for_each ? [...new Set(rule.for_each.values)] : [''];
@@ -124,24 +125,23 @@ export class MissingFileEvaluator implements RuleEvaluator {
   /** Up to `n` deadlines at or before `now`, newest first, skipping excluded days. */
   private previousDeadlines(now: number, n: number): number[] {
     const out: number[] = [];
-    // croner's previous run is strictly before its reference and works in whole seconds.
-    let ref = new Date(Math.floor(now / 1000) * 1000 + 1000);
+    let at = now;
     for (let i = 0; i < MAX_SKIPPED && out.length < n; i++) {
-      const [prev] = this.cron.previousRuns(1, ref);
-      if (!prev) break;
-      if (prev.getTime() <= now && !this.isExcluded(prev.getTime())) out.push(prev.getTime());
-      ref = prev;
+      const prev = this.schedule.atOrBefore(at);
+      if (prev === undefined) break;
+      if (!this.isExcluded(prev)) out.push(prev);
+      at = prev - 1;
     }
     return out;
   }
 
   /** The first deadline after `now`, skipping excluded days. */
   private nextDeadline(now: number): number | undefined {
-    let from = new Date(now);
+    let from = now;
     for (let i = 0; i < MAX_SKIPPED; i++) {
-      const next = this.cron.nextRun(from);
-      if (!next) return undefined;
-      if (next.getTime() > now && !this.isExcluded(next.getTime())) return next.getTime();
+      const next = this.schedule.after(from);
+      if (next === undefined) return undefined;
+      if (!this.isExcluded(next)) return next;
       from = next;
     }
     return undefined;

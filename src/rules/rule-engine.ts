@@ -3,6 +3,7 @@ import type { Transfer } from '../source/transfer.js';
 import type { Clock } from '../util/clock.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
+import { CronSchedules } from './cron-schedule.js';
 import { compileMatch, type TransferMatcher } from './match.js';
 import { createEvaluator, type RuleDefinition } from './registry.js';
 import type { DataCompleteness, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
@@ -40,7 +41,7 @@ export class RuleEngine {
   constructor(rules: RuleDefinition[], opts: { clock: Clock; logger: Logger; sources: string[] }) {
     this.clock = opts.clock;
     this.logger = opts.logger;
-    const ctx = { sources: opts.sources, logger: opts.logger, clock: opts.clock };
+    const ctx = { sources: opts.sources, logger: opts.logger, clock: opts.clock, schedules: new CronSchedules() };
     this.entries = rules.map((rule) => {
       const evaluator = createEvaluator(rule, ctx);
       return { rule, matches: compileMatch(rule.match), evaluator, history: evaluator.historyNeeded() };

@@ -1,6 +1,7 @@
 import type { RuleEvaluation } from '../alerts/alert-candidate.js';
 import type { Transfer } from '../source/transfer.js';
 import type { Clock } from '../util/clock.js';
+import type { CronSchedules } from './cron-schedule.js';
 import type { Logger } from '../util/logger.js';
 
 /** How far each source's stream has been read completely (the poller's cursors). */
@@ -62,4 +63,6 @@ export interface EvaluatorContext {
   sources: readonly string[];
   logger: Logger;
   clock: Clock;
+  /** Optional: cron schedules shared by the rules of one engine (each run computed once); absent, each rule keeps its own. */
+  schedules?: CronSchedules;
 }
