@@ -211,6 +211,19 @@ describe.skipIf(missing !== undefined)('status page in headless Chromium', () =>
     expect(after.silences.map((s) => s.status.state)).toEqual(['expired']);
     expect(await page.locator('li.alert.silenced').count()).toBe(0);
 
+    // With nobody typing, a refresh swaps in new data without a navigation.
+    sim?.inject([
+      { INSTANCE: 'PROD1', USUARIO: 'BANK9', EVENTO: 7, NOMEARQUIVO: 'LATE_1.RET', RESULTADO: 53 },
+      { INSTANCE: 'PROD1', USUARIO: 'BANK9', EVENTO: 7, NOMEARQUIVO: 'LATE_2.RET', RESULTADO: 53 },
+    ]);
+    const alertsSchema = z.object({ alerts: z.array(z.object({ labels: z.record(z.string(), z.string()) })) });
+    await eventually(async () => alertsSchema.parse(await (await fetch(`${url}/api/v1/alerts`)).json()).alerts.some((a) => a.labels['user'] === 'BANK9'), 60_000, 250);
+    const marker = await page.evaluate(() => ((globalThis as unknown as { __samePage?: boolean }).__samePage = true));
+    await page.evaluate(() => (globalThis as unknown as { transferWatchRefresh: () => Promise<void> }).transferWatchRefresh());
+    expect(await page.locator('.label-value', { hasText: /^BANK9$/ }).count()).toBe(1);
+    expect(await page.locator('#refresh-state').textContent()).toMatch(/^Updated [^;]+\.$/);
+    expect(await page.evaluate(() => (globalThis as unknown as { __samePage?: boolean }).__samePage)).toBe(marker);
+
     expect(dialogs).toEqual([]);
     expect(pageErrors).toEqual([]);
   }, 120_000);
