@@ -1,39 +1,138 @@
 /**
  * Identities of the transfers a stream has already handed on, kept only as far back as a re-fetch can reach
- * (the overlap before the cursor), so memory is bounded by the overlap, not by history.
+ * (the overlap before the cursor, plus the window being read), so memory is bounded by that, not by history.
+ *
+ * A window's ids must all be remembered until the window is committed (an abandoned window is fetched again
+ * whole, and what it already handed on must not be handed on twice), and a catch-up window can hold hundreds
+ * of thousands of transfers. So ids are kept compactly: an open-addressing table of 64-bit keys in typed
+ * arrays (16 bytes a slot, nothing for the garbage collector to trace) instead of a Map of 32-character strings
+ * (about 150 bytes an entry). A key is the first 64 bits of the id when the id is hex (transfer ids are the
+ * hex of a SHA-256: uniformly distributed), else a 64-bit hash of it; two different transfers share a key
+ * with probability about n²/2⁶⁵ (below 10⁻⁸ for a million ids in one window).
  */
 export class SeenTransfers {
-  private readonly times = new Map<string, number>();
+  private hi: Uint32Array;
+  private lo: Uint32Array;
+  /** Occurrence time per slot; NaN marks an empty slot. */
+  private times: Float64Array;
+  private count = 0;
+
+  constructor(capacity = MIN_SLOTS) {
+    const slots = slotsFor(capacity);
+    this.hi = new Uint32Array(slots);
+    this.lo = new Uint32Array(slots);
+    this.times = new Float64Array(slots).fill(NaN);
+  }
 
   /** True (and remembered) the first time an id is offered; false for a repeat. */
   add(id: string, time: number): boolean {
-    if (this.times.has(id)) return false;
-    this.times.set(id, time);
-    return true;
+    const [hi, lo] = keyOf(id);
+    return this.insert(hi, lo, time);
   }
 
   has(id: string): boolean {
-    return this.times.has(id);
+    const [hi, lo] = keyOf(id);
+    return this.find(hi, lo) >= 0;
   }
 
   /** Forget ids of transfers that happened before `before`: no future window reaches back that far. */
   prune(before: number): void {
-    for (const [id, time] of this.times) {
-      if (time < before) this.times.delete(id);
-    }
+    let keep = 0;
+    for (let i = 0; i < this.times.length; i++) if ((this.times[i] as number) >= before) keep++;
+    if (keep === this.count) return;
+    this.rebuild(keep, (time) => time >= before);
   }
 
   get size(): number {
-    return this.times.size;
+    return this.count;
   }
 
+  /** [key, time] pairs; a key is 16 hex digits, which `from` (and `add`) read back as the same key. */
   toJSON(): Array<[string, number]> {
-    return [...this.times];
+    const out: Array<[string, number]> = [];
+    for (let i = 0; i < this.times.length; i++) {
+      const time = this.times[i] as number;
+      if (Number.isNaN(time)) continue;
+      out.push([hex8(this.hi[i] as number) + hex8(this.lo[i] as number), time]);
+    }
+    return out;
   }
 
+  /** Entries of `toJSON`, or of older snapshots that held whole ids. */
   static from(entries: Iterable<[string, number]>): SeenTransfers {
-    const seen = new SeenTransfers();
-    for (const [id, time] of entries) seen.times.set(id, time);
+    const list = [...entries];
+    const seen = new SeenTransfers(list.length);
+    for (const [id, time] of list) seen.add(id, time);
     return seen;
   }
+
+  private find(hi: number, lo: number): number {
+    const mask = this.times.length - 1;
+    for (let i = slotOf(hi, lo, mask); ; i = (i + 1) & mask) {
+      if (Number.isNaN(this.times[i] as number)) return -1;
+      if (this.lo[i] === lo && this.hi[i] === hi) return i;
+    }
+  }
+
+  private insert(hi: number, lo: number, time: number): boolean {
+    const mask = this.times.length - 1;
+    let i = slotOf(hi, lo, mask);
+    for (; !Number.isNaN(this.times[i] as number); i = (i + 1) & mask) {
+      if (this.lo[i] === lo && this.hi[i] === hi) return false;
+    }
+    this.hi[i] = hi;
+    this.lo[i] = lo;
+    this.times[i] = time;
+    this.count++;
+    if (this.count > this.times.length * MAX_LOAD) this.rebuild(this.count, () => true);
+    return true;
+  }
+
+  /** Move the entries `keep` accepts into a table sized for `expected` of them (linear probing cannot delete in place). */
+  private rebuild(expected: number, keep: (time: number) => boolean): void {
+    const { hi, lo, times } = this;
+    const slots = slotsFor(expected);
+    this.hi = new Uint32Array(slots);
+    this.lo = new Uint32Array(slots);
+    this.times = new Float64Array(slots).fill(NaN);
+    this.count = 0;
+    for (let i = 0; i < times.length; i++) {
+      const time = times[i] as number;
+      if (!Number.isNaN(time) && keep(time)) this.insert(hi[i] as number, lo[i] as number, time);
+    }
+  }
+}
+
+const MIN_SLOTS = 1024;
+const MAX_LOAD = 0.7;
+const HEX_KEY = /^[0-9a-f]{16}/i;
+
+/** Slots (a power of two) for `n` entries below the maximum load, with room to grow. */
+function slotsFor(n: number): number {
+  let slots = MIN_SLOTS;
+  while (slots * MAX_LOAD < n * 1.5) slots *= 2;
+  return slots;
+}
+
+function slotOf(hi: number, lo: number, mask: number): number {
+  // Hex keys are uniform already; the multiply spreads hashed and hand-written ids as well.
+  return (Math.imul(lo ^ hi, 0x9e3779b1) >>> 0) & mask;
+}
+
+function hex8(n: number): string {
+  return n.toString(16).padStart(8, '0');
+}
+
+/** The 64-bit key of an id: its first 16 hex digits, or two 32-bit FNV-1a hashes of any other string. */
+function keyOf(id: string): [number, number] {
+  if (HEX_KEY.test(id)) return [Number.parseInt(id.slice(0, 8), 16), Number.parseInt(id.slice(8, 16), 16)];
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ id.length;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 15;
+  }
+  return [a >>> 0, b >>> 0];
 }
