@@ -16,7 +16,10 @@ export interface TransferWatchMetricsOptions {
   version: string;
   /** Include prom-client's default process metrics (default true; tests may turn them off). */
   collectDefault?: boolean;
-  /** How many recent transfer ids are remembered to count each transfer once (default 100 000). */
+  /**
+   * How many recent transfer ids are remembered to count each transfer once (default 100 000). 0 turns this
+   * memory off, for a caller that hands each transfer over once already (the daemon: the poller deduplicates).
+   */
   rememberTransfers?: number;
 }
 
@@ -46,7 +49,7 @@ export class TransferWatchMetrics {
   readonly contentType: string;
 
   private readonly guard: SeriesGuard;
-  private readonly seen: SeenTransfers;
+  private readonly seen: SeenTransfers | undefined;
   /** Current value of each mft_last_transfer_timestamp_seconds series (it only moves forward). */
   private readonly lastTransferSeconds = new Map<string, number>();
 
@@ -72,7 +75,8 @@ export class TransferWatchMetrics {
   constructor(opts: TransferWatchMetricsOptions) {
     this.registry = new Registry();
     this.contentType = this.registry.contentType;
-    this.seen = new SeenTransfers(opts.rememberTransfers ?? 100_000);
+    const remember = opts.rememberTransfers ?? 100_000;
+    this.seen = remember > 0 ? new SeenTransfers(remember) : undefined;
 
     if (opts.collectDefault ?? true) {
       collectDefaultMetrics({ register: this.registry });
@@ -156,9 +160,9 @@ export class TransferWatchMetrics {
     for (const outcome of ['sent', 'failed'] as const) this.notifications.inc({ receiver, integration, outcome }, 0);
   }
 
-  /** Count one transfer; a transfer whose id was already counted is ignored. */
+  /** Count one transfer; a transfer whose id was already counted is ignored (unless rememberTransfers is 0). */
   observeTransfer(t: Transfer): void {
-    if (!this.seen.firstTime(`${t.source}\u0000${t.id}`)) return;
+    if (this.seen && !this.seen.firstTime(`${t.source}\u0000${t.id}`)) return;
     const labels = { source: t.source, mft_instance: t.instance, event: t.event, result: t.result };
     this.inc(this.transfers, METRICS.transfers, labels, 1);
     this.inc(this.transferBytes, METRICS.transferBytes, labels, Math.max(0, t.size));

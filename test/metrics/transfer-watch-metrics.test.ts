@@ -127,6 +127,15 @@ describe('observeTransfer', () => {
     expect(valueOf(expo, 'mft_transfer_bytes_total', labels)).toBe(300);
   });
 
+  it('with rememberTransfers 0 counts every observation (the caller deduplicates)', async () => {
+    const m = new TransferWatchMetrics({ maxSeries: 100, version: '1', collectDefault: false, rememberTransfers: 0 });
+    const t = transfer({ id: 'same', size: 250 });
+    for (let i = 0; i < 3; i++) m.observeTransfer(t);
+    const expo = parseExposition(await m.metrics());
+    expect(valueOf(expo, 'mft_transfers_total', { source: 'prod', result: 'success' })).toBe(3);
+    expect(valueOf(expo, 'mft_transfer_bytes_total', { source: 'prod', result: 'success' })).toBe(750);
+  });
+
   it('does not confuse equal ids from different sources', async () => {
     const m = new TransferWatchMetrics({ maxSeries: 100, version: '1', collectDefault: false });
     m.observeTransfer(transfer({ id: 'x', source: 'a' }));
