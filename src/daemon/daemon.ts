@@ -102,7 +102,9 @@ export class Daemon {
     this.setup = await this.opts.load();
     const config = this.setup.config;
 
-    this.metrics = new TransferWatchMetrics({ maxSeries: config.metrics.max_series, version: this.opts.version });
+    // The poller hands each transfer on once (per-stream dedup across overlaps and abandoned windows), so the
+    // metrics' own id memory (100,000 ids) would be redundant.
+    this.metrics = new TransferWatchMetrics({ maxSeries: config.metrics.max_series, version: this.opts.version, rememberTransfers: 0 });
     this.state = new FileStateStore(config.state.dir, logger, clock);
     await this.state.init();
 
