@@ -84,11 +84,11 @@ export class SeenTransfers {
     this.lo[i] = lo;
     this.times[i] = time;
     this.count++;
-    if (this.count > this.times.length * MAX_LOAD) this.rebuild(this.count, () => true);
+    if (this.count > this.times.length * MAX_LOAD) this.rebuild(this.times.length, () => true);
     return true;
   }
 
-  /** Move the entries `keep` accepts into a table sized for `expected` of them (linear probing cannot delete in place). */
+  /** Move the entries `keep` accepts into a table with room for `expected` of them (linear probing cannot delete in place). */
   private rebuild(expected: number, keep: (time: number) => boolean): void {
     const { hi, lo, times } = this;
     const slots = slotsFor(expected);
@@ -107,10 +107,10 @@ const MIN_SLOTS = 1024;
 const MAX_LOAD = 0.7;
 const HEX_KEY = /^[0-9a-f]{16}/i;
 
-/** Slots (a power of two) for `n` entries below the maximum load, with room to grow. */
+/** Slots (a power of two) for `n` entries at half load at most: room to grow before the next rebuild. */
 function slotsFor(n: number): number {
   let slots = MIN_SLOTS;
-  while (slots * MAX_LOAD < n * 1.5) slots *= 2;
+  while (slots / 2 < n) slots *= 2;
   return slots;
 }
 
