@@ -171,7 +171,7 @@ describe.skipIf(!existsSync(CLI)).concurrent('transfer-watch run (acceptance, is
     const hook = await startCaptureServer();
     const s = await Scenario.create('outage');
     try {
-      const deadline = secondAfter(12_000);
+      const deadline = secondAfter(15_000);
       const expected = (name: string, file: string) => ({
         name,
         type: 'missing_file',
