@@ -81,12 +81,20 @@ export class AlertStore {
 
   apply(evaluations: RuleEvaluation[], now: number): AlertChange[] {
     const changes: AlertChange[] = [];
+    // Each rule's alerts, listed once per apply: scanning every stored alert for every rule cost
+    // rules × alerts (a million steps with 1,000 rules and as many alerts).
+    let byRule = this.alertsByRule();
+    const rulesDone = new Set<string>();
     for (const ev of evaluations) {
+      // The same rule twice in one apply (not from the engine): list again, so alerts just made are seen.
+      if (rulesDone.has(ev.rule)) byRule = this.alertsByRule();
+      rulesDone.add(ev.rule);
       const active = new Set<string>();
       for (const candidate of ev.alerts) active.add(this.activate(ev.rule, candidate, now, changes));
       const finals = new Map((ev.resolved ?? []).map((c) => [fingerprint(c.labels), c]));
-      for (const stored of [...this.byFingerprint.values()]) {
-        if (stored.rule !== ev.rule || stored.state === 'resolved' || active.has(stored.fingerprint)) continue;
+      for (const stored of byRule.get(ev.rule) ?? []) {
+        if (this.byFingerprint.get(stored.fingerprint) !== stored) continue;
+        if (stored.state === 'resolved' || active.has(stored.fingerprint)) continue;
         const final = finals.get(stored.fingerprint);
         // A late arrival ends the alert at once; otherwise keep_firing_for bridges a short gap (no flapping).
         if (!final && stored.state === 'firing' && now < stored.lastActiveAt + stored.keepFiringFor) continue;
@@ -95,6 +103,16 @@ export class AlertStore {
     }
     this.prune(now);
     return changes;
+  }
+
+  private alertsByRule(): Map<string, StoredAlert[]> {
+    const byRule = new Map<string, StoredAlert[]>();
+    for (const stored of this.byFingerprint.values()) {
+      const list = byRule.get(stored.rule);
+      if (list) list.push(stored);
+      else byRule.set(stored.rule, [stored]);
+    }
+    return byRule;
   }
 
   setSourceDown(source: string, down: boolean, now: number, detail?: string): AlertChange[] {

@@ -145,3 +145,23 @@ describe('TransferWatchSourceDown', () => {
     expect(store.alerts()[0]).toMatchObject({ activeAt: T0, resolvedAt: T0 + 2 * MIN });
   });
 });
+
+describe('AlertStore.apply across rules', () => {
+  it('resolves only the alerts of the rule whose evaluation no longer has them, and sees a rule listed twice', () => {
+    const clock = new ManualClock(T0);
+    const store = new AlertStore({ clock, logger, state: new MemoryStateStore() });
+    const a = candidate({ alertname: 'A', user: 'BANK1' });
+    const b = candidate({ alertname: 'B', user: 'BANK1' });
+    store.apply([{ rule: 'A', alerts: [a] }, { rule: 'B', alerts: [b] }], T0);
+    expect(store.alerts().map((x) => `${x.labels['alertname']}:${x.state}`).sort()).toEqual(['A:firing', 'B:firing']);
+
+    // A's evaluation is empty: only A resolves; B stays firing though its evaluation comes after.
+    const changes = store.apply([{ rule: 'A', alerts: [] }, { rule: 'B', alerts: [b] }], T0 + 60_000);
+    expect(changes.map((c) => `${c.alert.labels['alertname']}:${c.from}->${c.to}`)).toEqual(['A:firing->resolved']);
+
+    // The same rule twice in one apply: the second list ends what the first one started.
+    const c = candidate({ alertname: 'C', user: 'BANK2' });
+    const twice = store.apply([{ rule: 'C', alerts: [c] }, { rule: 'C', alerts: [] }], T0 + 120_000);
+    expect(twice.map((x) => `${x.alert.labels['alertname']}:${x.from}->${x.to}`)).toEqual(['C:inactive->firing', 'C:firing->resolved']);
+  });
+});
