@@ -34,6 +34,8 @@ const DEFAULT_ANNOTATIONS = {
   description: '{{file}} was transferred successfully {{copies}} times between {{first_at}} and {{last_at}}.',
 };
 const MAX_SAMPLES = 5;
+/** Files sent once are pruned in a sweep this often, not at every evaluation (there can be a day's worth). */
+const SWEEP_EVERY = 60_000;
 
 interface Copy {
   time: number;
@@ -49,6 +51,9 @@ interface Group {
 
 export class DuplicateFileEvaluator implements RuleEvaluator {
   private readonly groups = new Map<string, Group>();
+  /** Keys of the groups holding at least `min_copies`: the only ones an evaluation must look at. */
+  private readonly repeated = new Set<string>();
+  private lastSweep = -Infinity;
   private readonly builder: AlertBuilder;
   readonly onlyResult = 'success';
 
@@ -70,16 +75,26 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
       time: t.time,
       sample: { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance },
     });
+    if (group.copies.length >= this.rule.min_copies) this.repeated.add(fileKey);
     return true;
   }
 
   evaluate(now: number): RuleEvaluation {
     const alerts: AlertCandidate[] = [];
     const tz = this.rule.timezone;
-    for (const [key, group] of this.groups) {
-      dropUpTo(group.copies, now - this.rule.window);
-      if (group.copies.length === 0) {
-        this.groups.delete(key);
+    if (now - this.lastSweep >= SWEEP_EVERY) {
+      this.lastSweep = now;
+      for (const [key, group] of this.groups) {
+        dropUpTo(group.copies, now - this.rule.window);
+        if (group.copies.length === 0) this.groups.delete(key);
+      }
+    }
+    for (const key of this.repeated) {
+      const group = this.groups.get(key);
+      if (group) dropUpTo(group.copies, now - this.rule.window);
+      if (!group || group.copies.length < this.rule.min_copies) {
+        this.repeated.delete(key);
+        if (group?.copies.length === 0) this.groups.delete(key);
         continue;
       }
       const copies = group.copies.slice(0, firstAfter(group.copies, now));
