@@ -95,6 +95,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
   private readonly history: number;
   /** The last two deadlines and the next one, valid while `now` stays in [latest, next): evaluation runs every cycle. */
   private deadlineCache: { latest: number; before: number | undefined; next: number | undefined } | undefined;
+  /** The last candidate built per phase and expected key, with what it was built from. */
+  private readonly built = new Map<string, { signature: string; candidate: AlertCandidate }>();
 
   constructor(
     private readonly rule: MissingFileRule,
@@ -221,7 +223,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
         const count = countIn(list, decided - this.rule.window, decided);
         if (count < this.rule.min_count) {
           const late = list.find((t) => t > decided && t <= now);
-          const candidate = this.build(this.builder, groupLabels, decided, count, 'missing', late);
+          const candidate = this.build(this.builder, key, groupLabels, decided, count, 'missing', late);
           if (late !== undefined) resolved.push(candidate);
           else alerts.push(candidate);
         }
@@ -232,7 +234,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
           if (now < warnAt || complete === undefined || complete < warnAt || !covers(d)) continue;
           const count = countIn(list, d - this.rule.window, now);
           if (count < this.rule.min_count) {
-            alerts.push(this.build(this.warnBuilder, groupLabels, d, count, 'jeopardy', undefined));
+            alerts.push(this.build(this.warnBuilder, key, groupLabels, d, count, 'jeopardy', undefined));
             break;
           }
         }
@@ -241,7 +243,30 @@ export class MissingFileEvaluator implements RuleEvaluator {
     return { rule: this.rule.name, alerts, resolved };
   }
 
+  /**
+   * The candidate for one expected key, rebuilt only when what it says changed: a missing file stays missing
+   * for hours and is evaluated every few seconds, and rendering its templates was most of the rule's cost.
+   * (Candidates are never modified after they are built.)
+   */
   private build(
+    builder: AlertBuilder,
+    key: string,
+    groupLabels: Record<string, string>,
+    deadline: number,
+    count: number,
+    phase: 'missing' | 'jeopardy',
+    arrivedAt: number | undefined,
+  ): AlertCandidate {
+    const builtKey = `${phase}\u0000${key}`;
+    const signature = `${deadline}/${count}/${arrivedAt ?? ''}`;
+    const last = this.built.get(builtKey);
+    if (last?.signature === signature) return last.candidate;
+    const candidate = this.render(builder, groupLabels, deadline, count, phase, arrivedAt);
+    this.built.set(builtKey, { signature, candidate });
+    return candidate;
+  }
+
+  private render(
     builder: AlertBuilder,
     groupLabels: Record<string, string>,
     deadline: number,
