@@ -2,6 +2,23 @@
  * Times shown to people always name their zone: `2026-11-20 08:00 America/Sao_Paulo (UTC-03:00)`.
  */
 export function formatTimeInZone(ms: number, timeZone: string): string {
+  // Evaluations format the same few instants (now, window starts, deadlines) for every rule and alert.
+  let memo = formattedTimes.get(timeZone);
+  if (!memo) formattedTimes.set(timeZone, (memo = new Map()));
+  let text = memo.get(ms);
+  if (text === undefined) {
+    text = format(ms, timeZone);
+    if (memo.size >= MAX_FORMATTED_PER_ZONE) memo.clear();
+    memo.set(ms, text);
+  }
+  return text;
+}
+
+/** Recently formatted instants per zone; cleared when full, so bounded whatever the times asked for. */
+const formattedTimes = new Map<string, Map<number, string>>();
+const MAX_FORMATTED_PER_ZONE = 1024;
+
+function format(ms: number, timeZone: string): string {
   const parts = zoneFormatter(timeZone).formatToParts(new Date(ms));
   const get = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
   const seconds = get('second') === '00' ? '' : `:${get('second')}`;
