@@ -8,7 +8,7 @@ import type { StateStore } from './state-store.js';
 const KEY = /^[a-z0-9][a-z0-9_.-]*$/;
 
 /**
- * One JSON file per key under `dir`, written atomically: temp file, fsync, rename, fsync of the folder.
+ * One JSON file per key under `dir`, written atomically: temp file, rename, then fsync of the file and of the folder.
  * A file that cannot be parsed is moved aside (`<key>.json.corrupt-<ms>`) with a loud warning and treated
  * as absent, so a damaged state never turns into a crash loop.
  * Writes to the same key are serialised so an older snapshot never overwrites a newer one.
@@ -84,11 +84,15 @@ export class FileStateStore implements StateStore {
       const handle = await open(tmp, 'w', 0o600);
       try {
         await handle.writeFile(JSON.stringify(value));
+        // In place under its name before the fsyncs: a killed process (kill -9, OOM) loses nothing that reached
+        // the page cache, so the notification log that records a delivery counts from here, not after two
+        // fsyncs (which take tens of ms on a busy disk and were the window for a duplicate after kill -9).
+        // The fsyncs that follow make it survive a power loss too.
+        await rename(tmp, file);
         await handle.sync();
       } finally {
         await handle.close();
       }
-      await rename(tmp, file);
       await this.syncDir();
       this.lastWriteOk = true;
       this.lastWriteError = undefined;
