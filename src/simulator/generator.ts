@@ -14,7 +14,6 @@ import {
 import {
   BURST_FAILURES_PER_MINUTE,
   BURST_MINUTES,
-  BURST_PERIOD_MINUTES,
   POSITION_LATE_SHARE,
   POSITION_PERIOD_MINUTES,
   type Scenario,
@@ -251,9 +250,10 @@ export class HistoryGenerator {
 
   /** A partner's connection breaks for a while: several failures with one code on its instance. */
   private burst(bucket: number, out: Draft[]): void {
-    const phase = ((bucket % BURST_PERIOD_MINUTES) + BURST_PERIOD_MINUTES) % BURST_PERIOD_MINUTES;
+    const every = this.scenario.burstPeriodMinutes;
+    const phase = ((bucket % every) + every) % every;
     if (phase >= BURST_MINUTES) return;
-    const period = Math.floor(bucket / BURST_PERIOD_MINUTES);
+    const period = Math.floor(bucket / every);
     const h = hash32(this.seed, period, SALT_BURST);
     const p = TRAFFIC_PARTNERS[h % TRAFFIC_PARTNERS.length] ?? partner('BANK1');
     const failure = errorCode(h % 2 === 0 ? 4 : 21) ?? null;

@@ -14,6 +14,8 @@ export interface Scenario {
   readonly errorRate: number;
   /** Every BURST_PERIOD_MINUTES, BURST_FAILURES_PER_MINUTE failures for BURST_MINUTES on one partner. */
   readonly bursts: boolean;
+  /** Minutes between the starts of two bursts. */
+  readonly burstPeriodMinutes: number;
   /** Some CUSTODIA position files and BANK2's daily statement arrive after their deadline. */
   readonly lateFiles: boolean;
   /** Faults in force from the start (setFaults changes them). */
@@ -22,6 +24,8 @@ export interface Scenario {
 
 export const BURST_PERIOD_MINUTES = 15;
 export const BURST_MINUTES = 2;
+/** The demo shows alerts firing and resolving within minutes of starting, so its bursts come more often. */
+export const DEMO_BURST_PERIOD_MINUTES = 5;
 export const BURST_FAILURES_PER_MINUTE = 4;
 
 /** CUSTODIA's position file is expected every POSITION_PERIOD_MINUTES, by the start of its slot. */
@@ -35,6 +39,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     description: 'normal traffic: mostly successes, ~2% scattered failures, daily statements on time',
     errorRate: 0.02,
     bursts: false,
+    burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: false,
     faults: {},
   },
@@ -43,6 +48,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     description: `steady traffic plus, every ${BURST_PERIOD_MINUTES} minutes, ${BURST_MINUTES * BURST_FAILURES_PER_MINUTE} failures within ${BURST_MINUTES} minutes for one partner on its instance`,
     errorRate: 0.02,
     bursts: true,
+    burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: false,
     faults: {},
   },
@@ -51,6 +57,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     description: `steady traffic; ~${POSITION_LATE_SHARE * 100}% of CUSTODIA's position files (expected every ${POSITION_PERIOD_MINUTES} minutes) arrive late, and BANK2's daily statement arrives after 08:30 America/Sao_Paulo`,
     errorRate: 0.02,
     bursts: false,
+    burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: true,
     faults: {},
   },
@@ -59,6 +66,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     description: 'steady traffic served badly: random 500s, slow answers beyond 30 s, token revocation, malformed JSON, next quirks, numeric strings and zone-less timestamps',
     errorRate: 0.02,
     bursts: false,
+    burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: false,
     faults: {
       status500Rate: 0.05,
@@ -73,9 +81,10 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
   // What `transfer-watch demo` shows: alerts of both rule types firing and resolving within minutes.
   demo: {
     name: 'demo',
-    description: 'burst and late-file together, without faults (used by `transfer-watch demo`)',
+    description: `burst and late-file together, without faults, with a burst every ${DEMO_BURST_PERIOD_MINUTES} minutes (used by \`transfer-watch demo\`)`,
     errorRate: 0.02,
     bursts: true,
+    burstPeriodMinutes: DEMO_BURST_PERIOD_MINUTES,
     lateFiles: true,
     faults: {},
   },
