@@ -69,7 +69,7 @@ describe.skipIf(!existsSync(CLI)).concurrent('notifications from transfer-watch 
     try {
       const slackUrl = `${slack.url}/services/T000/B000/${SLACK_SECRET}`;
       s.write({
-        rules: [burstRule('30s')],
+        rules: [burstRule('18s')],
         receivers: [
           {
             name: 'everyone',
@@ -108,7 +108,7 @@ describe.skipIf(!existsSync(CLI)).concurrent('notifications from transfer-watch 
       await s.waitPolledPast(Date.now());
       const [again] = await s.alerts();
       expect([again?.fingerprint, again?.activeAt]).toEqual([firing?.fingerprint, firing?.activeAt]);
-      await sleep(3000);
+      await sleep(2000);
       expect([slack.requests.length, hook.requests.length, smtp.mails.length]).toEqual([1, 1, 1]);
 
       // Firing messages, in the contract's format and escaped for each channel.
@@ -148,7 +148,7 @@ describe.skipIf(!existsSync(CLI)).concurrent('notifications from transfer-watch 
       expect(html).not.toContain('<script>');
       expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
 
-      // The burst leaves its 30 s window: one resolved message each, and nothing more.
+      // The burst leaves its 18 s window: one resolved message each, and nothing more.
       await eventually(() => slack.requests.length >= 2 && hook.requests.length >= 2 && smtp.mails.length >= 2, 45_000);
       await sleep(2500);
       expect([slack.requests.length, hook.requests.length, smtp.mails.length]).toEqual([2, 2, 2]);
@@ -175,7 +175,7 @@ describe.skipIf(!existsSync(CLI)).concurrent('notifications from transfer-watch 
       const am = await startAlertmanager(s.dir);
       try {
         s.write({
-          rules: [burstRule('20s')],
+          rules: [burstRule('15s')],
           receivers: [{ name: 'am', alertmanager: { url: am.url, resend_interval: '2s' } }],
           route: { receiver: 'am', group_by: ['alertname'], group_wait: '500ms', group_interval: '2s', repeat_interval: '1h' },
         });
@@ -188,7 +188,7 @@ describe.skipIf(!existsSync(CLI)).concurrent('notifications from transfer-watch 
         const arrived = await eventually(async () => (await am.alerts()).find((a) => a.labels['alertname'] === 'TransferErrorBurst'), 30_000);
         expect(arrived.labels).toMatchObject({ user: HOSTILE_USER, mft_instance: 'PROD01', severity: 'critical' });
         expect(arrived.status.state).toBe('active');
-        expect(arrived.annotations['summary']).toBe(`5 failed transfers for ${HOSTILE_USER} in 20s`);
+        expect(arrived.annotations['summary']).toBe(`5 failed transfers for ${HOSTILE_USER} in 15s`);
         expect(Date.parse(arrived.startsAt)).toBe(Date.parse(firing!.activeAt));
         expect(arrived.generatorURL).toContain(firing!.fingerprint);
         expect(arrived.generatorURL.startsWith(`${s.url}/`)).toBe(true);
