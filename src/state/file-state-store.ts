@@ -1,4 +1,5 @@
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
+import { mkdir, open, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../util/logger.js';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
@@ -6,17 +7,46 @@ import type { Clock } from '../util/clock.js';
 import type { StateStore } from './state-store.js';
 
 const KEY = /^[a-z0-9][a-z0-9_.-]*$/;
+/** `<key>.journal.<n>`: a journal set aside by a snapshot that is not durable yet. */
+const ROTATED = /^(.+)\.journal\.(\d+)$/;
+
+/** The journal file of one key open for appending, in this process. */
+interface AppendFile {
+  fd: number;
+  /** The background fdatasync in flight, if any. */
+  syncing: Promise<void> | undefined;
+  /** Appends happened while a sync was in flight: sync once more after it. */
+  again: boolean;
+  /** Rotated away (or the store is closing): close the fd once no sync uses it. */
+  retired: boolean;
+  closed: boolean;
+}
 
 /**
- * One JSON file per key under `dir`, written atomically: temp file, rename, then fsync of the file and of the folder.
- * A file that cannot be parsed is moved aside (`<key>.json.corrupt-<ms>`) with a loud warning and treated
- * as absent, so a damaged state never turns into a crash loop.
+ * One JSON snapshot per key under `dir` (`<key>.json`), written the safe way: temp file, fsync, rename,
+ * fsync of the folder. A renamed but unsynced file can come back empty after a power loss, so the rename
+ * never comes before the fsync. A file that cannot be parsed is moved aside (`<key>.json.corrupt-<ms>`)
+ * with a loud warning and treated as absent, so a damaged state never turns into a crash loop.
  * Writes to the same key are serialised so an older snapshot never overwrites a newer one.
+ *
+ * Journal of a key (`<key>.journal`): one JSON line per record, written with a single write() on an fd
+ * opened with O_APPEND, synchronously and without fsync, so a record is in the page cache (and survives a
+ * kill -9) a few microseconds after `append` is called, even while other writes wait for a busy disk.
+ * A background fdatasync follows each burst of appends so a power loss loses at most the newest records.
+ * `save` rotates the journal (`<key>.journal` → `<key>.journal.<n>`) synchronously when called, and
+ * deletes the rotated files only once the snapshot that replaces them is durable; `journal` reads the
+ * rotated files and then the current one, so no record is lost whichever moment a crash comes.
  */
 export class FileStateStore implements StateStore {
   private readonly queues = new Map<string, Promise<void>>();
   /** Per key, the save waiting for the write in progress (not started yet); later saves replace its value. */
-  private readonly waiting = new Map<string, { value: unknown; done: Promise<void> }>();
+  private readonly waiting = new Map<string, { value: unknown; cutoff: number; done: Promise<void> }>();
+  private readonly appendFiles = new Map<string, AppendFile>();
+  /** Every journal fd not closed yet, including rotated ones whose last sync is still running. */
+  private readonly liveFiles = new Set<AppendFile>();
+  /** Rotation numbers of the `<key>.journal.<n>` files on disk, per key. */
+  private readonly rotated = new Map<string, number[]>();
+  private nextRotation = 1;
   /** Whether the last write succeeded; exposed as a metric and in the status API by the daemon. */
   lastWriteOk = true;
   lastWriteError: string | undefined;
@@ -29,11 +59,31 @@ export class FileStateStore implements StateStore {
 
   async init(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
+    // Journals set aside by a previous process that died before its snapshot was durable: they are read
+    // by `journal` and deleted by the next snapshot of their key; new rotations must sort after them.
+    for (const name of await readdir(this.dir)) {
+      const match = ROTATED.exec(name);
+      if (!match?.[1] || !match[2] || !KEY.test(match[1])) continue;
+      this.noteRotated(match[1], Number(match[2]));
+    }
   }
 
   private file(key: string): string {
     if (!KEY.test(key)) throw new TransferWatchError('state_key', `invalid state key "${key}"`);
     return path.join(this.dir, `${key}.json`);
+  }
+
+  private journalFile(key: string): string {
+    if (!KEY.test(key)) throw new TransferWatchError('state_key', `invalid state key "${key}"`);
+    return path.join(this.dir, `${key}.journal`);
+  }
+
+  private noteRotated(key: string, n: number): void {
+    const list = this.rotated.get(key) ?? [];
+    if (!list.includes(n)) list.push(n);
+    list.sort((a, b) => a - b);
+    this.rotated.set(key, list);
+    this.nextRotation = Math.max(this.nextRotation, n + 1);
   }
 
   async load(key: string): Promise<unknown> {
@@ -55,26 +105,189 @@ export class FileStateStore implements StateStore {
     }
   }
 
+  append(key: string, record: unknown): Promise<void> {
+    // Everything happens before this returns: the caller's next step (removing a delivered notification
+    // from the outbox) must find the record already in the file, and a write queued behind fsyncs in the
+    // libuv pool would reopen the window this journal exists to close.
+    try {
+      const bytes = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
+      const file = this.openAppendFile(key);
+      let written = writeSync(file.fd, bytes);
+      // A regular file takes the whole line in one write; a short write (disk full) is finished or fails.
+      while (written < bytes.length) written += writeSync(file.fd, bytes, written);
+      this.syncSoon(file);
+      this.lastWriteOk = true;
+      this.lastWriteError = undefined;
+      return Promise.resolve();
+    } catch (err) {
+      if (err instanceof TransferWatchError && err.code === 'state_key') return Promise.reject(err);
+      this.lastWriteOk = false;
+      this.lastWriteError = errorMessage(err);
+      return Promise.reject(
+        new TransferWatchError('state_append', `cannot append to state journal ${this.journalFile(key)}: ${errorMessage(err)}`, { cause: err }),
+      );
+    }
+  }
+
+  private openAppendFile(key: string): AppendFile {
+    const existing = this.appendFiles.get(key);
+    if (existing) return existing;
+    const fd = openSync(this.journalFile(key), 'a+', 0o600);
+    try {
+      // A journal whose last line was torn (power loss mid-append) gets a line break first, so the next
+      // record starts a line of its own instead of being glued to the torn one and lost with it.
+      const size = fstatSync(fd).size;
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        readSync(fd, last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) writeSync(fd, '\n');
+      }
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+    const file: AppendFile = { fd, syncing: undefined, again: false, retired: false, closed: false };
+    this.appendFiles.set(key, file);
+    this.liveFiles.add(file);
+    return file;
+  }
+
+  /** fdatasync in the background, at most one in flight per file: power-loss durability off the hot path. */
+  private syncSoon(file: AppendFile): void {
+    if (file.syncing) {
+      file.again = true;
+      return;
+    }
+    file.again = false;
+    file.syncing = new Promise<void>((resolve) => {
+      fdatasync(file.fd, (err) => {
+        if (err) this.logger.warn({ dir: this.dir, err: errorMessage(err) }, 'cannot fsync a state journal; a power loss may lose its newest records');
+        resolve();
+      });
+    }).then(() => {
+      file.syncing = undefined;
+      if (file.retired) this.closeFile(file);
+      else if (file.again) this.syncSoon(file);
+    });
+  }
+
+  private closeFile(file: AppendFile): void {
+    if (file.closed) return;
+    file.closed = true;
+    this.liveFiles.delete(file);
+    try {
+      closeSync(file.fd);
+    } catch {
+      /* already unusable; nothing left to protect */
+    }
+  }
+
+  /**
+   * Set the current journal of `key` aside, synchronously: records appended from now on go to a fresh
+   * file and are not covered by the snapshot about to be written. Returns the highest rotation number
+   * of `key` on disk (everything the snapshot replaces), or 0 when there is none.
+   */
+  private rotateJournal(key: string): number {
+    const current = this.journalFile(key);
+    const open = this.appendFiles.get(key);
+    if (open) {
+      this.appendFiles.delete(key);
+      open.retired = true;
+      if (!open.syncing) this.closeFile(open);
+    }
+    const n = this.nextRotation;
+    try {
+      renameSync(current, `${current}.${n}`);
+      this.noteRotated(key, n);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const list = this.rotated.get(key);
+    return list?.[list.length - 1] ?? 0;
+  }
+
+  async journal(key: string): Promise<unknown[]> {
+    const current = this.journalFile(key);
+    const names = await readdir(this.dir);
+    for (const name of names) {
+      const match = ROTATED.exec(name);
+      if (match?.[1] === key && match[2]) this.noteRotated(key, Number(match[2]));
+    }
+    const files = [...(this.rotated.get(key) ?? []).map((n) => `${current}.${n}`), current];
+    const records: unknown[] = [];
+    for (const file of files) {
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw new TransferWatchError('state_read', `cannot read state journal ${file}: ${errorMessage(err)}`, { cause: err });
+      }
+      const lines = text.split('\n');
+      const tail = lines.pop() ?? '';
+      // Without its line break the last line was cut by a power loss mid-append: never written in full.
+      if (tail !== '') this.logger.warn({ file, bytes: Buffer.byteLength(tail) }, 'ignoring a torn last line in a state journal (power loss while appending)');
+      let unreadable = 0;
+      for (const line of lines) {
+        if (line === '') continue;
+        try {
+          records.push(JSON.parse(line) as unknown);
+        } catch {
+          unreadable++;
+        }
+      }
+      if (unreadable > 0) this.logger.warn({ file, lines: unreadable }, 'ignoring unreadable lines in a state journal');
+    }
+    return records;
+  }
+
   save(key: string, value: unknown): Promise<void> {
+    let cutoff: number;
+    try {
+      cutoff = this.rotateJournal(key);
+    } catch (err) {
+      if (err instanceof TransferWatchError) return Promise.reject(err);
+      this.lastWriteOk = false;
+      this.lastWriteError = errorMessage(err);
+      return Promise.reject(new TransferWatchError('state_write', `cannot rotate state journal of ${key}: ${errorMessage(err)}`, { cause: err }));
+    }
     // Saves that queue up behind a write in progress share one write of the newest value: each write costs
-    // two fsyncs, and after a burst of sends the notification log must become durable at once, not after a
-    // chain of writes of snapshots that are already outdated (that chain is the window in which a kill -9
-    // makes a notification be sent twice).
+    // two fsyncs, and a chain of writes of snapshots that are already outdated only delays the newest.
     const waiting = this.waiting.get(key);
     if (waiting) {
       waiting.value = value;
+      waiting.cutoff = Math.max(waiting.cutoff, cutoff);
       return waiting.done;
     }
     const previous = this.queues.get(key) ?? Promise.resolve();
-    const entry: { value: unknown; done: Promise<void> } = { value, done: Promise.resolve() };
-    entry.done = previous.then(() => {
+    const entry: { value: unknown; cutoff: number; done: Promise<void> } = { value, cutoff, done: Promise.resolve() };
+    entry.done = previous.then(async () => {
       this.waiting.delete(key);
-      return this.write(key, entry.value);
+      await this.write(key, entry.value);
+      await this.dropRotated(key, entry.cutoff);
     });
     this.waiting.set(key, entry);
     // Keep the chain alive after a failure; the caller still sees the rejection through `done`.
     this.queues.set(key, entry.done.catch(() => undefined));
     return entry.done;
+  }
+
+  /** Delete the journals a durable snapshot replaces. A leftover is harmless: its records are replayed again. */
+  private async dropRotated(key: string, cutoff: number): Promise<void> {
+    const list = this.rotated.get(key);
+    if (!list) return;
+    const current = this.journalFile(key);
+    for (const n of list.filter((m) => m <= cutoff)) {
+      try {
+        await unlink(`${current}.${n}`);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+          this.logger.warn({ file: `${current}.${n}`, err: errorMessage(err) }, 'cannot delete a replaced state journal');
+          continue;
+        }
+      }
+      list.splice(list.indexOf(n), 1);
+    }
   }
 
   private async write(key: string, value: unknown): Promise<void> {
@@ -84,15 +297,13 @@ export class FileStateStore implements StateStore {
       const handle = await open(tmp, 'w', 0o600);
       try {
         await handle.writeFile(JSON.stringify(value));
-        // In place under its name before the fsyncs: a killed process (kill -9, OOM) loses nothing that reached
-        // the page cache, so the notification log that records a delivery counts from here, not after two
-        // fsyncs (which take tens of ms on a busy disk and were the window for a duplicate after kill -9).
-        // The fsyncs that follow make it survive a power loss too.
-        await rename(tmp, file);
+        // Data on disk before the name points at it: a rename that reached the disk before the data would
+        // come back from a power loss as an empty file, i.e. a lost outbox or notification log.
         await handle.sync();
       } finally {
         await handle.close();
       }
+      await rename(tmp, file);
       await this.syncDir();
       this.lastWriteOk = true;
       this.lastWriteError = undefined;
@@ -114,6 +325,22 @@ export class FileStateStore implements StateStore {
       }
     } catch {
       /* best effort */
+    }
+  }
+
+  /** Sync and close the journals (graceful stop; tests). Appends after this reopen them. */
+  async close(): Promise<void> {
+    this.appendFiles.clear();
+    for (const file of [...this.liveFiles]) {
+      file.retired = true;
+      while (file.syncing) await file.syncing;
+      if (file.closed) continue;
+      try {
+        fdatasyncSync(file.fd);
+      } catch (err) {
+        this.logger.warn({ dir: this.dir, err: errorMessage(err) }, 'cannot fsync a state journal at close');
+      }
+      this.closeFile(file);
     }
   }
 }

@@ -428,6 +428,8 @@ describe('Notifier outbox', () => {
     const flaky: StateStore = {
       load: (key) => real.load(key),
       save: (key, value) => (failOutbox && key === 'outbox' ? Promise.reject(new Error('killed')) : real.save(key, value)),
+      append: (key, record) => real.append(key, record),
+      journal: (key) => real.journal(key),
     };
     const first = harness(clock, flaky);
     await first.notifier.restore();
