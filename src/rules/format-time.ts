@@ -1,3 +1,5 @@
+import { zonedTime } from '../util/zoned-time.js';
+
 /**
  * Times shown to people always name their zone: `2026-11-20 08:00 America/Sao_Paulo (UTC-03:00)`.
  */
@@ -19,38 +21,11 @@ const formattedTimes = new Map<string, Map<number, string>>();
 const MAX_FORMATTED_PER_ZONE = 1024;
 
 function format(ms: number, timeZone: string): string {
-  const parts = zoneFormatter(timeZone).formatToParts(new Date(ms));
-  const get = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
-  const seconds = get('second') === '00' ? '' : `:${get('second')}`;
-  const offset = get('timeZoneName').replace('GMT', 'UTC') || 'UTC';
+  const t = zonedTime(ms, timeZone);
+  const seconds = t.second === '00' ? '' : `:${t.second}`;
+  const offset = t.gmtOffset.replace('GMT', 'UTC') || 'UTC';
   const zone = timeZone === 'UTC' ? 'UTC' : `${timeZone} (${offset === 'UTC' ? 'UTC+00:00' : offset})`;
-  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}${seconds} ${zone}`;
-}
-
-/**
- * Building an Intl.DateTimeFormat costs ~100x formatting with one, and rules format times for every alert at
- * every evaluation (the bench measured it as a fifth of the pipeline). Formatters are immutable, and zones few
- * (those named in the config), so one per zone is kept for the life of the process.
- */
-const zoneFormatters = new Map<string, Intl.DateTimeFormat>();
-
-function zoneFormatter(timeZone: string): Intl.DateTimeFormat {
-  let formatter = zoneFormatters.get(timeZone);
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-CA', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-      timeZoneName: 'longOffset',
-    });
-    zoneFormatters.set(timeZone, formatter);
-  }
-  return formatter;
+  return `${t.year}-${t.month}-${t.day} ${t.hour}:${t.minute}${seconds} ${zone}`;
 }
 
 /** The calendar date (`YYYY-MM-DD`) and weekday (0 = Sunday) of an instant in a zone. */
