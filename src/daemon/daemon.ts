@@ -410,6 +410,8 @@ export class Daemon {
     await this.evaluating;
     await this.alerts?.flush().catch((err: unknown) => this.logger.error({ err: errorMessage(err) }, 'could not persist alert state at shutdown'));
     await this.notifier?.stop(SHUTDOWN_NOTIFY_GRACE_MS);
+    // fsync and close the state journals (the notification log's), so a power loss after a clean stop loses nothing.
+    await this.state?.close().catch((err: unknown) => this.logger.error({ err: errorMessage(err) }, 'could not close the state journals'));
     await this.http?.close();
   }
 }
