@@ -3,12 +3,14 @@ import type { Labels, TransferSample } from '../alerts/alert.js';
 import type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
 import { duration, timeZone } from '../config/schema-helpers.js';
 import { formatDuration } from '../config/duration.js';
-import { transferLabel, type Transfer } from '../source/transfer.js';
+import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { formatTimeInZone } from './format-time.js';
+import { groupOf } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
+import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
 
 /** error_burst: at least `threshold` failed transfers within a sliding `window` (by occurrence time), per group. */
 export const errorBurstSchema = ruleSchema('error_burst', {
@@ -52,20 +54,14 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
 
   observe(t: Transfer): boolean {
     if (t.result !== 'error') return false;
-    const labels: Labels = {};
-    for (const name of this.rule.group_by) labels[name] = transferLabel(t, name);
-    const key = this.rule.group_by.map((n) => labels[n]).join('\u0000');
+    const { key, labels } = groupOf(t, this.rule.group_by);
     let group = this.groups.get(key);
     if (!group) this.groups.set(key, (group = { labels, failures: [] }));
-    const failure: Failure = {
+    insertByTime(group.failures, {
       time: t.time,
       id: t.id,
       sample: { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance },
-    };
-    // Records mostly arrive in time order; walk back from the end for the rest (late pages, catch-up).
-    let i = group.failures.length;
-    while (i > 0 && (group.failures[i - 1] as Failure).time > t.time) i--;
-    group.failures.splice(i, 0, failure);
+    });
     return true;
   }
 
@@ -75,16 +71,13 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
     // The same for every group of this evaluation: formatted once, and only when some group fires.
     let display: Record<string, string> | undefined;
     for (const [key, group] of this.groups) {
-      let drop = 0;
-      while (drop < group.failures.length && (group.failures[drop] as Failure).time <= windowStart) drop++;
-      if (drop > 0) group.failures.splice(0, drop);
+      dropUpTo(group.failures, windowStart);
       if (group.failures.length === 0) {
         this.groups.delete(key);
         continue;
       }
       // Records stamped in the future (clock skew) count once their time has come.
-      let end = group.failures.length;
-      while (end > 0 && (group.failures[end - 1] as Failure).time > now) end--;
+      const end = firstAfter(group.failures, now);
       const count = end;
       if (count < this.rule.threshold) continue;
       const samples = group.failures
