@@ -11,6 +11,7 @@ import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
+import { latestSamples, sampleOf } from './transfer-samples.js';
 
 /**
  * duplicate_file: the same file (NOMEARQUIVO, and TAMARQUIVO with `same_size`) transferred successfully at least
@@ -33,7 +34,6 @@ const DEFAULT_ANNOTATIONS = {
   summary: '{{file}} transferred {{copies}} times in {{window}}',
   description: '{{file}} was transferred successfully {{copies}} times between {{first_at}} and {{last_at}}.',
 };
-const MAX_SAMPLES = 5;
 /** Files sent once are pruned in a sweep this often, not at every evaluation (there can be a day's worth). */
 const SWEEP_EVERY = 60_000;
 
@@ -73,7 +73,7 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
     }
     insertByTime(group.copies, {
       time: t.time,
-      sample: { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance },
+      sample: sampleOf(t),
     });
     if (group.copies.length >= this.rule.min_copies) this.repeated.add(fileKey);
     return true;
@@ -115,10 +115,7 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
             window: formatDuration(this.rule.window),
           },
           display: { first_at: formatTimeInZone(first.time, tz), last_at: formatTimeInZone(last.time, tz), timezone: tz },
-          samples: copies
-            .slice(-MAX_SAMPLES)
-            .reverse()
-            .map((c) => c.sample),
+          samples: latestSamples(copies),
           for: this.rule.for,
           keepFiringFor: this.rule.keep_firing_for,
         }),

@@ -11,6 +11,7 @@ import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
+import { latestSamples, sampleOf } from './transfer-samples.js';
 
 /** error_burst: at least `threshold` failed transfers within a sliding `window` (by occurrence time), per group. */
 export const errorBurstSchema = ruleSchema('error_burst', {
@@ -29,7 +30,6 @@ const DEFAULT_ANNOTATIONS = {
   summary: '{{count}} failed transfers in {{window}}',
   description: '{{count}} failed transfers (threshold {{threshold}}) between {{window_start}} and {{window_end}}.',
 };
-const MAX_SAMPLES = 5;
 
 interface Failure {
   time: number;
@@ -60,7 +60,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
     insertByTime(group.failures, {
       time: t.time,
       id: t.id,
-      sample: { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance },
+      sample: sampleOf(t),
     });
     return true;
   }
@@ -80,10 +80,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
       const end = firstAfter(group.failures, now);
       const count = end;
       if (count < this.rule.threshold) continue;
-      const samples = group.failures
-        .slice(Math.max(0, end - MAX_SAMPLES), end)
-        .reverse()
-        .map((f) => f.sample);
+      const samples = latestSamples(group.failures, end);
       alerts.push(
         this.builder.build({
           groupLabels: group.labels,

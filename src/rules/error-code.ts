@@ -12,6 +12,7 @@ import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-e
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
+import { latestSamples, sampleOf } from './transfer-samples.js';
 
 /**
  * error_code: a failure whose RESULTADO is one of `codes`, or (with `new_codes`) a code not seen for that group
@@ -38,7 +39,6 @@ const DEFAULT_ANNOTATIONS = {
   summary: '{{#if message}}Transfer failed with code {{code}}: {{message}}{{else}}Transfer failed with code {{code}}{{/if}}',
   description: '{{count}} failure(s) with {{#if reason}}{{reason}} {{/if}}codes in {{window}}; the latest, {{file}} at {{at}}, failed with code {{code}}.',
 };
-const MAX_SAMPLES = 5;
 
 interface Hit {
   time: number;
@@ -91,7 +91,7 @@ export class ErrorCodeEvaluator implements RuleEvaluator {
         time: t.time,
         listed,
         isNew,
-        sample: { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance },
+        sample: sampleOf(t),
       });
     }
     return true;
@@ -128,10 +128,7 @@ export class ErrorCodeEvaluator implements RuleEvaluator {
             window: formatDuration(this.rule.resolve_after),
           },
           display: { at: formatTimeInZone(latest.time, tz), timezone: tz },
-          samples: active
-            .slice(-MAX_SAMPLES)
-            .reverse()
-            .map((h) => h.sample),
+          samples: latestSamples(active),
         }),
       );
     }

@@ -13,6 +13,7 @@ import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-e
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { countIn, dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
+import { latestSamples, sampleOf } from './transfer-samples.js';
 
 /**
  * failure_ratio: failed / all matching transfers within a sliding `window`, per group, at or above `threshold`,
@@ -49,18 +50,13 @@ const DEFAULT_ANNOTATIONS = {
   summary: '{{percent}} of transfers failed ({{count}} of {{total}}) in {{window}}',
   description: '{{count}} of {{total}} transfers failed between {{window_start}} and {{window_end}} (threshold {{threshold_percent}}, at least {{min_total}} transfers).',
 };
-const MAX_SAMPLES = 5;
-
-interface Entry {
-  time: number;
-  /** Failures carry what a message shows; successes only their time. */
-  sample?: TransferSample;
-}
 
 interface Group {
   labels: Labels;
-  successes: Entry[];
-  failures: Entry[];
+  /** Successes count only: their time is all that is kept. */
+  successes: { time: number }[];
+  /** Failures carry what a message shows. */
+  failures: { time: number; sample: TransferSample }[];
 }
 
 function percent(ratio: number): string {
@@ -89,7 +85,7 @@ export class FailureRatioEvaluator implements RuleEvaluator {
     else {
       insertByTime(group.failures, {
         time: t.time,
-        sample: { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance },
+        sample: sampleOf(t),
       });
     }
     return true;
@@ -114,11 +110,6 @@ export class FailureRatioEvaluator implements RuleEvaluator {
       if (total < this.rule.min_total || failures.length === 0) continue;
       const ratio = failures.length / total;
       if (ratio < this.rule.threshold) continue;
-      const samples = failures
-        .slice(-MAX_SAMPLES)
-        .reverse()
-        .map((f) => f.sample)
-        .filter((s): s is TransferSample => s !== undefined);
       alerts.push(
         this.builder.build({
           groupLabels: group.labels,
@@ -139,7 +130,7 @@ export class FailureRatioEvaluator implements RuleEvaluator {
             window_end: formatTimeInZone(end, tz),
             timezone: tz,
           },
-          samples,
+          samples: latestSamples(failures),
           for: this.rule.for,
           keepFiringFor: this.rule.keep_firing_for,
         }),

@@ -11,6 +11,7 @@ import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, firstAfter, insertByTime } from './sorted-times.js';
+import { latestSamples, sampleOf } from './transfer-samples.js';
 
 /**
  * size_anomaly: a successful transfer whose size (TAMARQUIVO) is zero, outside fixed bounds, or more than
@@ -52,7 +53,6 @@ const DEFAULT_ANNOTATIONS = {
     '{{file}}: {{#if median}}size {{size}} bytes, usually {{median}}{{else}}size {{size}} bytes{{/if}} ({{kind}})',
   description: '{{anomalies}} transfer(s) of unusual size; the latest, {{file}} at {{at}}, had {{size}} bytes.',
 };
-const MAX_SAMPLES = 5;
 
 interface Anomaly {
   time: number;
@@ -106,7 +106,7 @@ export class SizeAnomalyEvaluator implements RuleEvaluator {
         kind,
         size: t.size,
         median: usual,
-        sample: { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance },
+        sample: sampleOf(t),
       });
     }
     return dev !== undefined || kind !== undefined;
@@ -152,10 +152,7 @@ export class SizeAnomalyEvaluator implements RuleEvaluator {
           groupLabels: group.labels,
           values,
           display: { at: formatTimeInZone(latest.time, tz), timezone: tz },
-          samples: active
-            .slice(-MAX_SAMPLES)
-            .reverse()
-            .map((a) => a.sample),
+          samples: latestSamples(active),
         }),
       );
     }

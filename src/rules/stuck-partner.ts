@@ -12,6 +12,7 @@ import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-e
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
+import { latestSamples, sampleOf } from './transfer-samples.js';
 
 /**
  * stuck_partner: a group (a partner user by default) whose matching transfers keep failing with no success in
@@ -39,7 +40,6 @@ const DEFAULT_ANNOTATIONS = {
   description:
     'Every transfer since {{since}} failed ({{count}}, the latest at {{last_failure}}).{{#if last_success}} Last success: {{last_success}}.{{/if}}',
 };
-const MAX_SAMPLES = 5;
 
 interface Failure {
   time: number;
@@ -82,7 +82,7 @@ export class StuckPartnerEvaluator implements RuleEvaluator {
     if (group.lastSuccess !== undefined && t.time <= group.lastSuccess) return false;
     insertByTime(group.failures, {
       time: t.time,
-      sample: { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance },
+      sample: sampleOf(t),
     });
     return true;
   }
@@ -132,10 +132,7 @@ export class StuckPartnerEvaluator implements RuleEvaluator {
           groupLabels: group.labels,
           values,
           display,
-          samples: streak
-            .slice(-MAX_SAMPLES)
-            .reverse()
-            .map((f) => f.sample),
+          samples: latestSamples(streak),
         }),
       );
     }

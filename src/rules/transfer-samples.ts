@@ -1,0 +1,21 @@
+import type { TransferSample } from '../alerts/alert.js';
+import type { Transfer } from '../source/transfer.js';
+
+/** How many transfers an alert shows (notifications list them; the alert API documents "at most 5"). */
+const MAX_SAMPLES = 5;
+
+/**
+ * The samples of an alert: of the entries before `end` in a time-sorted list, the latest `MAX_SAMPLES`, newest
+ * first (a message shows what happened last).
+ */
+export function latestSamples(entries: readonly { sample: TransferSample }[], end = entries.length): TransferSample[] {
+  return entries
+    .slice(Math.max(0, end - MAX_SAMPLES), end)
+    .reverse()
+    .map((e) => e.sample);
+}
+
+/** What an alert keeps of a transfer to show it: no ids, nothing a message does not print. */
+export function sampleOf(t: Transfer): TransferSample {
+  return { time: t.time, file: t.file, code: t.code, message: t.message, user: t.user, instance: t.instance };
+}
