@@ -1,6 +1,6 @@
 import picomatch from 'picomatch';
-import type { DataCompleteness } from './rule-evaluator.js';
-import type { MatchSpec } from './rule-schema.js';
+import type { DataCompleteness, EvaluatorContext } from './rule-evaluator.js';
+import type { MatchSpec, RuleBase } from './rule-schema.js';
 
 /** The configured sources a rule can see (those its `match.source` accepts; all when it names none). */
 export function relevantSources(match: MatchSpec, sources: readonly string[]): string[] {
@@ -8,6 +8,16 @@ export function relevantSources(match: MatchSpec, sources: readonly string[]): s
   if (!patterns) return [...sources];
   const accepts = picomatch(patterns);
   return sources.filter((s) => accepts(s));
+}
+
+/**
+ * The sources of a rule that judges only data read whole (see `completeSpan`). With none it can never decide:
+ * said once at load, or a typo in `match.source` would silence the rule without a word.
+ */
+export function sourcesToJudge(rule: RuleBase, ctx: EvaluatorContext): string[] {
+  const sources = relevantSources(rule.match, ctx.sources);
+  if (sources.length === 0) ctx.logger.warn({ rule: rule.name }, `${rule.type} rule matches no configured source; it will never decide`);
+  return sources;
 }
 
 /**

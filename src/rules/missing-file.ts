@@ -1,11 +1,11 @@
 import { Cron } from 'croner';
-import picomatch from 'picomatch';
 import { z } from 'zod';
 import type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
 import { formatDuration } from '../config/duration.js';
 import { duration, timeZone } from '../config/schema-helpers.js';
 import { transferLabel, type Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
+import { completeSpan, sourcesToJudge } from './complete-span.js';
 import { CronSchedules, type CronSchedule } from './cron-schedule.js';
 import { formatTimeInZone, localDate, localDateFormatter } from './format-time.js';
 import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
@@ -106,12 +106,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
     this.warnBuilder = new AlertBuilder(rule, WARN_ANNOTATIONS, rule.warn_annotations);
     this.keys = rule.for_each ? [...new Set(rule.for_each.values)] : [''];
-    const sourcePatterns = rule.match.source;
-    const sourceMatches = sourcePatterns ? picomatch(sourcePatterns) : () => true;
-    this.sources = ctx.sources.filter((s) => sourceMatches(s));
-    if (this.sources.length === 0) {
-      ctx.logger.warn({ rule: rule.name }, 'missing_file rule matches no configured source; it will never decide');
-    }
+    this.sources = sourcesToJudge(rule, ctx);
     this.excludedDates = new Set(rule.calendar.exclude_dates);
     this.dateFormatter = localDateFormatter(rule.timezone);
     this.excludedWeekdays = new Set(rule.calendar.exclude_weekdays.map((d) => WEEKDAYS.indexOf(d)));
@@ -185,24 +180,10 @@ export class MissingFileEvaluator implements RuleEvaluator {
     return true;
   }
 
-  /** The span every relevant source's successes are read without gaps; undefined if any has not been read yet. */
-  private completeSpan(data: DataCompleteness): { from: number; until: number } | undefined {
-    if (this.sources.length === 0) return undefined;
-    let until = Infinity;
-    let from = -Infinity;
-    for (const s of this.sources) {
-      const c = data.completeUntil(s, 'success');
-      if (c === undefined) return undefined;
-      until = Math.min(until, c);
-      from = Math.max(from, data.completeFrom?.(s, 'success') ?? -Infinity);
-    }
-    return { from, until };
-  }
-
   evaluate(now: number, data: DataCompleteness): RuleEvaluation {
     const alerts: AlertCandidate[] = [];
     const resolved: AlertCandidate[] = [];
-    const span = this.completeSpan(data);
+    const span = completeSpan(this.sources, data, ['success']);
     const complete = span?.until;
     const { latest, before, next } = this.deadlinesAround(now);
     const covers = (d: number) => span !== undefined && span.from <= d - this.rule.window;
@@ -323,7 +304,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
    * while the data is incomplete).
    */
   expectations(now: number, data: DataCompleteness): ExpectedFile[] {
-    const span = this.completeSpan(data);
+    const span = completeSpan(this.sources, data, ['success']);
     const { latest, before, next } = this.deadlinesAround(now);
     const today = localDate(now, this.rule.timezone, this.dateFormatter).date;
     const onToday = (d: number | undefined): d is number => d !== undefined && localDate(d, this.rule.timezone, this.dateFormatter).date === today;

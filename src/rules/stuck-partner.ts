@@ -5,7 +5,7 @@ import { formatDuration } from '../config/duration.js';
 import { duration, timeZone } from '../config/schema-helpers.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
-import { completeSpan, relevantSources } from './complete-span.js';
+import { completeSpan, sourcesToJudge } from './complete-span.js';
 import { formatTimeInZone } from './format-time.js';
 import { groupOf } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
@@ -64,8 +64,7 @@ export class StuckPartnerEvaluator implements RuleEvaluator {
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
-    this.sources = relevantSources(rule.match, ctx.sources);
-    if (this.sources.length === 0) ctx.logger.warn({ rule: rule.name }, 'stuck_partner rule matches no configured source; it will never decide');
+    this.sources = sourcesToJudge(rule, ctx);
   }
 
   observe(t: Transfer): boolean {

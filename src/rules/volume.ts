@@ -5,7 +5,7 @@ import { formatDuration } from '../config/duration.js';
 import { duration, timeZone } from '../config/schema-helpers.js';
 import { transferLabel, type Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
-import { completeSpan, relevantSources } from './complete-span.js';
+import { completeSpan, sourcesToJudge } from './complete-span.js';
 import { formatTimeInZone } from './format-time.js';
 import { groupOf } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
@@ -92,8 +92,7 @@ export class VolumeEvaluator implements RuleEvaluator {
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
-    this.sources = relevantSources(rule.match, ctx.sources);
-    if (this.sources.length === 0) ctx.logger.warn({ rule: rule.name }, 'volume rule matches no configured source; it will never decide');
+    this.sources = sourcesToJudge(rule, ctx);
     this.history = rule.window + Math.max(0, ...(rule.compare_to?.offsets ?? []));
     this.onlyResult = rule.result === 'any' ? undefined : rule.result;
     if (rule.for_each) {
