@@ -6,14 +6,15 @@ import { compileTemplate, type RenderTemplate, type TemplateContext } from './te
 /**
  * Turns a rule's group labels and values into an alert candidate: labels are alertname, severity, the group
  * labels, then the rule's own (templated) labels; annotations are the rule's templates, falling back to the
- * type's defaults. Templates are compiled once per rule.
+ * type's defaults. Templates are compiled once per rule. The rule's `for` and `keep_firing_for` (for the types
+ * that have them) hold for every alert it builds.
  */
 export class AlertBuilder {
   private readonly labelTemplates: [string, RenderTemplate][];
   private readonly annotationTemplates: [string, RenderTemplate][];
 
   constructor(
-    private readonly rule: RuleBase,
+    private readonly rule: RuleBase & { for?: number; keep_firing_for?: number },
     defaultAnnotations: Record<string, string>,
     /** Annotation templates to use instead of the rule's `annotations` (e.g. missing_file's warnings). */
     annotationTemplates: Record<string, string> = rule.annotations,
@@ -31,8 +32,6 @@ export class AlertBuilder {
     samples?: TransferSample[];
     extraLabels?: Labels;
     severity?: string;
-    for?: number;
-    keepFiringFor?: number;
   }): AlertCandidate {
     const severity = opts.severity ?? this.rule.severity;
     const base: Labels = { alertname: this.rule.name, severity, ...opts.groupLabels, ...opts.extraLabels };
@@ -48,8 +47,8 @@ export class AlertBuilder {
       // rule_type lets notification templates and inhibition tell the kinds apart without a label.
       values: { rule_type: this.rule.type, ...opts.values },
       samples: opts.samples ?? [],
-      for: opts.for ?? 0,
-      keepFiringFor: opts.keepFiringFor ?? 0,
+      for: this.rule.for ?? 0,
+      keepFiringFor: this.rule.keep_firing_for ?? 0,
     };
   }
 }

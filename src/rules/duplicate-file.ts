@@ -116,8 +116,6 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
           },
           display: { first_at: formatTimeInZone(first.time, tz), last_at: formatTimeInZone(last.time, tz), timezone: tz },
           samples: latestSamples(copies),
-          for: this.rule.for,
-          keepFiringFor: this.rule.keep_firing_for,
         }),
       );
     }

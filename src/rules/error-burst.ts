@@ -91,8 +91,6 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
             timezone: this.rule.timezone,
           }),
           samples,
-          for: this.rule.for,
-          keepFiringFor: this.rule.keep_firing_for,
         }),
       );
     }

@@ -130,8 +130,6 @@ export class FailureRatioEvaluator implements RuleEvaluator {
             timezone: tz,
           },
           samples: latestSamples(failures),
-          for: this.rule.for,
-          keepFiringFor: this.rule.keep_firing_for,
         }),
       );
     }

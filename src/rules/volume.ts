@@ -182,8 +182,6 @@ export class VolumeEvaluator implements RuleEvaluator {
       extraLabels: { direction },
       values,
       display: { window_start: formatTimeInZone(start, tz), window_end: formatTimeInZone(end, tz), timezone: tz },
-      for: this.rule.for,
-      keepFiringFor: this.rule.keep_firing_for,
     });
   }
 
