@@ -80,6 +80,16 @@ const MAX_HISTORY = 35 * DAY;
 /** Bound on deadline searches across long exclusion runs. */
 const MAX_SKIPPED = 400;
 
+/** What one candidate says, for one expected key: a candidate is rebuilt only when this changed. */
+interface Finding {
+  /** `jeopardy`: the warning before the deadline (warn_annotations, severity warning). */
+  phase: 'missing' | 'jeopardy';
+  deadline: number;
+  count: number;
+  /** A missing file that came after its deadline after all (the candidate then resolves the alert). */
+  arrivedAt: number | undefined;
+}
+
 export class MissingFileEvaluator implements RuleEvaluator {
   private readonly schedule: CronSchedule;
   readonly onlyResult = 'success';
@@ -204,7 +214,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
         const count = countIn(list, decided - this.rule.window, decided);
         if (count < this.rule.min_count) {
           const late = list.find((t) => t > decided && t <= now);
-          const candidate = this.build(this.builder, key, groupLabels, decided, count, 'missing', late);
+          const candidate = this.build(key, groupLabels, { phase: 'missing', deadline: decided, count, arrivedAt: late });
           if (late !== undefined) resolved.push(candidate);
           else alerts.push(candidate);
         }
@@ -215,7 +225,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
           if (now < warnAt || complete === undefined || complete < warnAt || !covers(d)) continue;
           const count = countIn(list, d - this.rule.window, now);
           if (count < this.rule.min_count) {
-            alerts.push(this.build(this.warnBuilder, key, groupLabels, d, count, 'jeopardy', undefined));
+            alerts.push(this.build(key, groupLabels, { phase: 'jeopardy', deadline: d, count, arrivedAt: undefined }));
             break;
           }
         }
@@ -229,32 +239,18 @@ export class MissingFileEvaluator implements RuleEvaluator {
    * for hours and is evaluated every few seconds, and rendering its templates was most of the rule's cost.
    * (Candidates are never modified after they are built.)
    */
-  private build(
-    builder: AlertBuilder,
-    key: string,
-    groupLabels: Record<string, string>,
-    deadline: number,
-    count: number,
-    phase: 'missing' | 'jeopardy',
-    arrivedAt: number | undefined,
-  ): AlertCandidate {
-    const builtKey = `${phase}\u0000${key}`;
-    const signature = `${deadline}/${count}/${arrivedAt ?? ''}`;
+  private build(key: string, groupLabels: Record<string, string>, finding: Finding): AlertCandidate {
+    const builtKey = `${finding.phase}\u0000${key}`;
+    const signature = `${finding.deadline}/${finding.count}/${finding.arrivedAt ?? ''}`;
     const last = this.built.get(builtKey);
     if (last?.signature === signature) return last.candidate;
-    const candidate = this.render(builder, groupLabels, deadline, count, phase, arrivedAt);
+    const candidate = this.render(groupLabels, finding);
     this.built.set(builtKey, { signature, candidate });
     return candidate;
   }
 
-  private render(
-    builder: AlertBuilder,
-    groupLabels: Record<string, string>,
-    deadline: number,
-    count: number,
-    phase: 'missing' | 'jeopardy',
-    arrivedAt: number | undefined,
-  ): AlertCandidate {
+  private render(groupLabels: Record<string, string>, { phase, deadline, count, arrivedAt }: Finding): AlertCandidate {
+    const builder = phase === 'jeopardy' ? this.warnBuilder : this.builder;
     const tz = this.rule.timezone;
     const values: Record<string, number | string> = {
       count,
