@@ -294,7 +294,10 @@ function buildRecord(rng: Random, d: Draft): StoredRecord {
   const fileTime = d.time - rng.int(5, 900) * 1000;
   const file = localParts(fileTime);
   const path = fileName(rng, d, file);
-  const records = rng.int(kind.minRecords, kind.maxRecords);
+  // A partner's files of one kind have a typical size (a bank's daily return file is about as long every day);
+  // each file varies around it, as real ones do.
+  const typical = kind.minRecords + (hashString(`${p.user}/${kind.name}`) % (kind.maxRecords - kind.minRecords + 1));
+  const records = Math.min(kind.maxRecords, Math.max(kind.minRecords, Math.round(typical * (0.6 + 0.8 * rng.next()))));
   const fullSize = kind.lrecl > 0 ? records * (kind.lrecl + 2) : records * rng.int(40, 300);
   const failure = d.failure;
   const size = failure === null ? fullSize : failure.partial ? Math.floor(fullSize * rng.next()) : 0;
