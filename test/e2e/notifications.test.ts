@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -9,6 +8,7 @@ import { CLI, eventually } from '../helpers/daemon-process.js';
 import { MFT_PASSWORD, Scenario, failure, sleep } from './helpers/e2e-daemon.js';
 import { slackMessageSchema, webhookPayloadSchema } from './helpers/payloads.js';
 import { headerValue, mimeParts, startSmtpCapture } from './helpers/smtp-capture.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * Acceptance of notifications (issue #4): the built `transfer-watch run` with Slack, webhook and email receivers
@@ -213,14 +213,6 @@ const amAlertSchema = z.object({
   generatorURL: z.string(),
   status: z.object({ state: z.string() }),
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Debian's Alertmanager on free ports with its own storage; no cluster. */
 async function startAlertmanager(dir: string): Promise<{ url: string; alerts(): Promise<z.infer<typeof amAlertSchema>[]>; close(): Promise<void> }> {

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import {
   substituteGrafanaVariables,
 } from '../metrics/promql-expressions.js';
 import { requireBinary, runBinary } from '../metrics/promtool.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * The real thing: Debian's Prometheus scrapes `transfer-watch run` (built CLI) polling the simulator. The
@@ -69,18 +69,6 @@ const vectorSchema = z.object({
 type VectorSample = z.infer<typeof vectorSchema>['data']['result'][number];
 
 const errorSchema = z.object({ status: z.literal('error'), error: z.string() });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Retry `fn` until it returns a value that is not undefined, or fail with `what` and the last error. */
 async function eventually<T>(what: string, fn: () => Promise<T | undefined>, attempts = 120): Promise<T> {

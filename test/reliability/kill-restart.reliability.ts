@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import type { ServiceRecord } from '../../src/source/transfer.js';
 import { startCaptureServer } from '../helpers/capture-server.js';
 import { eventually } from '../helpers/daemon-process.js';
 import { recordResult, seededRandom, sleep, startDaemonProcess, stopDaemon, tally, tempDir, writeYaml, type DaemonProcess } from './harness.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * `kill -9` of the daemon at random moments over many cycles while alerts keep appearing, with receivers
@@ -26,18 +26,6 @@ const SEED = Number(process.env['RELIABILITY_SEED'] ?? 20261122);
 const KILLS = Number(process.env['RELIABILITY_KILLS'] ?? 10);
 const USERS = 10;
 const THRESHOLD = 3;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** `status:RelKill{user=U}` of a message: its first `[FIRING`/`[RESOLVED` and the one user it names. */
 function messageKey(text: string): string {

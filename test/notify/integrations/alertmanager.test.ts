@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { ManualClock } from '../../../src/util/clock.js';
 import { silentLogger } from '../../../src/util/logger.js';
 import { CaptureServer } from './capture-server.js';
 import { burstAlert, notificationOf } from './notification-fixture.js';
+import { freePort } from '../../helpers/free-port.js';
 
 const BINARY = process.env.ALERTMANAGER_BIN ?? '/usr/bin/prometheus-alertmanager';
 const HAVE_BINARY = existsSync(BINARY);
@@ -127,14 +127,6 @@ async function getAlerts(base: string): Promise<AmAlert[]> {
   const res = await fetch(`${base}/api/v2/alerts`);
   expect(res.status).toBe(200);
   return (await res.json()) as AmAlert[];
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Poll the readiness endpoint: start-up time varies on a busy machine, so there is no fixed sleep. */
