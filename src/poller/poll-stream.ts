@@ -32,6 +32,8 @@ export interface StreamStatus {
   stream: StreamKind;
   instance: string | undefined;
   cursor: string | null;
+  /** The last cycle read its windows whole (false before the first success and after a failed one). */
+  up: boolean;
   lastSuccessfulPoll: string | null;
   lastError: { reason: string; message: string; at: string } | null;
   dataLagSeconds: number | null;
@@ -199,6 +201,7 @@ export class PollStream {
       stream: this.kind,
       instance: this.instance,
       cursor: iso(this.cursor),
+      up: this.lastError === undefined && this.lastSuccess !== undefined,
       lastSuccessfulPoll: iso(this.lastSuccess),
       lastError: this.lastError ? { reason: this.lastError.reason, message: this.lastError.message, at: new Date(this.lastError.at).toISOString() } : null,
       dataLagSeconds: this.cursor === undefined ? null : Math.max(0, (now - this.cursor) / 1000),

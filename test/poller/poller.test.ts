@@ -89,15 +89,18 @@ describe('Poller', () => {
     const { pager, sunk, make } = setup(history);
     const poller = make();
     const stream = poller.streams[0]!;
+    expect(stream.status(Date.now()).up).toBe(false);
     pager.failOnPage = 1;
     await stream.runCycle();
     expect(stream.cursor).toBeUndefined();
     expect(stream.lastError?.reason).toBe('server_error');
+    expect(stream.status(Date.now())).toMatchObject({ up: false, lastError: { reason: 'server_error' } });
     expect(sunk).toEqual(['t1', 't2']);
     pager.failOnPage = undefined;
     await stream.runCycle();
     expect(sunk).toEqual(['t1', 't2', 't3', 't4', 't5']);
     expect(stream.cursor).toBeDefined();
+    expect(stream.status(Date.now())).toMatchObject({ up: true, lastError: null });
   });
 
   it('catches up in max_window steps and persists the cursor after each', async () => {
