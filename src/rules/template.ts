@@ -63,8 +63,15 @@ export function checkTemplate(source: string, variables: readonly string[]): str
   return undefined;
 }
 
-/** Compile a template checked by `checkTemplate`. Each call uses its own Handlebars environment (no shared state). */
+/**
+ * Compile a template checked by `checkTemplate`. Each call uses its own Handlebars environment (no shared state).
+ * Compiled now, when the rule loads: `Handlebars.compile` would defer the work to the first render, i.e. to the
+ * first evaluation in which the rule fires, where with 1,000 rules it cost more than building the alerts did.
+ * `precompile` + `template` is what `compile` does internally, just eagerly.
+ */
 export function compileTemplate(source: string): RenderTemplate {
-  const render = Handlebars.create().compile(source, COMPILE_OPTIONS);
+  const env = Handlebars.create();
+  const spec: unknown = new Function(`return ${env.precompile(source, COMPILE_OPTIONS)}`)();
+  const render = env.template(spec as Parameters<typeof env.template>[0]);
   return (context) => render(context);
 }
