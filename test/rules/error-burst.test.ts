@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AlertStore } from '../../src/alerts/alert-store.js';
+import { ErrorBurstEvaluator } from '../../src/rules/error-burst.js';
 import { RuleEngine } from '../../src/rules/rule-engine.js';
 import { MemoryStateStore } from '../../src/state/state-store.js';
 import { ManualClock } from '../../src/util/clock.js';
@@ -140,5 +141,56 @@ describe('error_burst against a brute-force count', () => {
       ),
       { numRuns: 150, seed: 42 },
     );
+  });
+  it('at every evaluation of a sequence, fires exactly the groups with >= threshold failures (quiet groups are skipped, not missed)', async () => {
+    const fc = await import('fast-check');
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            // Observed before the evaluation at `step`; stamped up to 5 minutes after it (clock skew).
+            step: fc.integer({ min: 0, max: 24 }),
+            ahead: fc.integer({ min: -12, max: 5 }),
+            user: fc.constantFrom('BANK1', 'BANK2', 'BANK3'),
+          }),
+          { maxLength: 40 },
+        ),
+        (events) => {
+          const { engine, store, step } = setup(BURST);
+          const seen: { time: number; user: string }[] = [];
+          // A minute apart, so most evaluations are not the rule's periodic visit of every group.
+          for (let k = 0; k <= 24; k++) {
+            const now = T0 + k * MIN;
+            for (const e of events.filter((x) => x.step === k)) {
+              const t = transfer({ time: now + e.ahead * MIN, user: e.user, code: 36 });
+              engine.observe(t);
+              seen.push({ time: t.time, user: e.user });
+            }
+            step(now);
+            const expected = ['BANK1', 'BANK2', 'BANK3'].filter(
+              (u) => seen.filter((t) => t.user === u && t.time > now - 10 * MIN && t.time <= now).length >= 3,
+            );
+            const firing = store.alerts().filter((a) => a.state === 'firing').map((a) => a.labels['user']);
+            expect(firing.sort(), `evaluation ${k}`).toEqual(expected);
+          }
+        },
+      ),
+      { numRuns: 150, seed: 7 },
+    );
+  });
+
+  it('drops the expired failures of a group that went quiet below the threshold', () => {
+    const [rule] = rulesFrom(BURST);
+    if (rule?.type !== 'error_burst') throw new Error('fixture is not an error_burst rule');
+    const evaluator = new ErrorBurstEvaluator(rule);
+    evaluator.observe(transfer({ time: T0, code: 36, user: 'BANK1' }));
+    evaluator.evaluate(T0 + MIN);
+    // Another group keeps the rule busy; BANK1's lone failure leaves the 10m window at T0+10m and must be
+    // dropped within a quarter window after that, although BANK1's group is never observed again.
+    for (let m = 2; m <= 13; m++) {
+      evaluator.observe(transfer({ time: T0 + m * MIN, code: 36, user: 'BANK2' }));
+      evaluator.evaluate(T0 + m * MIN);
+    }
+    expect(evaluator.heldFailures).toBe(10); // BANK2's failures at T0+4m..T0+13m
   });
 });
