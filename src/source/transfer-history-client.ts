@@ -110,20 +110,38 @@ export class TransferHistoryClient {
     let url = firstUrl;
     const followed = new Set([pageKey(url)]);
     for (;;) {
-      const envelope = await this.fetchPage(transfers, tokens, url, signal);
-      let nextUrl: URL | undefined;
-      if (envelope.next !== '') {
-        nextUrl = resolveNextLink(envelope.next, url, this.endpoints, query);
-        const key = pageKey(nextUrl);
-        if (followed.has(key)) {
-          throw new SourceError('pagination_loop', `the service sent a next page link already followed (after ${followed.size} pages)`);
-        }
-        followed.add(key);
-      }
-      yield this.readPage(envelope.data, query, invalidLog);
+      const { page, nextUrl } = await this.readNextPage(transfers, tokens, url, query, followed, invalidLog, signal);
+      yield page;
       if (!nextUrl) return;
       url = nextUrl;
     }
+  }
+
+  /**
+   * One page fetched and read. Its own frame, so that the page's parsed JSON is garbage as soon as the page is
+   * read, not held by the generator while the consumer works through the page (the raw records then survived
+   * into V8's old generation, page after page, and the heap grew with them).
+   */
+  private async readNextPage(
+    transfers: Got,
+    tokens: TokenProvider,
+    url: URL,
+    query: TransfersQuery,
+    followed: Set<string>,
+    invalidLog: InvalidLog,
+    signal?: AbortSignal,
+  ): Promise<{ page: TransferPage; nextUrl: URL | undefined }> {
+    const envelope = await this.fetchPage(transfers, tokens, url, signal);
+    let nextUrl: URL | undefined;
+    if (envelope.next !== '') {
+      nextUrl = resolveNextLink(envelope.next, url, this.endpoints, query);
+      const key = pageKey(nextUrl);
+      if (followed.has(key)) {
+        throw new SourceError('pagination_loop', `the service sent a next page link already followed (after ${followed.size} pages)`);
+      }
+      followed.add(key);
+    }
+    return { page: this.readPage(envelope.data, query, invalidLog), nextUrl };
   }
 
   private setUp(): Promise<{ transfers: Got; tokens: TokenProvider }> {
