@@ -24,6 +24,8 @@ export interface SourceHttpOptions {
   parseBody?: (text: string) => unknown;
 }
 
+const EMPTY_BODY = Buffer.alloc(0);
+
 /** got's code for a 2xx body that `parseBody` refused. */
 export const BODY_PARSE_FAILURE = 'ERR_BODY_PARSE_FAILURE';
 const RETRY_ERROR_CODES = ['ETIMEDOUT', 'ECONNRESET', 'EADDRINUSE', 'ECONNREFUSED', 'EPIPE', 'ENOTFOUND', 'ENETUNREACH', 'EAI_AGAIN'];
@@ -69,6 +71,11 @@ export function createSourceHttp(opts: SourceHttpOptions): Got {
       afterResponse: [
         (response) => {
           opts.onAttempt(String(response.statusCode));
+          // A parsed 2xx page is only read through `body`: let go of its raw bytes (~0.6 MB a page) now, while
+          // they are young garbage, instead of when the response object is collected, by then often promoted,
+          // so a backfill piled up tens of MB of page buffers waiting for a full GC. Error bodies are kept for
+          // the log excerpt.
+          if (opts.parseBody && response.statusCode >= 200 && response.statusCode <= 299) response.rawBody = EMPTY_BODY;
           return response;
         },
       ],
