@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -91,8 +92,17 @@ describe('Dockerfile', () => {
     expect(all(runtime, 'COPY')).toContain('config.example.yaml /etc/transfer-watch/config.yaml');
   });
 
+  it("passes node only V8 flags this Node accepts (an unknown flag would stop the container from starting)", () => {
+    const entry = exec(all(runtime, 'ENTRYPOINT').at(-1) ?? '') as string[];
+    const flags = entry.slice(1, -1);
+    expect(flags.length).toBeGreaterThan(0);
+    const out = execFileSync(process.execPath, [...flags, '-e', "process.stdout.write(String(require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size))"], { encoding: 'utf8' });
+    // --max-semi-space-size=4: the new space (two semi-spaces) never exceeds 8 MB.
+    expect(Number(out)).toBeLessThanOrEqual(8 * 1024 * 1024);
+  });
+
   it('starts node in exec form (signals reach the daemon) and runs `run --config /etc/transfer-watch/config.yaml`', () => {
-    expect(exec(all(runtime, 'ENTRYPOINT').at(-1) ?? '')).toEqual(['node', '/app/dist/cli/main.js']);
+    expect(exec(all(runtime, 'ENTRYPOINT').at(-1) ?? '')).toEqual(['node', '--max-semi-space-size=4', '--heap-growing-percent=50', '/app/dist/cli/main.js']);
     expect(exec(all(runtime, 'CMD').at(-1) ?? '')).toEqual(['run', '--config', '/etc/transfer-watch/config.yaml']);
     const health = all(runtime, 'HEALTHCHECK').at(-1) ?? '';
     const cmd = exec(health.replace(/^.*?CMD\s+/, '')) as string[];
