@@ -14,7 +14,6 @@ import {
 import {
   BURST_FAILURES_PER_MINUTE,
   BURST_MINUTES,
-  POSITION_LATE_SHARE,
   POSITION_PERIOD_MINUTES,
   type Scenario,
 } from './scenarios.js';
@@ -234,7 +233,7 @@ export class HistoryGenerator {
     const slot = Math.floor((bucket + 2) / POSITION_PERIOD_MINUTES);
     const slotMinute = slot * POSITION_PERIOD_MINUTES;
     const h = hash32(this.seed, slot, SALT_POSITION);
-    const late = this.scenario.lateFiles && hashUnit(h, 7) < POSITION_LATE_SHARE;
+    const late = this.scenario.lateFiles && hashUnit(h, 7) < this.scenario.positionLateShare;
     const arrival = late ? slotMinute + 3 + (h % 4) : slotMinute - 2 + (h % 2);
     if (arrival !== bucket) return;
     const p = partner(POSITION_USER);

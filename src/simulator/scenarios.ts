@@ -18,6 +18,8 @@ export interface Scenario {
   readonly burstPeriodMinutes: number;
   /** Some CUSTODIA position files and BANK2's daily statement arrive after their deadline. */
   readonly lateFiles: boolean;
+  /** With `lateFiles`, the share of CUSTODIA's position files that arrive late. */
+  readonly positionLateShare: number;
   /** Faults in force from the start (setFaults changes them). */
   readonly faults: Partial<Faults>;
 }
@@ -32,6 +34,8 @@ export const BURST_FAILURES_PER_MINUTE = 4;
 export const POSITION_PERIOD_MINUTES = 10;
 /** In `late-file`, this share of position files is late (3 to 6 minutes after the slot start). */
 export const POSITION_LATE_SHARE = 0.3;
+/** The demo makes most position files late, so a missing-file alert fires and resolves within minutes of starting. */
+export const DEMO_POSITION_LATE_SHARE = 0.7;
 
 const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
   steady: {
@@ -41,6 +45,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     bursts: false,
     burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: false,
+    positionLateShare: POSITION_LATE_SHARE,
     faults: {},
   },
   burst: {
@@ -50,6 +55,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     bursts: true,
     burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: false,
+    positionLateShare: POSITION_LATE_SHARE,
     faults: {},
   },
   'late-file': {
@@ -59,6 +65,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     bursts: false,
     burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: true,
+    positionLateShare: POSITION_LATE_SHARE,
     faults: {},
   },
   faults: {
@@ -68,6 +75,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     bursts: false,
     burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: false,
+    positionLateShare: POSITION_LATE_SHARE,
     faults: {
       status500Rate: 0.05,
       delayMs: 35_000,
@@ -81,11 +89,12 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
   // What `transfer-watch demo` shows: alerts of both rule types firing and resolving within minutes.
   demo: {
     name: 'demo',
-    description: `burst and late-file together, without faults, with a burst every ${DEMO_BURST_PERIOD_MINUTES} minutes (used by \`transfer-watch demo\`)`,
+    description: `burst and late-file together, without faults, with a burst every ${DEMO_BURST_PERIOD_MINUTES} minutes and ${DEMO_POSITION_LATE_SHARE * 100}% of position files late (used by \`transfer-watch demo\`)`,
     errorRate: 0.02,
     bursts: true,
     burstPeriodMinutes: DEMO_BURST_PERIOD_MINUTES,
     lateFiles: true,
+    positionLateShare: DEMO_POSITION_LATE_SHARE,
     faults: {},
   },
 };
