@@ -50,11 +50,34 @@ function compilePatterns(patterns: readonly string[]): (value: string) => boolea
   };
 }
 
-export function compileMatch(spec: MatchSpec): TransferMatcher {
+/**
+ * A pattern list's test that remembers its last answer: a transfer visits every candidate rule, and rules
+ * tend to share pattern lists (`mft_instance: [PROD*]` in hundreds of rules), so one transfer's label value
+ * is asked about again and again. The answer depends on the value alone.
+ */
+function rememberingLast(test: (value: string) => boolean): (value: string) => boolean {
+  let lastValue: string | undefined;
+  let lastAnswer = false;
+  return (value) => {
+    if (value !== lastValue) {
+      lastAnswer = test(value);
+      lastValue = value;
+    }
+    return lastAnswer;
+  };
+}
+
+/** Compiled pattern-list tests shared by the matchers compiled with it, keyed by the list (e.g. per rule engine). */
+export type SharedPatternTests = Map<string, (value: string) => boolean>;
+
+export function compileMatch(spec: MatchSpec, shared: SharedPatternTests = new Map()): TransferMatcher {
   const checks: { label: LabelName; test: (value: string) => boolean }[] = [];
   for (const [label, patterns] of Object.entries(spec) as [LabelName, string[] | undefined][]) {
     if (!patterns) continue;
-    checks.push({ label, test: compilePatterns(patterns) });
+    const key = JSON.stringify(patterns);
+    let test = shared.get(key);
+    if (!test) shared.set(key, (test = rememberingLast(compilePatterns(patterns))));
+    checks.push({ label, test });
   }
   return (t) => {
     for (const c of checks) if (!c.test(transferLabel(t, c.label))) return false;

@@ -4,7 +4,7 @@ import type { Clock } from '../util/clock.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { CronSchedules } from './cron-schedule.js';
-import { compileMatch, type TransferMatcher } from './match.js';
+import { compileMatch, type SharedPatternTests, type TransferMatcher } from './match.js';
 import { createEvaluator, type RuleDefinition } from './registry.js';
 import type { DataCompleteness, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { RuleIndex } from './rule-index.js';
@@ -42,9 +42,10 @@ export class RuleEngine {
     this.clock = opts.clock;
     this.logger = opts.logger;
     const ctx = { sources: opts.sources, logger: opts.logger, clock: opts.clock, schedules: new CronSchedules() };
+    const patternTests: SharedPatternTests = new Map();
     this.entries = rules.map((rule) => {
       const evaluator = createEvaluator(rule, ctx);
-      return { rule, matches: compileMatch(rule.match), evaluator, history: evaluator.historyNeeded() };
+      return { rule, matches: compileMatch(rule.match, patternTests), evaluator, history: evaluator.historyNeeded() };
     });
     const indexOf = (result: 'success' | 'error'): RuleIndex<EngineEntry> =>
       new RuleIndex(this.entries.filter((e) => (e.evaluator.onlyResult ?? result) === result).map((e) => ({ match: e.rule.match, item: e })));

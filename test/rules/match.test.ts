@@ -20,3 +20,30 @@ describe('match globs: only * and ? are special', () => {
     expect(exactValues(['A', 'B*'])).toBeUndefined();
   });
 });
+
+describe('matchers sharing compiled pattern lists (one rule engine)', () => {
+  it('answer for each transfer as if compiled alone, whatever the order of values and rules', () => {
+    const shared = new Map<string, (value: string) => boolean>();
+    const specs = [
+      { mft_instance: ['PROD*'], user: ['BANK?'] },
+      { mft_instance: ['PROD*'], file: ['*.RET'] },
+      { user: ['BANK?'], file: ['*.RET'] },
+      { mft_instance: ['PROD*'] },
+    ];
+    const together = specs.map((s) => compileMatch(s, shared));
+    const alone = specs.map((s) => compileMatch(s));
+    expect(shared.size).toBe(3); // PROD*, BANK?, *.RET compiled once each
+    const transfers = [
+      transfer({ time: 0, instance: 'PROD01', user: 'BANK1', file: 'A.RET' }),
+      transfer({ time: 0, instance: 'TEST01', user: 'BANK1', file: 'A.REM' }),
+      transfer({ time: 0, instance: 'PROD02', user: 'ACME', file: '/in/B.RET' }),
+      transfer({ time: 0, instance: 'PROD02', user: 'BANK22', file: 'C.RET' }),
+      transfer({ time: 0, instance: 'TEST01', user: 'BANK2', file: 'D.RET' }),
+    ];
+    for (const t of [...transfers, ...transfers.slice().reverse(), transfers[0], transfers[0], transfers[1]]) {
+      for (let i = specs.length - 1; i >= 0; i--) expect(together[i]?.(t ?? transfers[0]!), `${i} ${t?.instance}`).toBe(alone[i]?.(t ?? transfers[0]!));
+    }
+    expect(together[0]?.(transfers[0]!)).toBe(true);
+    expect(together[0]?.(transfers[1]!)).toBe(false);
+  });
+});
