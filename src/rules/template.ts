@@ -70,6 +70,9 @@ export function checkTemplate(source: string, variables: readonly string[]): str
  * `precompile` + `template` is what `compile` does internally, just eagerly.
  */
 export function compileTemplate(source: string): RenderTemplate {
+  // Without `{{` there is nothing for Handlebars to do (it would output the text as is), but each render
+  // would still pay for its runtime setup; constant labels such as `team: payments` are rendered per alert.
+  if (!source.includes('{{')) return () => source;
   const env = Handlebars.create();
   const spec: unknown = new Function(`return ${env.precompile(source, COMPILE_OPTIONS)}`)();
   const render = env.template(spec as Parameters<typeof env.template>[0]);

@@ -16,3 +16,13 @@ describe('templates', () => {
     expect(checkTemplate('{{count', vars)).toMatch(/^invalid template: Parse error/);
   });
 });
+
+describe('templates without mustaches', () => {
+  it('render exactly as Handlebars renders them (the text as is)', async () => {
+    const { default: Handlebars } = await import('handlebars');
+    for (const text of ['team-payments', '', '  spaced  ', 'a \\ backslash', 'one { brace } and }}', '<b>&amp;</b>', 'line\nbreak', '\\{ {x}']) {
+      const expected = Handlebars.create().compile(text, { noEscape: true, knownHelpersOnly: true, strict: false })({});
+      expect(compileTemplate(text)({ count: 3 }), JSON.stringify(text)).toBe(expected);
+    }
+  });
+});
