@@ -11,7 +11,7 @@ export function defaultConsoleLine(ctx: TemplateContext): string {
   if (summaries.length > 0) parts.push(summaries.slice(0, 3).join('; ') + (summaries.length > 3 ? '; ...' : ''));
   const first = ctx.alerts[0];
   if (ctx.alerts.length === 1 && first) {
-    if (first.isMissingFile) parts.push(`(arrived ${first.count ?? 0} of ${first.expected ?? 1}${first.deadline ? `, deadline ${first.deadline}` : ''})`);
+    if (first.isMissingFile) parts.push(`(arrived ${first.count ?? 0} of ${first.expected ?? 1} by ${first.deadline ? `the deadline ${first.deadline}` : 'the deadline'})`);
     else if (first.count !== undefined) parts.push(`(count=${first.count}${first.window ? ` window=${first.window}` : ''})`);
     if (first.status === 'resolved' && first.arrivedAt) parts.push(`(arrived late at ${first.arrivedAt})`);
     if (first.endsAt) parts.push(`(resolved at ${first.endsAt})`);

@@ -29,6 +29,25 @@ describe('console integration', () => {
     expect(line).toContain('(count=7 window=10m)');
     expect(line).toContain('(since 2026-11-22 13:04:05 UTC)');
   });
+
+  it('says for a missing file how many arrived by the deadline, and when a late one arrived', async () => {
+    const out = buffer();
+    const console = createConsoleIntegration({ send_resolved: true }, { logger: silentLogger(), templates: undefined, clock, stdout: out });
+    const deadline = T0 - 600_000;
+    const missing = burstAlert({
+      labels: { alertname: 'PositionFileLate', user: 'CUSTODIA' },
+      annotations: { summary: 'Position file from CUSTODIA arrived late' },
+      state: 'resolved',
+      resolvedAt: T0,
+      values: { rule_type: 'missing_file', count: 0, min_count: 1, deadline_ms: deadline, arrived_at_ms: T0 - 5_000 },
+      samples: [],
+    });
+    await console.send(notificationOf([missing]));
+    const line = out.chunks[0] ?? '';
+    expect(line).toMatch(/^\[RESOLVED\] PositionFileLate \{/);
+    expect(line).toContain('(arrived 0 of 1 by the deadline 2026-11-22 12:54:05 UTC)');
+    expect(line).toContain('(arrived late at 2026-11-22 13:04:00 UTC)');
+  });
 });
 
 describe('createIntegrations', () => {
