@@ -7,7 +7,7 @@ import { startCaptureServer } from '../helpers/capture-server.js';
 import { CLI, eventually } from '../helpers/daemon-process.js';
 import { MFT_PASSWORD, Scenario, failure, sleep } from './helpers/e2e-daemon.js';
 import { slackMessageSchema, webhookPayloadSchema } from './helpers/payloads.js';
-import { headerValue, mimeParts, startSmtpCapture } from './helpers/smtp-capture.js';
+import { headerValue, mimeParts, startSmtpCapture } from '../helpers/smtp-capture.js';
 import { freePort } from '../helpers/free-port.js';
 
 /**

@@ -1,9 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEmailIntegration } from '../../../src/notify/integrations/email.js';
 import { NotifyError } from '../../../src/notify/notification.js';
@@ -11,81 +9,37 @@ import { emailConfigSchema } from '../../../src/notify/receiver-schema.js';
 import { ManualClock } from '../../../src/util/clock.js';
 import { silentLogger } from '../../../src/util/logger.js';
 import { burstAlert, notificationOf, T0 } from './notification-fixture.js';
+import { startSmtpCapture, type ReceivedMail } from '../../helpers/smtp-capture.js';
 
 const PASSWORD = 's3cret-smtp-pass';
 
-interface Received {
-  raw: string;
-  from: string;
-  to: string[];
-  secure: boolean;
-  user: string;
-}
-
 describe('email integration against a real SMTP server with STARTTLS and AUTH', () => {
   let dir: string;
-  let server: SMTPServer;
+  let smtp: Awaited<ReturnType<typeof startSmtpCapture>>;
   let port: number;
-  let received: Received[];
+  let received: ReceivedMail[];
   const clock = new ManualClock(T0);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tw-smtp-'));
-    // A throwaway self-signed certificate for 127.0.0.1, made with the real openssl CLI.
-    execFileSync(
-      'openssl',
-      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-        '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
-      { stdio: 'ignore' },
-    );
-    server = new SMTPServer({
-      key: readFileSync(join(dir, 'key.pem')),
-      cert: readFileSync(join(dir, 'cert.pem')),
-      authMethods: ['PLAIN', 'LOGIN'],
-      // Refuse AUTH before STARTTLS, as real servers do: proves the client upgraded.
-      allowInsecureAuth: false,
-      logger: false,
-      onAuth(auth, _session, callback) {
-        if (auth.username === 'watch' && auth.password === PASSWORD) callback(null, { user: auth.username });
-        else callback(new Error('Invalid username or password'));
-      },
-      onRcptTo(address, _session, callback) {
-        if (address.address.startsWith('tempfail@')) callback(Object.assign(new Error('try later'), { responseCode: 451 }));
-        else if (address.address.startsWith('reject@')) callback(Object.assign(new Error('no such user'), { responseCode: 550 }));
-        else callback();
-      },
-      onData(stream, session, callback) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          received.push({
-            raw: Buffer.concat(chunks).toString('utf8'),
-            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-            to: session.envelope.rcptTo.map((r) => r.address),
-            secure: session.secure,
-            user: typeof session.user === 'string' ? session.user : '',
-          });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.server.address() as AddressInfo).port;
+    smtp = await startSmtpCapture(dir, { username: 'watch', password: PASSWORD });
+    port = smtp.port;
+    received = smtp.mails;
   });
 
   afterAll(async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await smtp.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   beforeEach(() => {
-    received = [];
+    received.length = 0;
   });
 
   const integration = (password = PASSWORD, extra: Record<string, unknown> = {}) =>
     createEmailIntegration(
       emailConfigSchema.parse({
-        smtp: { host: '127.0.0.1', port, require_tls: true, username: 'watch', password, tls: { ca_file: join(dir, 'cert.pem') } },
+        smtp: { host: '127.0.0.1', port, require_tls: true, username: 'watch', password, tls: { ca_file: smtp.caFile } },
         from: 'transfer-watch@example.com',
         to: ['ops@example.com'],
         ...extra,

@@ -15,7 +15,8 @@ export interface ReceivedMail {
 
 /**
  * A real SMTP server (smtp-server) that offers STARTTLS with a throwaway certificate for 127.0.0.1 made by the
- * openssl CLI, and requires AUTH (refused before STARTTLS, as real servers do).
+ * openssl CLI, and requires AUTH (refused before STARTTLS, as real servers do: proves the client upgraded).
+ * Recipients `tempfail@…` get 451 and `reject@…` get 550, so tests can script a transient and a final refusal.
  */
 export async function startSmtpCapture(dir: string, credentials: { username: string; password: string }): Promise<{
   port: number;
@@ -40,6 +41,11 @@ export async function startSmtpCapture(dir: string, credentials: { username: str
     onAuth(auth, _session, callback) {
       if (auth.username === credentials.username && auth.password === credentials.password) callback(null, { user: auth.username });
       else callback(new Error('Invalid username or password'));
+    },
+    onRcptTo(address, _session, callback) {
+      if (address.address.startsWith('tempfail@')) callback(Object.assign(new Error('try later'), { responseCode: 451 }));
+      else if (address.address.startsWith('reject@')) callback(Object.assign(new Error('no such user'), { responseCode: 550 }));
+      else callback();
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
