@@ -1,4 +1,4 @@
-import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startHttpServer, type RunningHttpServer } from '../../src/http/http-server.js';
 import type { DaemonApi } from '../../src/http/daemon-api.js';
@@ -6,30 +6,8 @@ import { MAX_BODY_BYTES } from '../../src/http/read-body.js';
 import { TransferWatchMetrics } from '../../src/metrics/transfer-watch-metrics.js';
 import { TransferWatchError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { rawRequest as request } from '../helpers/raw-request.js';
 
-interface Response {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A plain node:http request (no pooling unless an agent is given), so each test sees exactly its own exchange. */
-function request(
-  url: string,
-  opts: { method?: string; body?: string | Buffer; headers?: Record<string, string>; agent?: Agent } = {},
-): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: opts.method ?? 'GET', headers: opts.headers, agent: opts.agent ?? false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(opts.body);
-  });
-}
 
 interface FakeSilence {
   id: string;

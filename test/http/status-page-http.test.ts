@@ -1,4 +1,3 @@
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fingerprint } from '../../src/alerts/fingerprint.js';
@@ -10,31 +9,14 @@ import { SilenceStore } from '../../src/notify/silence-store.js';
 import { MemoryStateStore } from '../../src/state/state-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { rawRequest as request, type RawResponse } from '../helpers/raw-request.js';
 
 /**
  * The status page over real HTTP with the real silence store: the page's forms are refused without the CSRF
  * token, cookie or with a foreign Origin, and with them create and expire silences that /api/v1/silences shows.
  */
 
-interface Response {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-function request(url: string, opts: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: opts.method ?? 'GET', headers: opts.headers, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(opts.body);
-  });
-}
 
 const NOW = Date.parse('2026-11-23T12:00:00Z');
 const LABELS = { alertname: 'TransferErrorBurst', severity: 'critical', mft_instance: 'PROD1', file: '<img src=x onerror=alert(1)>.RET' };
@@ -92,7 +74,7 @@ describe('status page over HTTP', () => {
     return { body: res.body, token, cookie: setCookie.split(';')[0] ?? '', headers: res.headers };
   }
 
-  function post(path: string, fields: Record<string, string>, headers: Record<string, string>): Promise<Response> {
+  function post(path: string, fields: Record<string, string>, headers: Record<string, string>): Promise<RawResponse> {
     return request(`${server.url}${path}`, {
       method: 'POST',
       body: new URLSearchParams(fields).toString(),
