@@ -12,6 +12,7 @@ import type { RuleDefinition } from '../rules/registry.js';
 import { AlertStore } from '../alerts/alert-store.js';
 import type { Alert } from '../alerts/alert.js';
 import { Notifier } from '../notify/notifier.js';
+import { configuredIntegrationKinds } from '../notify/integrations/registry.js';
 import { TransferWatchMetrics } from '../metrics/transfer-watch-metrics.js';
 import { startHttpServer } from '../http/http-server.js';
 import type { StatusPageData } from '../http/status-page/status-page-data.js';
@@ -161,9 +162,7 @@ export class Daemon {
   /** Receivers' sent/failed series exist at 0 from the first scrape, so `rate()` and alerts on them work. */
   private initReceiverMetrics(): void {
     for (const r of this.setup.config.receivers) {
-      for (const integration of ['slack', 'email', 'alertmanager', 'webhook', 'console'] as const) {
-        if (r[integration]) this.metrics.initReceiver(r.name, integration);
-      }
+      for (const integration of configuredIntegrationKinds(r)) this.metrics.initReceiver(r.name, integration);
     }
   }
 

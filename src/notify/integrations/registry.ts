@@ -14,6 +14,14 @@ export type { TemplateSet } from '../templates/template-set.js';
  * The integrations of one receiver, in a fixed order. Adding an integration means one new file in this
  * folder, its schema in receiver-schema.ts and one line here.
  */
+/** Every integration kind (metric label `integration`), in the order a receiver's integrations are built. */
+export const INTEGRATION_KINDS = ['slack', 'email', 'alertmanager', 'webhook', 'console'] as const;
+
+/** The integration kinds a receiver configures, in the same order as createIntegrations builds them. */
+export function configuredIntegrationKinds(receiver: ReceiverConfig): string[] {
+  return INTEGRATION_KINDS.filter((kind) => receiver[kind] !== undefined);
+}
+
 export function createIntegrations(receiver: ReceiverConfig, deps: IntegrationDeps): Integration[] {
   const integrations: Integration[] = [];
   if (receiver.slack) integrations.push(createSlackIntegration(receiver.slack, deps));

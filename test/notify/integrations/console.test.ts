@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createConsoleIntegration } from '../../../src/notify/integrations/console.js';
-import { createIntegrations } from '../../../src/notify/integrations/registry.js';
+import { configuredIntegrationKinds, createIntegrations } from '../../../src/notify/integrations/registry.js';
 import { receiverSchema } from '../../../src/notify/receiver-schema.js';
 import { ManualClock } from '../../../src/util/clock.js';
 import { silentLogger } from '../../../src/util/logger.js';
@@ -62,6 +62,8 @@ describe('createIntegrations', () => {
     });
     const integrations = createIntegrations(receiver, { logger: silentLogger(), templates: undefined, clock: new ManualClock(0) });
     expect(integrations.map((i) => i.kind)).toEqual(['slack', 'email', 'alertmanager', 'webhook', 'console']);
+    expect(configuredIntegrationKinds(receiver)).toEqual(integrations.map((i) => i.kind));
+    expect(configuredIntegrationKinds(receiverSchema.parse({ name: 'one', webhook: { url: 'http://127.0.0.1:1/h' } }))).toEqual(['webhook']);
     const am = integrations[2];
     expect(am?.resendInterval).toBe(120_000);
     expect(am?.sendResolved).toBe(false);
