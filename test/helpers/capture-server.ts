@@ -14,10 +14,13 @@ export interface CapturedRequest {
  */
 export async function startCaptureServer(
   respond: (req: CapturedRequest, index: number) => { status: number; headers?: Record<string, string>; body?: string } = () => ({ status: 200, body: 'ok' }),
+  /** Called when a request starts arriving, before its body (tests that kill senders track requests in flight). */
+  onRequestStart?: () => void,
 ): Promise<{ url: string; requests: CapturedRequest[]; close(): Promise<void> }> {
   const requests: CapturedRequest[] = [];
   let index = 0;
   const server = http.createServer((req, res) => {
+    onRequestStart?.();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
