@@ -1,8 +1,9 @@
 /**
  * Child process of the RSS measurement: the pipeline alone (the simulator runs in the parent), backfilling a
  * dense history with the daemon's default windows (max_window 1h, overlap 2m, page_size 1000), sampling
- * `process.memoryUsage().rss`. Prints one JSON line: peak RSS and RSS at each quarter of the backfill.
+ * `process.memoryUsage().rss`. V8's heap growth is limited as `transfer-watch` limits it (src/util/heap-growth.ts). Prints one JSON line: peak RSS and RSS at each quarter of the backfill.
  */
+import { limitHeapGrowth } from '../src/util/heap-growth.js';
 import { createPipeline } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
 
@@ -14,6 +15,8 @@ interface ChildInput {
   expectedRecords: number;
 }
 
+// As the CLI does before any command runs, so the figure is the daemon's.
+limitHeapGrowth();
 const input = JSON.parse(process.argv[2] ?? '{}') as ChildInput;
 const rules = benchRules(input.rules);
 const baselineRss = process.memoryUsage().rss;

@@ -10,6 +10,10 @@ import { registerQuery } from './query.js';
 import { registerSimulate } from './simulate.js';
 import { registerSilence } from './silence.js';
 import { packageVersion } from './package-version.js';
+import { limitHeapGrowth } from '../util/heap-growth.js';
+
+// Before any command allocates: the daemon's RSS depends on it (src/util/heap-growth.ts).
+limitHeapGrowth();
 
 const program = new Command();
 program
