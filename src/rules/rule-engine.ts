@@ -62,9 +62,11 @@ export class RuleEngine {
     // Older than every window: it cannot change any rule's outcome, and remembering it would grow memory.
     if (t.time <= this.clock.now() - this.history) return;
     let keepUntil: number | undefined;
-    for (const entry of this.index[t.result].candidates(t)) {
-      this.matchChecks++;
-      if (entry.matches(t) && entry.evaluator.observe(t)) keepUntil = Math.max(keepUntil ?? -Infinity, t.time + entry.history);
+    for (const list of this.index[t.result].candidates(t)) {
+      for (const entry of list) {
+        this.matchChecks++;
+        if (entry.matches(t) && entry.evaluator.observe(t)) keepUntil = Math.max(keepUntil ?? -Infinity, t.time + entry.history);
+      }
     }
     if (keepUntil !== undefined) this.seen.set(t.id, keepUntil);
   }

@@ -41,12 +41,16 @@ export class RuleIndex<T> {
     return best;
   }
 
-  /** Every rule that might match `t`; each at most once (a rule is filed under a single label). */
-  candidates(t: Transfer): T[] {
-    const out = [...this.unindexed];
+  /**
+   * Every rule that might match `t`, as lists to walk in turn (each rule in at most one: a rule is filed under a
+   * single label). Lists, not one merged array: copying the glob-only rules for every transfer was a visible
+   * part of observing with 1,000 rules.
+   */
+  candidates(t: Transfer): readonly (readonly T[])[] {
+    const out: T[][] = [this.unindexed];
     for (const [label, values] of this.byLabel) {
       const hit = values.get(transferLabel(t, label));
-      if (hit) out.push(...hit);
+      if (hit) out.push(hit);
     }
     return out;
   }
