@@ -6,7 +6,7 @@ import { formatDuration } from '../config/duration.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { formatTimeInZone } from './format-time.js';
-import { groupOf } from './group-key.js';
+import { groupKey, groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
@@ -65,9 +65,9 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
 
   observe(t: Transfer): boolean {
     if (t.result !== 'error') return false;
-    const { key, labels } = groupOf(t, this.rule.group_by);
+    const key = groupKey(t, this.rule.group_by);
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = { labels, failures: [] }));
+    if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), failures: [] }));
     this.toVisit.add(key);
     insertByTime(group.failures, {
       time: t.time,

@@ -7,7 +7,7 @@ import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, relevantSources } from './complete-span.js';
 import { formatTimeInZone } from './format-time.js';
-import { groupOf } from './group-key.js';
+import { groupKey, groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
@@ -75,9 +75,9 @@ export class ErrorCodeEvaluator implements RuleEvaluator {
     if (t.result !== 'error') return false;
     const listed = this.codes.has(t.code);
     if (!listed && !this.rule.new_codes) return false;
-    const { key, labels } = groupOf(t, this.rule.group_by);
+    const key = groupKey(t, this.rule.group_by);
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = { labels, hits: [], seen: new Map() }));
+    if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), hits: [], seen: new Map() }));
     let isNew = false;
     if (this.rule.new_codes) {
       const seen = group.seen.get(t.code);

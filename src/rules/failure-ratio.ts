@@ -8,7 +8,7 @@ import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, sourcesToJudge } from './complete-span.js';
 import { formatTimeInZone } from './format-time.js';
-import { groupOf } from './group-key.js';
+import { groupKey, groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
@@ -77,9 +77,9 @@ export class FailureRatioEvaluator implements RuleEvaluator {
   }
 
   observe(t: Transfer): boolean {
-    const { key, labels } = groupOf(t, this.rule.group_by);
+    const key = groupKey(t, this.rule.group_by);
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = { labels, successes: [], failures: [] }));
+    if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), successes: [], failures: [] }));
     if (t.result === 'success') insertByTime(group.successes, { time: t.time });
     else {
       insertByTime(group.failures, {

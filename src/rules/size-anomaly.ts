@@ -6,7 +6,7 @@ import { duration, timeZone } from '../config/schema-helpers.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { formatTimeInZone } from './format-time.js';
-import { groupOf } from './group-key.js';
+import { groupKey, groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
@@ -86,9 +86,9 @@ export class SizeAnomalyEvaluator implements RuleEvaluator {
 
   observe(t: Transfer): boolean {
     if (t.result !== 'success') return false;
-    const { key, labels } = groupOf(t, this.rule.group_by);
+    const key = groupKey(t, this.rule.group_by);
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = { labels, sizes: [], anomalies: [] }));
+    if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), sizes: [], anomalies: [] }));
     const dev = this.rule.deviation;
     let usual: number | undefined;
     if (dev) {
