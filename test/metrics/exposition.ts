@@ -14,7 +14,8 @@ export interface Exposition {
   samples: Sample[];
 }
 
-const SAMPLE_LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)(\s+\d+)?$/;
+// `s`: a label value may hold a carriage return or U+2028 unescaped, which `.` would not match.
+const SAMPLE_LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)(\s+\d+)?$/s;
 const LABEL_PAIR = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?/g;
 
 function unescapeLabel(v: string): string {
