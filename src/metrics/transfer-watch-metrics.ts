@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Alert } from '../alerts/alert.js';
 import type { Transfer } from '../source/transfer.js';
+import { ExpositionRenderer } from './exposition-renderer.js';
 import { METRICS, type MetricDefinition } from './metric-names.js';
 import { SeenTransfers } from './seen-transfers.js';
 import { SeriesGuard, seriesKey, type LabelSet } from './series-guard.js';
@@ -48,6 +49,7 @@ export class TransferWatchMetrics {
   readonly registry: Registry;
   readonly contentType: string;
 
+  private readonly renderer: ExpositionRenderer;
   private readonly guard: SeriesGuard;
   private readonly seen: SeenTransfers | undefined;
   /** Current value of each mft_last_transfer_timestamp_seconds series (it only moves forward). */
@@ -75,6 +77,7 @@ export class TransferWatchMetrics {
   constructor(opts: TransferWatchMetricsOptions) {
     this.registry = new Registry();
     this.contentType = this.registry.contentType;
+    this.renderer = new ExpositionRenderer(this.registry);
     const remember = opts.rememberTransfers ?? 100_000;
     this.seen = remember > 0 ? new SeenTransfers(remember) : undefined;
 
@@ -125,9 +128,9 @@ export class TransferWatchMetrics {
     this.stateWriteOk.set(1);
   }
 
-  /** The exposition text for `GET /metrics`. */
+  /** The exposition text for `GET /metrics`: `registry.metrics()` byte for byte, from a faster renderer. */
   metrics(): Promise<string> {
-    return this.registry.metrics();
+    return this.renderer.render();
   }
 
   /**

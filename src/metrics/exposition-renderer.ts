@@ -1,0 +1,181 @@
+import { Registry, type RegistryContentType } from 'prom-client';
+
+/**
+ * What the renderer reads of a metric family: prom-client's `get()` result (and `getForPromString()`, which
+ * histograms have and the registry prefers). Everything is `unknown` because prom-client hands back whatever
+ * it was given; the renderer must print it exactly as prom-client would.
+ */
+interface Family {
+  name: unknown;
+  help: unknown;
+  type: unknown;
+  values?: unknown;
+}
+
+interface Collectable {
+  get(): Promise<Family>;
+  getForPromString?: () => Promise<Family>;
+}
+
+interface Sample {
+  value?: unknown;
+  labels?: unknown;
+  sharedLabels?: unknown;
+  metricName?: unknown;
+}
+
+type Labels = Record<string, unknown>;
+
+/**
+ * The Prometheus text exposition (0.0.4) of a prom-client registry, byte for byte what `registry.metrics()`
+ * returns, but faster.
+ *
+ * Why not `registry.metrics()`: with 10,000 series a scrape over HTTP took p50 ~32 ms and p99 52-80 ms on the
+ * 2-core reference machine, and a CPU profile put 54% of the process's time in prom-client's formatter and
+ * another 12% in GC. Per series and per scrape it builds label arrays, escapes every label value with three
+ * regex replaces, and caches the "shared" labels in a WeakMap keyed by a `{}` it has just created, so that
+ * cache never hits and gains an entry per series.
+ *
+ * What we do instead: prom-client keeps a `labels` object per series in the metric's hash map and hands that
+ * same object back on every `get()` (a counter keeps the first object it was given; a gauge keeps the one of
+ * its last `set()`), so the formatted `{name="value",...}` text is cached in a WeakMap keyed by that object.
+ * Label escaping then happens once per series (or per `set()`), not once per scrape; a series that is reset or
+ * removed drops its object and the WeakMap lets go of the text. Histograms build new `le` label objects on
+ * every `get()` (few series); their per-series labels come back as the persistent `sharedLabels` object,
+ * which is cached the same way. This took the same scrape to p50 ~12 ms, p99 ~20 ms.
+ *
+ * The cache assumes a labels object is not changed after prom-client has it: every method of
+ * TransferWatchMetrics builds a new object, and prom-client's default metrics reuse theirs unchanged. The tests
+ * in test/metrics (a property test among them) compare renderings with `registry.metrics()`.
+ *
+ * Cases kept exactly by not caching (rare, so not worth a cache): registry default labels (prom-client merges
+ * them into a new object per series). An OpenMetrics registry, or a prom-client whose default labels are no
+ * longer where we read them, is rendered by prom-client itself.
+ */
+export class ExpositionRenderer {
+  /** `{a="x",b="y"}` (or '' for no labels) per labels object. */
+  private readonly blocks = new WeakMap<object, string>();
+  /** `a="x",b="y"` (no braces) per shared-labels object (histogram series). */
+  private readonly bodies = new WeakMap<object, string>();
+
+  constructor(private readonly registry: Registry<RegistryContentType>) {}
+
+  async render(): Promise<string> {
+    const registry = this.registry;
+    if (registry.contentType !== Registry.PROMETHEUS_CONTENT_TYPE) return registry.metrics();
+    const defaults = defaultLabelsOf(registry);
+    if (defaults === undefined) return registry.metrics();
+    const defaultLabels = Object.keys(defaults).length > 0 ? defaults : undefined;
+
+    // All at once, like prom-client: every collect() callback (default metrics) starts before any is awaited.
+    const families = await Promise.all(
+      (registry.getMetricsAsArray() as unknown as Collectable[]).map((metric) =>
+        typeof metric.getForPromString === 'function' ? metric.getForPromString() : metric.get(),
+      ),
+    );
+    let out = '';
+    for (let i = 0; i < families.length; i++) {
+      if (i > 0) out += '\n\n';
+      out += this.family(families[i] as Family, defaultLabels);
+    }
+    return `${out}\n`;
+  }
+
+  private family(metric: Family, defaultLabels: Labels | undefined): string {
+    const name = escapeText(metric.name as string);
+    let text = `# HELP ${name} ${escapeText(metric.help as string)}\n# TYPE ${name} ${String(metric.type)}`;
+    const values = (metric.values || []) as Iterable<Sample>;
+    for (const sample of values) {
+      const metricName = sample.metricName === undefined ? name : sample.metricName;
+      const block =
+        defaultLabels === undefined && sample.sharedLabels === undefined
+          ? this.block(sample.labels)
+          : this.mergedBlock(sample, defaultLabels);
+      text += `\n${String(metricName)}${block} ${valueText(sample.value)}`;
+    }
+    return text;
+  }
+
+  /** The cached label block of a counter's or gauge's series. */
+  private block(labels: unknown): string {
+    if (labels === undefined) return '';
+    if (typeof labels !== 'object' || labels === null) return braced(formatLabels(labels as Labels));
+    let block = this.blocks.get(labels);
+    if (block === undefined) {
+      block = braced(formatLabels(labels as Labels));
+      this.blocks.set(labels, block);
+    }
+    return block;
+  }
+
+  /** The cached `a="x",b="y"` of a histogram series' shared labels. */
+  private body(shared: unknown): string {
+    if (typeof shared !== 'object' || shared === null) return formatLabels(shared as Labels).join(',');
+    let body = this.bodies.get(shared);
+    if (body === undefined) {
+      body = formatLabels(shared as Labels).join(',');
+      this.bodies.set(shared, body);
+    }
+    return body;
+  }
+
+  /**
+   * prom-client's general case: the sample's own labels (minus any also in sharedLabels), with registry
+   * default labels merged in, then the shared labels.
+   */
+  private mergedBlock(sample: Sample, defaultLabels: Labels | undefined): string {
+    let labels = (sample.labels === undefined ? {} : sample.labels) as Labels;
+    if (defaultLabels !== undefined) labels = { ...labels, ...defaultLabels, ...labels };
+    if (sample.sharedLabels === undefined) return braced(formatLabels(labels));
+    const parts = formatLabels(labels, sample.sharedLabels as Labels);
+    const sharedBody = this.body(sample.sharedLabels);
+    if (sharedBody !== '') parts.push(sharedBody);
+    return braced(parts);
+  }
+}
+
+/**
+ * prom-client keeps default labels in a private field and has no getter. Undefined when the field is not a
+ * plain object any more (a prom-client upgrade), so the caller falls back to prom-client's own rendering.
+ */
+function defaultLabelsOf(registry: Registry<RegistryContentType>): Labels | undefined {
+  const value: unknown = (registry as unknown as { _defaultLabels?: unknown })._defaultLabels;
+  return typeof value === 'object' && value !== null ? (value as Labels) : undefined;
+}
+
+function braced(parts: string[]): string {
+  return parts.length > 0 ? `{${parts.join(',')}}` : '';
+}
+
+/** `name="value"` for each own enumerable label, skipping those `exclude` has (prom-client's formatLabels). */
+function formatLabels(labels: Labels, exclude?: Labels): string[] {
+  const formatted: string[] = [];
+  for (const [name, value] of Object.entries(labels)) {
+    if (exclude === undefined || !Object.prototype.hasOwnProperty.call(exclude, name)) {
+      formatted.push(`${name}="${String(escapeLabelValue(value))}"`);
+    }
+  }
+  return formatted;
+}
+
+const NEEDS_TEXT_ESCAPE = /[\\\n]/;
+const NEEDS_LABEL_ESCAPE = /[\\\n"]/;
+
+/** Help text and metric names: backslash and newline escaped (prom-client's escapeString). */
+function escapeText(text: string): string {
+  return NEEDS_TEXT_ESCAPE.test(text) ? text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n') : text;
+}
+
+/** Label values: also double quotes; a value that is not a string is printed as it is (as prom-client does). */
+function escapeLabelValue(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  return NEEDS_LABEL_ESCAPE.test(value) ? escapeText(value).replace(/"/g, '\\"') : value;
+}
+
+/** prom-client's getValueAsString, spelling included (`Nan`, `+Inf`, `-Inf`). */
+function valueText(value: unknown): string {
+  if (typeof value === 'number' && value - value === 0) return `${value}`;
+  if (Number.isNaN(value)) return 'Nan';
+  // Number.isFinite does not convert: anything but a finite number lands here, as in prom-client.
+  return (value as number) < 0 ? '-Inf' : '+Inf';
+}
