@@ -41,6 +41,14 @@ const POLL_DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120,
 const EVENTS_PREINITIALISED = ['transmission', 'reception'];
 const RESULTS = ['success', 'error'] as const;
 
+/** A transfer's series in the per-transfer families, as the series guard admitted them. */
+interface TransferSeries {
+  counted: LabelSet;
+  bytes: LabelSet;
+  lastLabels: LabelSet;
+  lastKey: string;
+}
+
 /**
  * All of transfer-watch's Prometheus metrics (contract section 4) on a registry of its own. The poller,
  * alert store and notifier report through the methods below; `GET /metrics` serves `metrics()`.
@@ -52,6 +60,9 @@ export class TransferWatchMetrics {
   private readonly renderer: ExpositionRenderer;
   private readonly guard: SeriesGuard;
   private readonly seen: SeenTransfers | undefined;
+  /** Admitted series of recent (source, instance, event, result) combinations; see transferSeriesOf. */
+  private readonly transferSeries = new Map<string, TransferSeries>();
+  private readonly maxTransferSeries: number;
   /** Current value of each mft_last_transfer_timestamp_seconds series (it only moves forward). */
   private readonly lastTransferSeconds = new Map<string, number>();
 
@@ -118,6 +129,7 @@ export class TransferWatchMetrics {
     this.seriesFolded = counter(METRICS.seriesFolded);
     const buildInfo = gauge(METRICS.buildInfo);
 
+    this.maxTransferSeries = opts.maxSeries;
     this.guard = new SeriesGuard(opts.maxSeries, (metric) => this.seriesFolded.inc({ metric }));
     // At 0 from the start, so `increase()` sees the first fold.
     for (const d of Object.values(METRICS)) if (d.foldable.length > 0) this.seriesFolded.inc({ metric: d.name }, 0);
@@ -166,21 +178,43 @@ export class TransferWatchMetrics {
   /** Count one transfer; a transfer whose id was already counted is ignored (unless rememberTransfers is 0). */
   observeTransfer(t: Transfer): void {
     if (this.seen && !this.seen.firstTime(`${t.source}\u0000${t.id}`)) return;
-    const labels = { source: t.source, mft_instance: t.instance, event: t.event, result: t.result };
-    this.inc(this.transfers, METRICS.transfers, labels, 1);
-    this.inc(this.transferBytes, METRICS.transferBytes, labels, Math.max(0, t.size));
+    const series = this.transferSeriesOf(t);
+    this.transfers.inc(series.counted, 1);
+    this.transferBytes.inc(series.bytes, Math.max(0, t.size));
     if (t.result === 'error') {
       const errorLabels = { source: t.source, mft_instance: t.instance, event: t.event, code: String(t.code) };
       this.inc(this.transferErrors, METRICS.transferErrors, errorLabels, 1);
     }
-    const admitted = this.guard.admit(METRICS.lastTransferTimestamp, labels);
-    const key = seriesKey(METRICS.lastTransferTimestamp, admitted);
     const seconds = t.time / 1000;
-    const current = this.lastTransferSeconds.get(key);
+    const current = this.lastTransferSeconds.get(series.lastKey);
     if (current === undefined || seconds > current) {
-      this.lastTransferSeconds.set(key, seconds);
-      this.lastTransferTimestamp.set(admitted, seconds);
+      this.lastTransferSeconds.set(series.lastKey, seconds);
+      this.lastTransferTimestamp.set(series.lastLabels, seconds);
     }
+  }
+
+  /**
+   * The series of a transfer's (source, instance, event, result) in the three per-transfer families. Admitted
+   * through the guard once and remembered while none of them was folded: the guard's keys only grow, so an
+   * admitted label set stays admitted, and looking it up again (three JSON keys per transfer) was most of what
+   * counting a transfer cost. A folded one is admitted anew each time, so every folded observation is counted.
+   */
+  private transferSeriesOf(t: Transfer): TransferSeries {
+    // Unambiguous although an instance name may hold NUL: source names cannot, nor can events or results.
+    const key = `${t.source}\u0000${t.instance}\u0000${t.event}\u0000${t.result}`;
+    const known = this.transferSeries.get(key);
+    if (known) return known;
+    const labels = { source: t.source, mft_instance: t.instance, event: t.event, result: t.result };
+    const counted = this.guard.admit(METRICS.transfers, labels);
+    const bytes = this.guard.admit(METRICS.transferBytes, labels);
+    const lastLabels = this.guard.admit(METRICS.lastTransferTimestamp, labels);
+    const series = { counted, bytes, lastLabels, lastKey: seriesKey(METRICS.lastTransferTimestamp, lastLabels) };
+    if (counted === labels && bytes === labels && lastLabels === labels) {
+      // Bounded like the guard's own memory: past it, start over (entries are only a shortcut).
+      if (this.transferSeries.size >= this.maxTransferSeries) this.transferSeries.clear();
+      this.transferSeries.set(key, series);
+    }
+    return series;
   }
 
   /** One poll cycle of a stream took `seconds`; `error` is the failure reason when it failed. */

@@ -197,6 +197,32 @@ describe('cardinality guard', () => {
     expect(valueOf(expo, 'mft_transfers_total', { mft_instance: 'other' })).toBe(990);
   });
 
+  it('keeps counting every instance right when the same series come back, before and past the limit', async () => {
+    const m = new TransferWatchMetrics({ maxSeries: 8, version: '1', collectDefault: false });
+    // Two configured instances fill the transfer families (2 events × 2 results each): any other instance folds
+    // there, but not in mft_last_transfer_timestamp_seconds, which initSource does not create.
+    m.initSource('prod', ['failures', 'successes'], ['INST0', 'INST1']);
+    const t0 = Date.UTC(2025, 0, 2);
+    const instances = ['INST0', 'INST1', 'X', 'Y'];
+    for (let round = 0; round < 3; round++) {
+      instances.forEach((instance, i) => m.observeTransfer(transfer({ id: `r${round}i${i}`, instance, size: 10 + i, time: t0 + round * 1000 + i })));
+    }
+    const expo = parseExposition(await m.metrics());
+    for (const [i, instance] of ['INST0', 'INST1'].entries()) {
+      expect(valueOf(expo, 'mft_transfers_total', { mft_instance: instance, event: 'reception', result: 'success' })).toBe(3);
+      expect(valueOf(expo, 'mft_transfer_bytes_total', { mft_instance: instance, event: 'reception', result: 'success' })).toBe(3 * (10 + i));
+    }
+    expect(valueOf(expo, 'mft_transfers_total', { mft_instance: 'other' })).toBe(6);
+    expect(valueOf(expo, 'mft_transfer_bytes_total', { mft_instance: 'other' })).toBe(3 * (12 + 13));
+    for (const [i, instance] of instances.entries()) {
+      expect(valueOf(expo, 'mft_last_transfer_timestamp_seconds', { mft_instance: instance })).toBe((t0 + 2000 + i) / 1000);
+    }
+    // Each folded observation is counted, every time it happens.
+    expect(valueOf(expo, 'transfer_watch_series_folded_total', { metric: 'mft_transfers_total' })).toBe(6);
+    expect(valueOf(expo, 'transfer_watch_series_folded_total', { metric: 'mft_transfer_bytes_total' })).toBe(6);
+    expect(valueOf(expo, 'transfer_watch_series_folded_total', { metric: 'mft_last_transfer_timestamp_seconds' })).toBe(0);
+  });
+
   it('folds unbounded poll error reasons and API status codes too', async () => {
     const m = new TransferWatchMetrics({ maxSeries: 10, version: '1', collectDefault: false });
     for (let i = 0; i < 30; i++) {
