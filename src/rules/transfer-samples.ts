@@ -9,10 +9,12 @@ const MAX_SAMPLES = 5;
  * first (a message shows what happened last).
  */
 export function latestSamples(entries: readonly { sample: TransferSample }[], end = entries.length): TransferSample[] {
-  return entries
-    .slice(Math.max(0, end - MAX_SAMPLES), end)
-    .reverse()
-    .map((e) => e.sample);
+  const samples: TransferSample[] = [];
+  for (let i = Math.min(end, entries.length) - 1; i >= Math.max(0, end - MAX_SAMPLES); i--) {
+    const entry = entries[i];
+    if (entry) samples.push(entry.sample);
+  }
+  return samples;
 }
 
 /** What an alert keeps of a transfer to show it: no ids, nothing a message does not print. */
