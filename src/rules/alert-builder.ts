@@ -12,6 +12,12 @@ import { compileTemplate, type RenderTemplate, type TemplateContext } from './te
 export class AlertBuilder {
   private readonly labelTemplates: [string, RenderTemplate][];
   private readonly annotationTemplates: [string, RenderTemplate][];
+  /**
+   * The label set built for a group, by the group's labels object, when the rule's labels are constant text: a
+   * group keeps its labels object for life, so its alert's label set is the same at every evaluation. One frozen
+   * object per group lets the alert store fingerprint it once instead of at every evaluation.
+   */
+  private readonly labelsByGroup: WeakMap<Labels, { severity: string; labels: Labels }> | undefined;
 
   constructor(
     private readonly rule: RuleBase & { for?: number; keep_firing_for?: number },
@@ -20,6 +26,7 @@ export class AlertBuilder {
     annotationTemplates: Record<string, string> = rule.annotations,
   ) {
     this.labelTemplates = Object.entries(rule.labels).map(([k, v]) => [k, compileTemplate(v)]);
+    this.labelsByGroup = Object.values(rule.labels).every((v) => !v.includes('{{')) ? new WeakMap() : undefined;
     const annotations = { ...defaultAnnotations, ...annotationTemplates };
     this.annotationTemplates = Object.entries(annotations).map(([k, v]) => [k, compileTemplate(v)]);
   }
@@ -34,24 +41,21 @@ export class AlertBuilder {
     severity?: string;
   }): AlertCandidate {
     const severity = opts.severity ?? this.rule.severity;
-    // Plain assignments, not object spreads: spreading several objects into one literal made V8 build each
-    // result the slow way, and with 1,000 rules every firing alert is built again at every evaluation.
-    const base: Labels = { alertname: this.rule.name, severity };
-    copyInto(base, opts.groupLabels);
-    if (opts.extraLabels) copyInto(base, opts.extraLabels);
     const context: TemplateContext = {};
     copyInto(context, opts.values);
     if (opts.display) copyInto(context, opts.display);
     context['alertname'] = this.rule.name;
     context['severity'] = severity;
-    context['labels'] = base;
-    let labels = base;
-    if (this.labelTemplates.length > 0) {
-      labels = copyInto({}, base);
-      for (const [k, render] of this.labelTemplates) labels[k] = render(context);
-      // Annotations see the rule's labels too; the context is this build's own, so it can change.
-      context['labels'] = labels;
+    const known = opts.extraLabels ? undefined : this.labelsByGroup?.get(opts.groupLabels);
+    let labels: Labels;
+    if (known?.severity === severity) {
+      labels = known.labels;
+    } else {
+      labels = this.labelsFor(opts.groupLabels, opts.extraLabels, severity, context);
+      if (this.labelsByGroup && !opts.extraLabels) this.labelsByGroup.set(opts.groupLabels, { severity, labels: Object.freeze(labels) });
     }
+    // Annotations see the rule's labels too.
+    context['labels'] = labels;
     const annotations: Record<string, string> = {};
     for (const [k, render] of this.annotationTemplates) annotations[k] = render(context);
     const values: Record<string, number | string> = { rule_type: this.rule.type };
@@ -65,6 +69,20 @@ export class AlertBuilder {
       for: this.rule.for ?? 0,
       keepFiringFor: this.rule.keep_firing_for ?? 0,
     };
+  }
+
+  private labelsFor(groupLabels: Labels, extraLabels: Labels | undefined, severity: string, context: TemplateContext): Labels {
+    // Plain assignments, not object spreads: spreading several objects into one literal made V8 build each
+    // result the slow way, and with 1,000 rules every firing alert is built again at every evaluation.
+    const base: Labels = { alertname: this.rule.name, severity };
+    copyInto(base, groupLabels);
+    if (extraLabels) copyInto(base, extraLabels);
+    if (this.labelTemplates.length === 0) return base;
+    // Label templates see the group's labels (`{{labels.user}}`).
+    context['labels'] = base;
+    const labels = copyInto({}, base);
+    for (const [k, render] of this.labelTemplates) labels[k] = render(context);
+    return labels;
   }
 }
 
