@@ -5,29 +5,30 @@
  * A window's ids must all be remembered until the window is committed (an abandoned window is fetched again
  * whole, and what it already handed on must not be handed on twice), and a catch-up window can hold hundreds
  * of thousands of transfers. So ids are kept compactly: an open-addressing table of 64-bit keys in typed
- * arrays (16 bytes a slot, nothing for the garbage collector to trace) instead of a Map of 32-character strings
- * (about 150 bytes an entry). A key is the first 64 bits of the id when the id is hex (transfer ids are the
+ * arrays (12 bytes a slot, nothing for the garbage collector to trace) instead of a Map of 32-character strings
+ * (about 150 bytes an entry). Times are kept to the second, rounded down: pruning then keeps an id up to a
+ * second longer than asked, which only ever refuses the same transfer again. A key is the first 64 bits of the id when the id is hex (transfer ids are the
  * hex of a SHA-256: uniformly distributed), else a 64-bit hash of it; two different transfers share a key
  * with probability about n²/2⁶⁵ (below 10⁻⁸ for a million ids in one window).
  */
 export class SeenTransfers {
   private hi: Uint32Array;
   private lo: Uint32Array;
-  /** Occurrence time per slot; NaN marks an empty slot. */
-  private times: Float64Array;
+  /** Occurrence time per slot, as `storedSecond`; 0 marks an empty slot. */
+  private times: Uint32Array;
   private count = 0;
 
   constructor(capacity = MIN_SLOTS) {
     const slots = slotsFor(capacity);
     this.hi = new Uint32Array(slots);
     this.lo = new Uint32Array(slots);
-    this.times = new Float64Array(slots).fill(NaN);
+    this.times = new Uint32Array(slots);
   }
 
   /** True (and remembered) the first time an id is offered; false for a repeat. */
   add(id: string, time: number): boolean {
     const [hi, lo] = keyOf(id);
-    return this.insert(hi, lo, time);
+    return this.insert(hi, lo, storedSecond(time));
   }
 
   has(id: string): boolean {
@@ -37,10 +38,11 @@ export class SeenTransfers {
 
   /** Forget ids of transfers that happened before `before`: no future window reaches back that far. */
   prune(before: number): void {
+    const first = storedSecond(before);
     let keep = 0;
-    for (let i = 0; i < this.times.length; i++) if ((this.times[i] as number) >= before) keep++;
+    for (let i = 0; i < this.times.length; i++) if ((this.times[i] as number) >= first) keep++;
     if (keep === this.count) return;
-    this.rebuild(keep, (time) => time >= before);
+    this.rebuild(keep, (stored) => stored >= first);
   }
 
   get size(): number {
@@ -51,9 +53,9 @@ export class SeenTransfers {
   toJSON(): Array<[string, number]> {
     const out: Array<[string, number]> = [];
     for (let i = 0; i < this.times.length; i++) {
-      const time = this.times[i] as number;
-      if (Number.isNaN(time)) continue;
-      out.push([hex8(this.hi[i] as number) + hex8(this.lo[i] as number), time]);
+      const stored = this.times[i] as number;
+      if (stored === EMPTY) continue;
+      out.push([hex8(this.hi[i] as number) + hex8(this.lo[i] as number), (stored - 1) * 1000]);
     }
     return out;
   }
@@ -69,41 +71,48 @@ export class SeenTransfers {
   private find(hi: number, lo: number): number {
     const mask = this.times.length - 1;
     for (let i = slotOf(hi, lo, mask); ; i = (i + 1) & mask) {
-      if (Number.isNaN(this.times[i] as number)) return -1;
+      if (this.times[i] === EMPTY) return -1;
       if (this.lo[i] === lo && this.hi[i] === hi) return i;
     }
   }
 
-  private insert(hi: number, lo: number, time: number): boolean {
+  private insert(hi: number, lo: number, stored: number): boolean {
     const mask = this.times.length - 1;
     let i = slotOf(hi, lo, mask);
-    for (; !Number.isNaN(this.times[i] as number); i = (i + 1) & mask) {
+    for (; this.times[i] !== EMPTY; i = (i + 1) & mask) {
       if (this.lo[i] === lo && this.hi[i] === hi) return false;
     }
     this.hi[i] = hi;
     this.lo[i] = lo;
-    this.times[i] = time;
+    this.times[i] = stored;
     this.count++;
     if (this.count > this.times.length * MAX_LOAD) this.rebuild(this.times.length, () => true);
     return true;
   }
 
   /** Move the entries `keep` accepts into a table with room for `expected` of them (linear probing cannot delete in place). */
-  private rebuild(expected: number, keep: (time: number) => boolean): void {
+  private rebuild(expected: number, keep: (stored: number) => boolean): void {
     const { hi, lo, times } = this;
     const slots = slotsFor(expected);
     this.hi = new Uint32Array(slots);
     this.lo = new Uint32Array(slots);
-    this.times = new Float64Array(slots).fill(NaN);
+    this.times = new Uint32Array(slots);
     this.count = 0;
     for (let i = 0; i < times.length; i++) {
-      const time = times[i] as number;
-      if (!Number.isNaN(time) && keep(time)) this.insert(hi[i] as number, lo[i] as number, time);
+      const stored = times[i] as number;
+      if (stored !== EMPTY && keep(stored)) this.insert(hi[i] as number, lo[i] as number, stored);
     }
   }
 }
 
 const MIN_SLOTS = 1024;
+const EMPTY = 0;
+const MAX_STORED = 0xffffffff;
+
+/** A time as kept in a slot: whole seconds since 1970 plus one (0 is an empty slot), clamped to what 32 bits hold. */
+function storedSecond(time: number): number {
+  return Math.min(MAX_STORED, Math.max(1, Math.floor(time / 1000) + 1));
+}
 const MAX_LOAD = 0.7;
 const HEX_KEY = /^[0-9a-f]{16}/i;
 

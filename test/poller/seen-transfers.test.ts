@@ -29,13 +29,26 @@ describe('SeenTransfers (poller)', () => {
 
   it('forgets only what happened before the prune time, and still knows the rest', () => {
     const seen = new SeenTransfers();
-    for (let i = 0; i < 5000; i++) seen.add(idOf(i), i);
-    seen.prune(4000);
+    const t0 = 1_700_000_000_000;
+    for (let i = 0; i < 5000; i++) seen.add(idOf(i), t0 + i * 1000);
+    seen.prune(t0 + 4000 * 1000);
     expect(seen.size).toBe(1000);
     expect(seen.has(idOf(3999))).toBe(false);
     expect(seen.has(idOf(4000))).toBe(true);
-    expect(seen.add(idOf(4999), 4999)).toBe(false);
-    expect(seen.add(idOf(10), 10)).toBe(true);
+    expect(seen.add(idOf(4999), t0 + 4999 * 1000)).toBe(false);
+    expect(seen.add(idOf(10), t0 + 10 * 1000)).toBe(true);
+  });
+
+  it('keeps, within the second of the prune time, what it cannot tell apart (never forgets too much)', () => {
+    const seen = new SeenTransfers();
+    const t0 = 1_700_000_000_000;
+    seen.add(idOf(1), t0 + 100);
+    seen.add(idOf(2), t0 + 900);
+    seen.add(idOf(3), t0 - 1);
+    seen.prune(t0 + 500);
+    expect(seen.has(idOf(1))).toBe(true);
+    expect(seen.has(idOf(2))).toBe(true);
+    expect(seen.has(idOf(3))).toBe(false);
   });
 
   it('survives a snapshot round trip, and reads snapshots that held whole ids', () => {
@@ -50,6 +63,8 @@ describe('SeenTransfers (poller)', () => {
     // A state file written before ids were kept compactly.
     const old = SeenTransfers.from([[idOf(7), 7]]);
     expect(old.add(idOf(7), 7)).toBe(false);
-    expect(old.toJSON()).toEqual([[idOf(7).slice(0, 16), 7]]);
+    // Times are kept to the second (rounded down): all they are for is pruning.
+    expect(old.toJSON()).toEqual([[idOf(7).slice(0, 16), 0]]);
+    expect(SeenTransfers.from([[idOf(8), 1_700_000_123_456]]).toJSON()).toEqual([[idOf(8).slice(0, 16), 1_700_000_123_000]]);
   });
 });
