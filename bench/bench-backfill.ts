@@ -22,7 +22,7 @@ export interface BackfillResult {
  * bundled by esbuild (node_modules left external, as in dist/), because a TypeScript loader in the child would
  * add its own worker thread (~35 MB) to the RSS measured.
  */
-export async function measureBackfill(records: number, nodeFlags: readonly string[] = []): Promise<BackfillResult> {
+export async function measureBackfill(records: number, nodeFlags: readonly string[] = [], env: Readonly<Record<string, string>> = {}): Promise<BackfillResult> {
   const { sim, history } = await denseHistory(records / RATE_PER_MINUTE);
   // Inside the repository, so the bundle's bare imports resolve from its node_modules (ESM ignores NODE_PATH).
   mkdirSync(path.join(root, 'node_modules/.cache'), { recursive: true });
@@ -31,7 +31,7 @@ export async function measureBackfill(records: number, nodeFlags: readonly strin
     const bundle = path.join(dir, 'backfill-child.mjs');
     await build({ entryPoints: [path.join(root, 'bench/backfill-child.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile: bundle, logLevel: 'error' });
     const input = JSON.stringify({ ...history, rules: 100, expectedRecords: records });
-    const child = spawn(process.execPath, [...nodeFlags, bundle, input], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeFlags, bundle, input], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -67,13 +67,16 @@ function parseArgs(argv: string[]): { sizes: Sizes; out: string; only: Set<Part>
 }
 
 /**
- * The V8 flags the container image starts node with (its ENTRYPOINT, between `node` and the script), so the
- * backfill can be measured as the image runs it as well as with node's defaults.
+ * How the container image starts node: the V8 flags of its ENTRYPOINT (between `node` and the script) and the
+ * allocator settings of its ENV, so the backfill can be measured as the image runs it as well as bare.
  */
-function imageNodeFlags(): string[] {
-  const entry = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(readFileSync(path.join(root, 'Dockerfile'), 'utf8'))?.[1];
+function imageRuntime(): { flags: string[]; env: Record<string, string> } {
+  const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+  const entry = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1];
   const argv = entry ? (JSON.parse(entry) as string[]) : [];
-  return argv.slice(1).filter((a) => a.startsWith('--'));
+  const env: Record<string, string> = {};
+  for (const [, name, value] of dockerfile.matchAll(/\b(MALLOC_[A-Z_]+)=(\S+)/g)) env[name as string] = value as string;
+  return { flags: argv.slice(1).filter((a) => a.startsWith('--')), env };
 }
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -125,9 +128,10 @@ async function main(): Promise<void> {
   if (only.has('backfill')) {
     step(`peak RSS backfilling ${fmt(sizes.backfillRecords)} records`);
     const backfill = await measureBackfill(sizes.backfillRecords);
-    const imageFlags = imageNodeFlags();
-    step(`peak RSS backfilling ${fmt(sizes.backfillRecords)} records, node ${imageFlags.join(' ')} (as the image runs it)`);
-    const backfillImage = await measureBackfill(sizes.backfillRecords, imageFlags);
+    const image = imageRuntime();
+    const imageFlags = [...Object.entries(image.env).map(([k, v]) => `${k}=${v}`), 'node', ...image.flags];
+    step(`peak RSS backfilling ${fmt(sizes.backfillRecords)} records, ${imageFlags.join(' ')} (as the image runs it)`);
+    const backfillImage = await measureBackfill(sizes.backfillRecords, image.flags, image.env);
     rows.push(
       [
         `peak RSS, backfill`,
@@ -137,11 +141,11 @@ async function main(): Promise<void> {
       [
         `peak RSS, backfill, image flags`,
         `${fmt(backfillImage.peakRssMb, 1)} MB`,
-        `same, node ${imageFlags.join(' ')} as in the Dockerfile; ${fmt(backfillImage.seconds, 1)} s vs ${fmt(backfill.seconds, 1)} s; at each quarter: ${backfillImage.quarterRssMb.map((m) => fmt(m, 0)).join(' / ')} MB; at start ${fmt(backfillImage.baselineRssMb, 0)} MB`,
+        `same, ${imageFlags.join(' ')} as in the Dockerfile; ${fmt(backfillImage.seconds, 1)} s vs ${fmt(backfill.seconds, 1)} s; at each quarter: ${backfillImage.quarterRssMb.map((m) => fmt(m, 0)).join(' / ')} MB; at start ${fmt(backfillImage.baselineRssMb, 0)} MB`,
       ],
     );
     backfillRss = backfill.peakRssMb;
-    Object.assign(results, { backfill, backfillImageFlags: { nodeFlags: imageFlags, ...backfillImage } });
+    Object.assign(results, { backfill, backfillImageFlags: { nodeFlags: image.flags, env: image.env, ...backfillImage } });
   }
   if (only.has('scrape')) {
     step(`/metrics scrape with ${fmt(SCRAPE_SERIES)} series`);
