@@ -35,6 +35,8 @@ export interface GeneratorOptions {
   ratePerMinute: number;
   /** Epoch ms; nothing is generated before it. */
   historyStart: number;
+  /** Generated minutes kept for re-reading (default 8). */
+  cachedMinutes?: number;
 }
 
 /** The history is generated one minute at a time, each minute from its own seed. */
@@ -52,7 +54,7 @@ const STATEMENT_SPREAD_MINUTES = 85;
 const LATE_STATEMENT_FIRST_MINUTE = 8 * 60 + 35;
 const LATE_STATEMENT_USER = 'BANK2';
 const POSITION_USER = 'CUSTODIA';
-const BUCKET_CACHE_SIZE = 8;
+const DEFAULT_CACHED_MINUTES = 8;
 
 // Salts keep the independent decisions of one bucket from sharing a hash.
 const SALT_TRAFFIC = 1;
@@ -151,6 +153,7 @@ export class HistoryGenerator {
   readonly historyStart: number;
   // A few recent buckets, because consecutive pages of a dense history re-read the same minute.
   private readonly cache = new Map<number, readonly HistoryEntry[]>();
+  private readonly cachedMinutes: number;
   readonly users: ReadonlySet<string> = new Set(PARTNERS.map((p) => p.user));
   readonly instances: ReadonlySet<string> = new Set([...PARTNERS.map((p) => p.instance), TEST_INSTANCE]);
 
@@ -159,6 +162,7 @@ export class HistoryGenerator {
     this.scenario = options.scenario;
     this.rate = Math.max(0, options.ratePerMinute);
     this.historyStart = options.historyStart;
+    this.cachedMinutes = Math.max(1, options.cachedMinutes ?? DEFAULT_CACHED_MINUTES);
   }
 
   /** The records of minute `bucket` (epoch ms / BUCKET_MS), ordered by time then seq. */
@@ -166,7 +170,7 @@ export class HistoryGenerator {
     const cached = this.cache.get(bucket);
     if (cached) return cached;
     const entries = this.generate(bucket);
-    if (this.cache.size >= BUCKET_CACHE_SIZE) {
+    if (this.cache.size >= this.cachedMinutes) {
       const oldest = this.cache.keys().next();
       if (!oldest.done) this.cache.delete(oldest.value);
     }

@@ -22,6 +22,12 @@ export interface SimulatorOptions {
   ratePerMinute?: number;
   /** Epoch ms before which nothing is generated (default: 30 days before start-up, at 00:00 UTC). */
   historyStart?: number;
+  /**
+   * Generated minutes kept in memory (default 8). The failures query scans many minutes per page while the
+   * successes query reads one minute over many pages; a benchmark reading both at once over a long dense slice
+   * sets this to the slice's length, so it measures the client, not the simulator regenerating evicted minutes.
+   */
+  cachedMinutes?: number;
   logger?: Logger;
   /** Serve the test-only control API under /_sim/ (default false). */
   control?: boolean;
@@ -60,7 +66,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const generator =
     options.generate === false
       ? null
-      : new HistoryGenerator({ seed, scenario, ratePerMinute: options.ratePerMinute ?? DEFAULT_RATE_PER_MINUTE, historyStart });
+      : new HistoryGenerator({ seed, scenario, ratePerMinute: options.ratePerMinute ?? DEFAULT_RATE_PER_MINUTE, historyStart, ...(options.cachedMinutes !== undefined ? { cachedMinutes: options.cachedMinutes } : {}) });
   const service = new SimulatorService({
     seed,
     scenario,
