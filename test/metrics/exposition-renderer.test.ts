@@ -5,6 +5,7 @@ import { ExpositionRenderer } from '../../src/metrics/exposition-renderer.js';
 import { TransferWatchMetrics } from '../../src/metrics/transfer-watch-metrics.js';
 import type { Transfer } from '../../src/source/transfer.js';
 import { parseExposition, valueOf } from './exposition.js';
+import { metricsTransfer } from './metrics-transfer.js';
 
 /**
  * The renderer must print exactly what prom-client's `registry.metrics()` prints for the same registry.
@@ -12,26 +13,10 @@ import { parseExposition, valueOf } from './exposition.js';
  */
 
 let seq = 0;
+/** Each call a new transfer (the metrics count a transfer id once), a second after the previous one. */
 function transfer(over: Partial<Transfer> = {}): Transfer {
   seq += 1;
-  const code = over.code ?? 0;
-  return {
-    id: `id-${seq}`,
-    source: 'prod',
-    time: Date.UTC(2025, 0, 2, 3, 4, 5) + seq * 1000,
-    instance: 'PROD1',
-    user: 'BANK1',
-    eventCode: 7,
-    event: 'reception',
-    file: 'EXTRATO_1.RET',
-    code,
-    result: code === 0 ? 'success' : 'error',
-    size: 1000,
-    message: '',
-    tags: '',
-    record: {} as Transfer['record'], // not read by metrics
-    ...over,
-  };
+  return metricsTransfer({ id: `id-${seq}`, time: Date.UTC(2025, 0, 2, 3, 4, 5) + seq * 1000, ...over });
 }
 
 function alert(name: string, severity: string, state: Alert['state']): Alert {

@@ -1,30 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Alert } from '../../src/alerts/alert.js';
-import type { Transfer } from '../../src/source/transfer.js';
 import { TransferWatchMetrics } from '../../src/metrics/transfer-watch-metrics.js';
 import { parseExposition, samplesOf, valueOf } from './exposition.js';
+import { metricsTransfer } from './metrics-transfer.js';
 import { requireBinary, runBinary } from './promtool.js';
 
-function transfer(over: Partial<Transfer> = {}): Transfer {
-  const code = over.code ?? 0;
-  return {
-    id: 'id-1',
-    source: 'prod',
-    time: Date.UTC(2025, 0, 2, 3, 4, 5),
-    instance: 'PROD1',
-    user: 'BANK1',
-    eventCode: 7,
-    event: 'reception',
-    file: 'EXTRATO_1.RET',
-    code,
-    result: code === 0 ? 'success' : 'error',
-    size: 1000,
-    message: '',
-    tags: '',
-    record: {} as Transfer['record'], // not read by metrics
-    ...over,
-  };
-}
+const transfer = metricsTransfer;
 
 let alertSeq = 0;
 function alert(name: string, severity: string, state: Alert['state']): Alert {
