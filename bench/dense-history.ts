@@ -12,8 +12,7 @@ export const HISTORY_START = Date.UTC(2026, 0, 5, 9, 0, 0);
 export async function denseHistory(minutes: number): Promise<{ sim: RunningSimulator; history: BenchHistory }> {
   const end = HISTORY_START + Math.round(minutes * 60_000) - 1;
   // Every minute of the slice stays generated: the two queries read it in different orders, and evicted minutes
-  // regenerated on demand made the fetch line measure the simulator (bench/dense-history.ts is the only caller
-  // that needs this; `minutes` is at most 100 here, ~10,000 records each).
+  // regenerated on demand made the fetch line measure the simulator. At most 100 minutes of ~10,000 records here.
   const sim = await startSimulator({ seed: 7, scenario: 'steady', clock: new ManualClock(end + 60_000), ratePerMinute: RATE_PER_MINUTE, historyStart: HISTORY_START, cachedMinutes: Math.ceil(minutes) + 2 });
   return { sim, history: { url: sim.url, start: HISTORY_START, end } };
 }

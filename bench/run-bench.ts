@@ -74,8 +74,12 @@ function imageRuntime(): { flags: string[]; env: Record<string, string> } {
   const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
   const entry = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1];
   const argv = entry ? (JSON.parse(entry) as string[]) : [];
+  // Only ENV instructions (continuation lines joined, comments dropped): a comment naming the variable is not a setting.
+  const instructions = dockerfile.replace(/^\s*#.*\n/gm, '').replace(/\\\n/g, ' ').split('\n');
   const env: Record<string, string> = {};
-  for (const [, name, value] of dockerfile.matchAll(/\b(MALLOC_[A-Z_]+)=(\S+)/g)) env[name as string] = value as string;
+  for (const line of instructions.filter((l) => /^ENV\s/.test(l))) {
+    for (const [, name, value] of line.matchAll(/\b(MALLOC_[A-Z_]+)=(\S+)/g)) env[name as string] = value as string;
+  }
   return { flags: argv.slice(1).filter((a) => a.startsWith('--')), env };
 }
 
