@@ -6,7 +6,7 @@ import { duration, timeZone } from '../config/schema-helpers.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { formatTimeInZone } from './format-time.js';
-import { groupOf } from './group-key.js';
+import { groupKey, groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
@@ -63,11 +63,11 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
 
   observe(t: Transfer): boolean {
     if (t.result !== 'success') return false;
-    const { key, labels } = groupOf(t, this.rule.group_by);
+    const key = groupKey(t, this.rule.group_by);
     const fileKey = this.rule.same_size ? `${key}\u0000${t.file}\u0000${t.size}` : `${key}\u0000${t.file}`;
     let group = this.groups.get(fileKey);
     if (!group) {
-      const fileLabels: Labels = { ...labels, file: t.file };
+      const fileLabels: Labels = { ...groupLabels(t, this.rule.group_by), file: t.file };
       if (this.rule.same_size) fileLabels['size'] = String(t.size);
       this.groups.set(fileKey, (group = { labels: fileLabels, file: t.file, size: t.size, copies: [] }));
     }

@@ -19,7 +19,3 @@ export function groupLabels(t: Transfer, names: readonly LabelName[]): Labels {
   return labels;
 }
 
-/** Both at once, for rules that need the labels whether or not the group exists. */
-export function groupOf(t: Transfer, names: readonly LabelName[]): { key: string; labels: Labels } {
-  return { key: groupKey(t, names), labels: groupLabels(t, names) };
-}

@@ -7,7 +7,7 @@ import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, sourcesToJudge } from './complete-span.js';
 import { formatTimeInZone } from './format-time.js';
-import { groupOf } from './group-key.js';
+import { groupKey, groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
@@ -68,16 +68,16 @@ export class StuckPartnerEvaluator implements RuleEvaluator {
   }
 
   observe(t: Transfer): boolean {
-    const { key, labels } = groupOf(t, this.rule.group_by);
+    const key = groupKey(t, this.rule.group_by);
     let group = this.groups.get(key);
     if (t.result === 'success') {
       // A success matters only if it ends a streak we hold (or one that may still come from the other stream).
-      if (!group) this.groups.set(key, (group = { labels, lastSuccess: t.time, failures: [] }));
+      if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), lastSuccess: t.time, failures: [] }));
       if (group.lastSuccess === undefined || t.time > group.lastSuccess) group.lastSuccess = t.time;
       dropUpTo(group.failures, group.lastSuccess);
       return true;
     }
-    if (!group) this.groups.set(key, (group = { labels, lastSuccess: undefined, failures: [] }));
+    if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), lastSuccess: undefined, failures: [] }));
     if (group.lastSuccess !== undefined && t.time <= group.lastSuccess) return false;
     insertByTime(group.failures, {
       time: t.time,

@@ -7,7 +7,7 @@ import { transferLabel, type Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, sourcesToJudge } from './complete-span.js';
 import { formatTimeInZone } from './format-time.js';
-import { groupOf } from './group-key.js';
+import { groupKey, groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
@@ -107,17 +107,11 @@ export class VolumeEvaluator implements RuleEvaluator {
 
   observe(t: Transfer): boolean {
     if (this.rule.result !== 'any' && t.result !== this.rule.result) return false;
-    let key: string;
-    let labels: Labels;
-    if (this.rule.for_each) {
-      key = transferLabel(t, this.rule.for_each.label);
-      if (!this.expected?.has(key)) return false;
-      labels = { [this.rule.for_each.label]: key };
-    } else {
-      ({ key, labels } = groupOf(t, this.rule.group_by));
-    }
+    const forEach = this.rule.for_each?.label;
+    const key = forEach ? transferLabel(t, forEach) : groupKey(t, this.rule.group_by);
+    if (forEach && !this.expected?.has(key)) return false;
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = { labels, times: [] }));
+    if (!group) this.groups.set(key, (group = { labels: forEach ? { [forEach]: key } : groupLabels(t, this.rule.group_by), times: [] }));
     insertByTime(group.times, { time: t.time });
     return true;
   }
