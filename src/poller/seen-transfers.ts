@@ -7,9 +7,10 @@
  * of thousands of transfers. So ids are kept compactly: an open-addressing table of 64-bit keys in typed
  * arrays (12 bytes a slot, nothing for the garbage collector to trace) instead of a Map of 32-character strings
  * (about 150 bytes an entry). Times are kept to the second, rounded down: pruning then keeps an id up to a
- * second longer than asked, which only ever refuses the same transfer again. A key is the first 64 bits of the id when the id is hex (transfer ids are the
- * hex of a SHA-256: uniformly distributed), else a 64-bit hash of it; two different transfers share a key
- * with probability about n²/2⁶⁵ (below 10⁻⁸ for a million ids in one window).
+ * second longer than asked, which only ever refuses the same transfer again. A key is the first 64 bits of the
+ * id when the id is hex (transfer ids are the hex of a SHA-256: uniformly distributed), else a 64-bit hash of
+ * it; two different transfers share a key with probability about n²/2⁶⁵ (below 10⁻⁸ for a million ids in one
+ * window).
  */
 export class SeenTransfers {
   private hi: Uint32Array;
