@@ -18,6 +18,8 @@ export class SeenTransfers {
   /** Occurrence time per slot, as `storedSecond`; 0 marks an empty slot. */
   private times: Uint32Array;
   private count = 0;
+  /** The most ids held at a prune, halved at every later prune: what the table is kept large enough for. */
+  private recentPeak = 0;
 
   constructor(capacity = MIN_SLOTS) {
     const slots = slotsFor(capacity);
@@ -37,17 +39,59 @@ export class SeenTransfers {
     return this.find(hi, lo) >= 0;
   }
 
-  /** Forget ids of transfers that happened before `before`: no future window reaches back that far. */
+  /**
+   * Forget ids of transfers that happened before `before`: no future window reaches back that far.
+   *
+   * In place (backward-shift deletion), so pruning after every window allocates nothing: rebuilding into a
+   * fresh table after each window of a backfill left a discarded table (up to 12 MB for a 600,000-record
+   * window, and the tables of its doublings) for every window, freed only by a full GC, which V8 holds back
+   * until about 64 MB of such buffers have piled up. The table keeps the size its busiest recent window needed
+   * and shrinks once windows have been much smaller for a while.
+   */
   prune(before: number): void {
     const first = storedSecond(before);
-    let keep = 0;
-    for (let i = 0; i < this.times.length; i++) if ((this.times[i] as number) >= first) keep++;
-    if (keep === this.count) return;
-    this.rebuild(keep, (stored) => stored >= first);
+    this.recentPeak = Math.max(this.count, Math.floor(this.recentPeak / 2));
+    const { times } = this;
+    const mask = times.length - 1;
+    // Start after an empty slot (there is one: the load stays below MAX_LOAD), so no cluster wraps past the
+    // starting point and every shift stays inside the walk.
+    let start = 0;
+    while (times[start] !== EMPTY) start++;
+    for (let step = 1; step <= mask; ) {
+      const i = (start + step) & mask;
+      const stored = times[i] as number;
+      if (stored !== EMPTY && stored < first) this.removeAt(i);
+      else step++; // after a removal, slot i holds the entry shifted into it: look at it again
+    }
+    const target = slotsFor(this.recentPeak);
+    if (target * SHRINK_FACTOR <= times.length) this.rebuild(target, () => true);
   }
 
   get size(): number {
     return this.count;
+  }
+
+  /** Slots in the table (12 bytes each): what it costs in memory. */
+  get capacity(): number {
+    return this.times.length;
+  }
+
+  /** Empty slot `hole`, shifting back the entries after it that probing would no longer reach. */
+  private removeAt(hole: number): void {
+    const { hi, lo, times } = this;
+    const mask = times.length - 1;
+    for (let j = (hole + 1) & mask; times[j] !== EMPTY; j = (j + 1) & mask) {
+      const home = slotOf(hi[j] as number, lo[j] as number, times.length);
+      // The entry at j stays if its home lies cyclically in (hole, j]: probing from home reaches j first.
+      const stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
+      if (stays) continue;
+      hi[hole] = hi[j] as number;
+      lo[hole] = lo[j] as number;
+      times[hole] = times[j] as number;
+      hole = j;
+    }
+    times[hole] = EMPTY;
+    this.count--;
   }
 
   /** [key, time] pairs; a key is 16 hex digits, which `from` (and `add`) read back as the same key. */
@@ -71,7 +115,7 @@ export class SeenTransfers {
 
   private find(hi: number, lo: number): number {
     const mask = this.times.length - 1;
-    for (let i = slotOf(hi, lo, mask); ; i = (i + 1) & mask) {
+    for (let i = slotOf(hi, lo, this.times.length); ; i = (i + 1) & mask) {
       if (this.times[i] === EMPTY) return -1;
       if (this.lo[i] === lo && this.hi[i] === hi) return i;
     }
@@ -79,7 +123,7 @@ export class SeenTransfers {
 
   private insert(hi: number, lo: number, stored: number): boolean {
     const mask = this.times.length - 1;
-    let i = slotOf(hi, lo, mask);
+    let i = slotOf(hi, lo, this.times.length);
     for (; this.times[i] !== EMPTY; i = (i + 1) & mask) {
       if (this.lo[i] === lo && this.hi[i] === hi) return false;
     }
@@ -115,6 +159,8 @@ function storedSecond(time: number): number {
   return Math.min(MAX_STORED, Math.max(1, Math.floor(time / 1000) + 1));
 }
 const MAX_LOAD = 0.7;
+/** Shrink when the table is this many times the size the recent peak needs (hysteresis against regrowing). */
+const SHRINK_FACTOR = 4;
 const HEX_KEY = /^[0-9a-f]{16}/i;
 
 /** Slots (a power of two) for `n` entries at half load at most: room to grow before the next rebuild. */
@@ -124,9 +170,13 @@ function slotsFor(n: number): number {
   return slots;
 }
 
-function slotOf(hi: number, lo: number, mask: number): number {
-  // Hex keys are uniform already; the multiply spreads hashed and hand-written ids as well.
-  return (Math.imul(lo ^ hi, 0x9e3779b1) >>> 0) & mask;
+/**
+ * The home slot of a key in a table of `slots` (a power of two): the top bits of a multiplicative hash of both
+ * halves. Top bits, because the low bits of a product depend only on the low bits of what was multiplied:
+ * hex keys are uniform anyway, but hashed and hand-written ids (and keys whose halves are equal) need the mix.
+ */
+function slotOf(hi: number, lo: number, slots: number): number {
+  return Math.imul(hi ^ Math.imul(lo, 0x85ebca6b), 0x9e3779b1) >>> (Math.clz32(slots) + 1);
 }
 
 function hex8(n: number): string {
