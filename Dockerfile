@@ -71,9 +71,11 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # flush state and outbox, exit 0; reload on SIGHUP), and it starts no child processes, so nothing needs an
 # init to reap zombies. `docker run --init` adds tini if you want one anyway.
 STOPSIGNAL SIGTERM
-# V8 heap tuning (docs/benchmarks.md): a 4 MB semi-space instead of 16 (64 on newer Node with much memory). Only
-# the command line can set it; the CLI limits the old space's growth itself (src/util/heap-growth.ts). With both,
-# a 1M-record backfill peaks near 145 MB instead of 245 MB, at a few percent of throughput. Neither caps the heap,
-# so a daemon that needs more memory still gets it.
-ENTRYPOINT ["node", "--max-semi-space-size=4", "/app/dist/cli/main.js"]
+# V8 tuning (docs/benchmarks.md): a 4 MB semi-space instead of 16 (64 on newer Node with much memory), which only
+# the command line can set; and no Maglev, the mid-tier compiler of Node 22+, whose compile jobs held ~15 MB of
+# native memory through the benchmark's backfill on Node 24 (hot code still reaches TurboFan; only warm-up is
+# slower). The CLI limits the old space's growth itself (src/util/heap-growth.ts). A 1M-record backfill then
+# peaks near 150 MB on Node 24 instead of 300 MB, at a few percent of throughput. None of them caps the heap, so
+# a daemon that needs more memory still gets it.
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--no-maglev", "/app/dist/cli/main.js"]
 CMD ["run", "--config", "/etc/transfer-watch/config.yaml"]

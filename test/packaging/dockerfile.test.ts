@@ -103,7 +103,7 @@ describe('Dockerfile', () => {
   });
 
   it('starts node in exec form (signals reach the daemon) and runs `run --config /etc/transfer-watch/config.yaml`', () => {
-    expect(exec(all(runtime, 'ENTRYPOINT').at(-1) ?? '')).toEqual(['node', '--max-semi-space-size=4', '/app/dist/cli/main.js']);
+    expect(exec(all(runtime, 'ENTRYPOINT').at(-1) ?? '')).toEqual(['node', '--max-semi-space-size=4', '--no-maglev', '/app/dist/cli/main.js']);
     expect(exec(all(runtime, 'CMD').at(-1) ?? '')).toEqual(['run', '--config', '/etc/transfer-watch/config.yaml']);
     const health = all(runtime, 'HEALTHCHECK').at(-1) ?? '';
     const cmd = exec(health.replace(/^.*?CMD\s+/, '')) as string[];
