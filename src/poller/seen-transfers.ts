@@ -64,7 +64,7 @@ export class SeenTransfers {
       else step++; // after a removal, slot i holds the entry shifted into it: look at it again
     }
     const target = slotsFor(this.recentPeak);
-    if (target * SHRINK_FACTOR <= times.length) this.rebuild(target, () => true);
+    if (target * SHRINK_FACTOR <= times.length) this.resize(target);
   }
 
   get size(): number {
@@ -131,12 +131,12 @@ export class SeenTransfers {
     this.lo[i] = lo;
     this.times[i] = stored;
     this.count++;
-    if (this.count > this.times.length * MAX_LOAD) this.rebuild(this.times.length, () => true);
+    if (this.count > this.times.length * MAX_LOAD) this.resize(this.times.length);
     return true;
   }
 
-  /** Move the entries `keep` accepts into a table with room for `expected` of them (linear probing cannot delete in place). */
-  private rebuild(expected: number, keep: (stored: number) => boolean): void {
+  /** Move every entry into a new table with room for `expected` of them (to grow, or to shrink after a prune). */
+  private resize(expected: number): void {
     const { hi, lo, times } = this;
     const slots = slotsFor(expected);
     this.hi = new Uint32Array(slots);
@@ -145,7 +145,7 @@ export class SeenTransfers {
     this.count = 0;
     for (let i = 0; i < times.length; i++) {
       const stored = times[i] as number;
-      if (stored !== EMPTY && keep(stored)) this.insert(hi[i] as number, lo[i] as number, stored);
+      if (stored !== EMPTY) this.insert(hi[i] as number, lo[i] as number, stored);
     }
   }
 }
@@ -163,7 +163,7 @@ const MAX_LOAD = 0.7;
 const SHRINK_FACTOR = 4;
 const HEX_KEY = /^[0-9a-f]{16}/i;
 
-/** Slots (a power of two) for `n` entries at half load at most: room to grow before the next rebuild. */
+/** Slots (a power of two) for `n` entries at half load at most: room to grow before the next resize. */
 function slotsFor(n: number): number {
   let slots = MIN_SLOTS;
   while (slots / 2 < n) slots *= 2;

@@ -4,9 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { SeenTransfers } from '../../src/poller/seen-transfers.js';
 
 /**
- * The poller's id table against a plain Map: any run of adds and prunes gives the same answers. Pools of a
- * few hundred ids fill the smallest table (1,024 slots) to its load limit, so clusters wrap around its end,
- * and in-place deletion has to shift entries back across it.
+ * The poller's id table against a plain Map: any run of adds and prunes gives the same answers. Pools of 1,000
+ * to 3,000 ids and prunes up to a minute behind keep the default table (2,048 slots) and its first doubling
+ * well filled, so clusters wrap around the table's end and in-place deletion has to shift entries back across
+ * it (breaking that case makes this test fail).
  */
 
 /** Adds of ids from a pool, at a clock that advances `rate` ids a second; prunes `lag` seconds behind it. */
