@@ -1,38 +1,11 @@
 #!/usr/bin/env node
-import type { CommanderError } from 'commander';
-import { Command } from 'commander';
-import { EXIT_USAGE } from './exit-codes.js';
-import { registerRun } from './run.js';
-import { registerDemo } from './demo.js';
-import { registerCheck } from './check.js';
-import { registerTestRules } from './test-rules.js';
-import { registerQuery } from './query.js';
-import { registerSimulate } from './simulate.js';
-import { registerSilence } from './silence.js';
-import { packageVersion } from './package-version.js';
 import { limitHeapGrowth } from '../util/heap-growth.js';
+import { restartWithDaemonNodeFlags } from './daemon-node-flags.js';
 
+// The entry point stays this small so that a restart with the daemon's node flags happens before the commands'
+// modules are loaded (they would be loaded again after it).
+restartWithDaemonNodeFlags(process);
 // Before any command allocates: the daemon's RSS depends on it (src/util/heap-growth.ts).
 limitHeapGrowth();
-
-const program = new Command();
-program
-  .name('transfer-watch')
-  .description('Monitoring and alerting for managed-file-transfer history: Prometheus metrics, alert rules, notifications.')
-  .version(packageVersion())
-  .showHelpAfterError()
-  // Usage errors exit 2 (contract section 1); commander's default is 1.
-  .exitOverride((err: CommanderError) => {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') process.exit(0);
-    process.exit(EXIT_USAGE);
-  });
-
-registerRun(program);
-registerDemo(program);
-registerCheck(program);
-registerTestRules(program);
-registerQuery(program);
-registerSimulate(program);
-registerSilence(program);
-
-await program.parseAsync(process.argv);
+const { runProgram } = await import('./program.js');
+await runProgram(process.argv);
