@@ -4,7 +4,7 @@ import { errorMessage, TransferWatchError } from '../util/errors.js';
 import type { Transfer } from '../source/transfer.js';
 import type { PollConfig } from '../config/schema.js';
 import { nextWindow } from './poll-window.js';
-import { SeenTransfers } from './seen-transfers.js';
+import { SeenTransfers } from '../util/seen-transfers.js';
 import { RESULTS_OF, type StreamKind } from './stream-kind.js';
 import type { TransferPager } from './transfer-pager.js';
 

@@ -3,6 +3,7 @@ import type { Transfer } from '../source/transfer.js';
 import type { Clock } from '../util/clock.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
+import { SeenTransfers } from '../util/seen-transfers.js';
 import { CronSchedules } from './cron-schedule.js';
 import { compileMatch, type SharedPatternTests, type TransferMatcher } from './match.js';
 import { createEvaluator, type RuleDefinition } from './registry.js';
@@ -30,8 +31,8 @@ export class RuleEngine {
   private readonly entries: EngineEntry[];
   /** One index per transfer result, each without the rules that keep only the other result. */
   private readonly index: Record<'success' | 'error', RuleIndex<EngineEntry>>;
-  /** id → time after which no rule that kept it can still count it. */
-  private readonly seen = new Map<string, number>();
+  /** Ids of the transfers rules kept, each with the time after which no rule that kept it can still count it. */
+  private readonly seen = new SeenTransfers();
   private readonly history: number;
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -68,11 +69,11 @@ export class RuleEngine {
         if (entry.matches(t) && entry.evaluator.observe(t)) keepUntil = Math.max(keepUntil ?? -Infinity, t.time + entry.history);
       }
     }
-    if (keepUntil !== undefined) this.seen.set(t.id, keepUntil);
+    if (keepUntil !== undefined) this.seen.add(t.id, keepUntil);
   }
 
   evaluate(now: number, data: DataCompleteness): RuleEvaluation[] {
-    for (const [id, until] of this.seen) if (until <= now) this.seen.delete(id);
+    this.seen.prune(now);
     const out: RuleEvaluation[] = [];
     for (const entry of this.entries) {
       try {

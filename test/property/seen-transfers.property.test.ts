@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SeenTransfers } from '../../src/poller/seen-transfers.js';
+import { SeenTransfers } from '../../src/util/seen-transfers.js';
 
 /**
  * The poller's id table against a plain Map: any run of adds and prunes gives the same answers. Pools of 1,000

@@ -1,16 +1,16 @@
 /**
- * Identities of the transfers a stream has already handed on, kept only as far back as a re-fetch can reach
- * (the overlap before the cursor, plus the window being read), so memory is bounded by that, not by history.
+ * Transfer ids, each with a time, forgotten by time: what the poller has already handed on, and what the rule
+ * engine's rules still hold. Memory is bounded by how far back those reach, not by history.
  *
- * A window's ids must all be remembered until the window is committed (an abandoned window is fetched again
- * whole, and what it already handed on must not be handed on twice), and a catch-up window can hold hundreds
- * of thousands of transfers. So ids are kept compactly: an open-addressing table of 64-bit keys in typed
+ * The poller keeps a window's ids until the window is committed (an abandoned window is fetched again whole, and
+ * what it already handed on must not be handed on twice), and a catch-up window can hold hundreds of thousands
+ * of transfers; the rule engine keeps every id a rule holds for as long as that rule's window (a day, for a
+ * duplicate-file rule). So ids are kept compactly: an open-addressing table of 64-bit keys in typed
  * arrays (12 bytes a slot, nothing for the garbage collector to trace) instead of a Map of 32-character strings
  * (about 150 bytes an entry). Times are kept to the second, rounded down: pruning then keeps an id up to a
  * second longer than asked, which only ever refuses the same transfer again. A key is the first 64 bits of the
  * id when the id is hex (transfer ids are the hex of a SHA-256: uniformly distributed), else a 64-bit hash of
- * it; two different transfers share a key with probability about n²/2⁶⁵ (below 10⁻⁸ for a million ids in one
- * window).
+ * it; two different transfers share a key with probability about n²/2⁶⁵ (below 10⁻⁸ for a million ids).
  */
 export class SeenTransfers {
   private hi: Uint32Array;

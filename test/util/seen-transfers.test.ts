@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { SeenTransfers } from '../../src/poller/seen-transfers.js';
+import { SeenTransfers } from '../../src/util/seen-transfers.js';
 
 /** Ids as the record normaliser makes them: 32 hex digits of a SHA-256. */
 const idOf = (n: number): string => createHash('sha256').update(`transfer ${n}`).digest('hex').slice(0, 32);
 
-describe('SeenTransfers (poller)', () => {
+describe('SeenTransfers', () => {
   it('recognises a repeat, for hex ids and for any other string', () => {
     const seen = new SeenTransfers();
     expect(seen.add(idOf(1), 10)).toBe(true);
