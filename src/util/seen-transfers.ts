@@ -40,13 +40,14 @@ export class SeenTransfers {
   }
 
   /**
-   * Forget ids of transfers that happened before `before`: no future window reaches back that far.
+   * Forget ids whose time is before `before` (for the poller, no future window reaches back that far; for the
+   * rule engine, no rule can still count them).
    *
-   * In place (backward-shift deletion), so pruning after every window allocates nothing: rebuilding into a
-   * fresh table after each window of a backfill left a discarded table (up to 12 MB for a 600,000-record
-   * window, and the tables of its doublings) for every window, freed only by a full GC, which V8 holds back
-   * until about 64 MB of such buffers have piled up. The table keeps the size its busiest recent window needed
-   * and shrinks once windows have been much smaller for a while.
+   * In place (backward-shift deletion), so pruning allocates nothing: rebuilding into a fresh table after each
+   * window of a backfill left a discarded table (up to 12 MB for a 600,000-record window, and the tables of its
+   * doublings) for every window, freed only by a full GC, which V8 holds back until about 64 MB of such buffers
+   * have piled up. The table keeps the size its busiest recent period needed and shrinks once it has held much
+   * less for a few prunes.
    */
   prune(before: number): void {
     const first = storedSecond(before);

@@ -104,9 +104,10 @@ describe('Dockerfile', () => {
   });
 
   it('starts node in exec form (signals reach the daemon) and runs `run --config /etc/transfer-watch/config.yaml`', () => {
-    expect(exec(all(runtime, 'ENTRYPOINT').at(-1) ?? '')).toEqual(['node', '--max-semi-space-size=4', '--no-maglev', '/app/dist/cli/main.js']);
+    const entry = exec(all(runtime, 'ENTRYPOINT').at(-1) ?? '') as string[];
+    expect(entry).toEqual(['node', '--max-semi-space-size=4', '--no-maglev', '/app/dist/cli/main.js']);
     // The same flags the CLI restarts itself with when started bare (src/cli/daemon-node-flags.ts).
-    expect((exec(all(runtime, 'ENTRYPOINT').at(-1) ?? '') as string[]).slice(1, -1)).toEqual(DAEMON_NODE_FLAGS);
+    expect(entry.slice(1, -1)).toEqual(DAEMON_NODE_FLAGS);
     expect(exec(all(runtime, 'CMD').at(-1) ?? '')).toEqual(['run', '--config', '/etc/transfer-watch/config.yaml']);
     const health = all(runtime, 'HEALTHCHECK').at(-1) ?? '';
     const cmd = exec(health.replace(/^.*?CMD\s+/, '')) as string[];
