@@ -1,5 +1,5 @@
 import { parseMatchers } from '../notify/matcher.js';
-import type { RouteConfig } from '../notify/route-schema.js';
+import type { RouteConfig } from '../notify/dispatch/route-schema.js';
 import { errorMessage } from '../util/errors.js';
 import { nearestKey } from './nearest-key.js';
 import type { Config } from './schema.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { duration, name, timeZone } from './schema-helpers.js';
 import { receiverSchema } from '../notify/receiver-schema.js';
-import { inhibitRuleSchema, muteTimeIntervalSchema, routeSchema } from '../notify/route-schema.js';
+import { inhibitRuleSchema, muteTimeIntervalSchema, routeSchema } from '../notify/dispatch/route-schema.js';
 
 /**
  * The configuration file (contract section 2). This schema is the single source of both the TypeScript

@@ -19,6 +19,11 @@ export interface Notification {
   externalUrl: string;
   /** IANA zone in which times are shown; the zone is always named next to a time. */
   displayTimezone: string;
+  /**
+   * The same on every attempt of this notification, also after a restart (`Idempotency-Key` header of HTTP
+   * integrations): a receiver can drop the duplicate a crash while sending may cause. Set when queued.
+   */
+  idempotencyKey?: string;
 }
 
 /** What an integration reports when a send fails. */

@@ -5,7 +5,7 @@ import type { DaemonApi } from '../../src/http/daemon-api.js';
 import { startHttpServer, type RunningHttpServer } from '../../src/http/http-server.js';
 import type { StatusPageAlert } from '../../src/http/status-page/status-page-data.js';
 import { TransferWatchMetrics } from '../../src/metrics/transfer-watch-metrics.js';
-import { SilenceStore } from '../../src/notify/silence-store.js';
+import { SilenceStore } from '../../src/notify/mute/silence-store.js';
 import { MemoryStateStore } from '../../src/state/state-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';

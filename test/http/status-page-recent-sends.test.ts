@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NotifyError } from '../../src/notify/notification.js';
 import { Notifier } from '../../src/notify/notifier.js';
-import { RecentSends } from '../../src/notify/recent-sends.js';
+import { RecentSends } from '../../src/notify/deliver/recent-sends.js';
 import { MemoryStateStore } from '../../src/state/state-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';

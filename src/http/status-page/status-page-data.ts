@@ -1,10 +1,10 @@
-import type { SendOutcome } from '../../notify/recent-sends.js';
-import type { Silence } from '../../notify/silence.js';
+import type { SendOutcome } from '../../notify/deliver/recent-sends.js';
+import type { Silence } from '../../notify/mute/silence.js';
 import type { ExpectedFile } from '../../rules/rule-evaluator.js';
 
 export type { ExpectedFile } from '../../rules/rule-evaluator.js';
-export type { SendOutcome } from '../../notify/recent-sends.js';
-export type { Silence } from '../../notify/silence.js';
+export type { SendOutcome } from '../../notify/deliver/recent-sends.js';
+export type { Silence } from '../../notify/mute/silence.js';
 
 /** An active alert as the page shows it (times in epoch ms). */
 export interface StatusPageAlert {

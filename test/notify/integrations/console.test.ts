@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createConsoleIntegration } from '../../../src/notify/integrations/console.js';
+import { createConsoleIntegration } from '../../../src/notify/integrations/console/console-integration.js';
 import { configuredIntegrationKinds, createIntegrations } from '../../../src/notify/integrations/registry.js';
 import { receiverSchema } from '../../../src/notify/receiver-schema.js';
 import { ManualClock } from '../../../src/util/clock.js';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSlackIntegration } from '../../../src/notify/integrations/slack.js';
+import { createSlackIntegration } from '../../../src/notify/integrations/slack/slack-integration.js';
 import { NotifyError } from '../../../src/notify/notification.js';
-import { slackConfigSchema } from '../../../src/notify/receiver-schema.js';
+import { slackConfigSchema } from '../../../src/notify/integrations/slack/slack-schema.js';
 import { TemplateSet } from '../../../src/notify/templates/template-set.js';
 import { ManualClock } from '../../../src/util/clock.js';
 import { silentLogger } from '../../../src/util/logger.js';

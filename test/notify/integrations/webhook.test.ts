@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createWebhookIntegration } from '../../../src/notify/integrations/webhook.js';
+import { createWebhookIntegration } from '../../../src/notify/integrations/webhook/webhook-integration.js';
 import { NotifyError } from '../../../src/notify/notification.js';
-import { webhookConfigSchema } from '../../../src/notify/receiver-schema.js';
+import { webhookConfigSchema } from '../../../src/notify/integrations/webhook/webhook-schema.js';
 import { ManualClock } from '../../../src/util/clock.js';
 import { silentLogger } from '../../../src/util/logger.js';
 import { CaptureServer } from './capture-server.js';

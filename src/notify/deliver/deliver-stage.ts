@@ -1,0 +1,282 @@
+import { hash } from 'node:crypto';
+import type { Clock } from '../../util/clock.js';
+import { errorMessage } from '../../util/errors.js';
+import type { Logger } from '../../util/logger.js';
+import type { NflogEntry, NotificationLog } from '../dedup/nflog.js';
+import { NotifyError, type Integration } from '../notification.js';
+import type { Outbox} from './outbox.js';
+import { type OutboxEntry } from './outbox.js';
+import { RecentSends, type SendOutcome } from './recent-sends.js';
+import { DEFAULT_BACKOFF, retryDelay, type BackoffOptions } from './retry-delay.js';
+
+export interface DeliveryHooks {
+  /** One per send attempt: `failed` for every failed attempt (a give-up is logged on top). */
+  onNotification?(receiver: string, integration: string, outcome: 'sent' | 'failed'): void;
+  /** Outbox length after every change. */
+  onQueueLength?(n: number): void;
+  /** A notification abandoned after `giveUpAfterMs` or a non-retryable error. */
+  onGiveUp?(receiver: string, integration: string): void;
+}
+
+export interface DeliverStageOptions {
+  nflog: NotificationLog;
+  outbox: Outbox;
+  clock: Clock;
+  logger: Logger;
+  hooks: DeliveryHooks;
+  /** The integration an entry is for, or undefined when its receiver no longer has one of that kind. */
+  integration: (receiver: string, kind: string) => Integration | undefined;
+  /** Scrub a receiver's secrets from a text (errors are shown in logs and on the status page). */
+  redact: (receiver: string, text: string) => string;
+  random: () => number;
+  giveUpAfterMs: number;
+  backoff?: BackoffOptions;
+}
+
+/** What the dedup stage decided to send, before it has an outbox id. */
+export type NewDelivery = Omit<OutboxEntry, 'id'>;
+
+/**
+ * Delivery: a persisted outbox and one retrier. A notification is durable in the outbox before it is sent;
+ * after a successful send the nflog records it (carrying the outbox id), then it leaves the outbox. A
+ * restart re-sends what is in the outbox minus what the nflog already records, so the only duplicate left
+ * is a crash while a send is in flight (see docs/reliability.md); HTTP receivers get an `Idempotency-Key`
+ * that is the same on every attempt of one notification, so they can drop that duplicate themselves.
+ *
+ * When the state directory refuses a write (read-only, full) sending goes on from memory, and the whole
+ * outbox and log are written again at the next tick once it accepts writes: nothing stays half-persisted.
+ */
+export class DeliverStage {
+  private readonly nflog: NotificationLog;
+  private readonly outbox: Outbox;
+  private readonly inflight = new Set<number>();
+  /** Outbox entries added but not yet written: they must not be sent before they are durable. */
+  private readonly notDurable = new Set<number>();
+  readonly abort = new AbortController();
+  private readonly recent = new RecentSends();
+  private givenUp = 0;
+  /** A write failed: rewrite the whole outbox / log (a snapshot) as soon as the store takes writes again. */
+  private outboxStale = false;
+  private nflogStale = false;
+
+  constructor(private readonly opts: DeliverStageOptions) {
+    this.nflog = opts.nflog;
+    this.outbox = opts.outbox;
+  }
+
+  get queueLength(): number {
+    return this.outbox.size;
+  }
+
+  get givenUpCount(): number {
+    return this.givenUp;
+  }
+
+  /** Recent send attempts, newest first (bounded, in memory; the status page shows them). */
+  recentSends(): SendOutcome[] {
+    return this.recent.list();
+  }
+
+  async restore(): Promise<void> {
+    await this.nflog.restore();
+    await this.outbox.restore();
+    const dropped = this.outbox.dropDelivered((key) => this.nflog.get(key)?.seq);
+    if (dropped > 0) {
+      this.opts.logger.info({ dropped }, 'outbox entries already recorded as delivered were dropped');
+      await this.persistOutbox();
+    }
+    if (this.outbox.size > 0) this.opts.logger.info({ pending: this.outbox.size }, 'pending notifications restored from the outbox');
+    this.opts.hooks.onQueueLength?.(this.outbox.size);
+  }
+
+  /** Queue notifications; resolves once they are durable (or the store refused and sending goes on from memory). */
+  async enqueue(deliveries: readonly NewDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const added = deliveries.map((d) => {
+      const entry = this.outbox.add(d);
+      // One key per notification, the same on every attempt and after a restart.
+      entry.notification.idempotencyKey = `${hash('sha256', entry.key, 'hex').slice(0, 24)}-${entry.id}`;
+      return entry;
+    });
+    for (const e of added) this.notDurable.add(e.id);
+    // Durable before sent: a crash from here on re-sends from the outbox and the nflog stays consistent.
+    await this.persistOutbox();
+    for (const e of added) this.notDurable.delete(e.id);
+    this.opts.hooks.onQueueLength?.(this.outbox.size);
+  }
+
+  /** Record in the log what a receiver believes without telling it anything (send_resolved: false). */
+  async remember(key: string, entry: Omit<NflogEntry, 'seq'>): Promise<void> {
+    // Not while a notification for the key is pending: the pending one will set the log when delivered.
+    if (this.outbox.latestFor(key)) return;
+    this.nflog.set(key, { ...entry, seq: this.nflog.get(key)?.seq ?? 0 });
+    await this.persistNflog();
+  }
+
+  /** Send every due head of the outbox (one group's messages in order); resolves when those sends finished. */
+  async sendDue(): Promise<void> {
+    await this.rewriteStale();
+    const tried = new Set<number>();
+    // Rounds: after a head is delivered, the next entry of its group may be due at once.
+    for (;;) {
+      const now = this.opts.clock.now();
+      const due = this.outbox
+        .heads()
+        .filter((e) => e.nextAttemptAt <= now && !this.inflight.has(e.id) && !this.notDurable.has(e.id) && !tried.has(e.id));
+      if (due.length === 0) return;
+      for (const e of due) tried.add(e.id);
+      await Promise.all(due.map((e) => this.attempt(e)));
+      if (this.abort.signal.aborted) return;
+    }
+  }
+
+  /** The earliest retry, or Infinity. */
+  nextWakeup(): number {
+    let next = Infinity;
+    for (const e of this.outbox.heads()) if (!this.inflight.has(e.id)) next = Math.min(next, e.nextAttemptAt);
+    if (this.outboxStale || this.nflogStale) next = Math.min(next, this.opts.clock.now() + 1_000);
+    return next;
+  }
+
+  /** Write what must survive (graceful stop). */
+  async flush(): Promise<void> {
+    await this.persistOutbox();
+    await this.persistNflog();
+    await this.rewriteStale();
+  }
+
+  private async attempt(entry: OutboxEntry): Promise<void> {
+    this.inflight.add(entry.id);
+    try {
+      const integration = this.opts.integration(entry.receiver, entry.integration);
+      if (!integration) {
+        await this.giveUp(entry, `receiver "${entry.receiver}" has no ${entry.integration} integration any more`);
+        return;
+      }
+      try {
+        await integration.send(entry.notification, this.abort.signal);
+      } catch (err) {
+        await this.failed(entry, err);
+        return;
+      }
+      this.opts.hooks.onNotification?.(entry.receiver, entry.integration, 'sent');
+      this.record(entry, 'sent');
+      this.nflog.set(entry.key, { firing: entry.firing, resolved: entry.resolved, sentAt: this.opts.clock.now(), seq: entry.id });
+      // The at-least-once window: a crash before this append re-sends the entry on restart.
+      await this.persistNflog();
+      this.outbox.remove(entry.id);
+      await this.persistOutbox();
+      this.opts.hooks.onQueueLength?.(this.outbox.size);
+      this.opts.logger.info(
+        { receiver: entry.receiver, integration: entry.integration, group: entry.notification.groupKey, status: entry.notification.status, attempts: entry.attempts + 1 },
+        'notification sent',
+      );
+    } finally {
+      this.inflight.delete(entry.id);
+    }
+  }
+
+  private async failed(entry: OutboxEntry, err: unknown): Promise<void> {
+    entry.attempts += 1;
+    this.opts.hooks.onNotification?.(entry.receiver, entry.integration, 'failed');
+    const now = this.opts.clock.now();
+    entry.lastError = this.opts.redact(entry.receiver, errorMessage(err));
+    this.record(entry, 'failed', entry.lastError);
+    const retryable = err instanceof NotifyError ? err.retryable : true;
+    if (!retryable) {
+      await this.giveUp(entry, `not retryable: ${entry.lastError}`);
+      return;
+    }
+    if (now >= entry.giveUpAt) {
+      await this.giveUp(entry, `still failing after ${entry.attempts} attempts: ${entry.lastError}`);
+      return;
+    }
+    const retryAfterMs = err instanceof NotifyError ? err.retryAfterMs : undefined;
+    entry.nextAttemptAt = now + retryDelay(entry.attempts, this.opts.random, retryAfterMs, this.opts.backoff ?? DEFAULT_BACKOFF);
+    this.opts.logger.warn(
+      {
+        receiver: entry.receiver,
+        integration: entry.integration,
+        group: entry.notification.groupKey,
+        attempts: entry.attempts,
+        retryAt: new Date(entry.nextAttemptAt).toISOString(),
+        err: { type: err instanceof Error ? err.name : typeof err, message: entry.lastError },
+      },
+      'notification failed; will retry',
+    );
+    await this.persistOutbox();
+  }
+
+  private async giveUp(entry: OutboxEntry, reason: string): Promise<void> {
+    const now = this.opts.clock.now();
+    this.givenUp += 1;
+    this.opts.logger.error(
+      {
+        receiver: entry.receiver,
+        integration: entry.integration,
+        group: entry.notification.groupKey,
+        status: entry.notification.status,
+        alerts: entry.notification.alerts.map((a) => a.labels.alertname ?? a.fingerprint),
+        attempts: entry.attempts,
+        firstQueuedAt: new Date(entry.createdAt).toISOString(),
+        reason,
+      },
+      'NOTIFICATION DROPPED: giving up, this notification was not delivered',
+    );
+    this.opts.hooks.onGiveUp?.(entry.receiver, entry.integration);
+    this.record(entry, 'given_up', this.opts.redact(entry.receiver, reason));
+    // Recorded as if sent, so the same content is not retried at every flush; a change or the repeat interval sends again.
+    this.nflog.set(entry.key, { firing: entry.firing, resolved: entry.resolved, sentAt: now, seq: entry.id });
+    await this.persistNflog();
+    this.outbox.remove(entry.id);
+    await this.persistOutbox();
+    this.opts.hooks.onQueueLength?.(this.outbox.size);
+  }
+
+  private record(entry: OutboxEntry, outcome: SendOutcome['outcome'], error?: string): void {
+    this.recent.add({
+      at: this.opts.clock.now(),
+      receiver: entry.receiver,
+      integration: entry.integration,
+      outcome,
+      status: entry.notification.status,
+      alertnames: [...new Set(entry.notification.alerts.map((a) => a.labels['alertname'] ?? a.fingerprint))],
+      attempts: outcome === 'sent' ? entry.attempts + 1 : entry.attempts,
+      ...(error !== undefined ? { error } : {}),
+    });
+  }
+
+  private async persistOutbox(): Promise<void> {
+    try {
+      await this.outbox.persist();
+      this.outboxStale = false;
+    } catch (err) {
+      // Sending goes on from memory: losing durability is better than losing notifications.
+      this.outboxStale = true;
+      this.opts.logger.error({ err: { type: 'StateWriteError', message: errorMessage(err) } }, 'cannot persist the notification outbox; retrying every second');
+    }
+  }
+
+  private async persistNflog(): Promise<void> {
+    try {
+      await this.nflog.persist(this.opts.clock.now());
+    } catch (err) {
+      this.nflogStale = true;
+      this.opts.logger.error({ err: { type: 'StateWriteError', message: errorMessage(err) } }, 'cannot persist the notification log; retrying every second');
+    }
+  }
+
+  /** After a refused write: the whole outbox and a whole log snapshot, so the files hold everything again. */
+  private async rewriteStale(): Promise<void> {
+    if (this.outboxStale) await this.persistOutbox();
+    if (this.nflogStale) {
+      try {
+        await this.nflog.compact();
+        this.nflogStale = false;
+        this.opts.logger.info('notification log written in full again after a failed write');
+      } catch {
+        /* still refused: try again at the next tick */
+      }
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import { sanitizeHeader } from '../../templates/escape.js';
+import { defaultText } from '../../templates/default-text.js';
+import type { AlertContext, TemplateContext } from '../../templates/template-context.js';
+
+/** `[FIRING:1] TransferErrorBurst {labels}`: the same start as Slack's text. Built from a header-safe context. */
+export function defaultEmailSubject(ctx: TemplateContext): string {
+  return sanitizeHeader(`${ctx.title}${ctx.labelsText ? ` {${ctx.labelsText}}` : ''}`);
+}
+
+/** The text/plain part. */
+export function defaultEmailText(ctx: TemplateContext): string {
+  return defaultText(ctx);
+}
+
+/** The text/html part, from an HTML-escaped context: every value is already safe to place in HTML. */
+export function defaultEmailHtml(ctx: TemplateContext): string {
+  const color = ctx.status === 'firing' ? '#c0392b' : '#27ae60';
+  const alerts = ctx.alerts.map(alertHtml).join('\n');
+  const link = ctx.externalUrl ? ` · <a href="${ctx.externalUrl}">transfer-watch</a>` : '';
+  return `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>${ctx.title}</title></head>
+<body style="font-family: sans-serif; font-size: 14px;">
+<h2 style="color: ${color};">${ctx.title}</h2>
+${ctx.alerts.length > 1 && ctx.labelsText ? `<p>${ctx.labelsText}</p>` : ''}
+${alerts}
+<p style="color: #666;">Times are shown in ${ctx.timezone}${link}</p>
+</body></html>
+`;
+}
+
+function alertHtml(a: AlertContext): string {
+  const rows: string[] = [];
+  const row = (k: string, v: string): void => {
+    rows.push(`<tr><th align="left" valign="top">${k}</th><td>${v}</td></tr>`);
+  };
+  if (a.labelsText) row('Labels', a.labelsText);
+  if (a.summary) row('Summary', a.summary);
+  if (a.description) row('Description', a.description);
+  if (a.isMissingFile) row('Arrived', `${a.count ?? 0} of ${a.expected ?? 1} expected${a.windowText ? ` in ${a.windowText}` : ''}`);
+  else if (a.count !== undefined) row('Count', `${a.count} failed transfer${a.count === 1 ? '' : 's'}${a.windowText ? ` in ${a.windowText}` : ''}`);
+  else if (a.windowText) row('Window', a.windowText);
+  if (a.deadline) row('Deadline', a.deadline);
+  if (a.status === 'resolved' && a.arrivedAt) row('Resolved', `the file arrived late, at ${a.arrivedAt}`);
+  row('Active since', a.startsAt);
+  if (a.endsAt) row('Resolved at', a.endsAt);
+  let samples = '';
+  if (a.hasSamples) {
+    const trs = a.samples
+      .map((s) => `<tr><td>${s.time}</td><td><code>${s.file}</code></td><td>${s.code}</td><td>${s.message}</td></tr>`)
+      .join('\n');
+    samples = `<table border="1" cellpadding="4" cellspacing="0" style="border-collapse: collapse;">
+<tr><th>Time</th><th>File</th><th>Code</th><th>Message</th></tr>
+${trs}
+</table>`;
+  }
+  return `<h3>[${a.status.toUpperCase()}] ${a.alertname}</h3>
+<table cellpadding="2">${rows.join('')}</table>
+${samples}`;
+}

@@ -1,0 +1,55 @@
+import type { Clock } from '../../../util/clock.js';
+import { redactSecrets, redactUrl } from '../../../util/redact.js';
+import { NotifyError } from '../../notification.js';
+
+/**
+ * `Retry-After` as milliseconds from now: either delay-seconds or an HTTP-date (RFC 9110 §10.2.3).
+ * Undefined when absent or unreadable; never negative.
+ */
+export function parseRetryAfter(value: unknown, clock: Clock): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (typeof text !== 'string' || text.trim() === '') return undefined;
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - clock.now());
+}
+
+/** 429 and 5xx can succeed later; any other 4xx means the request itself is wrong. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+/** The NotifyError for an HTTP answer outside 2xx. The message names the host, never the secret path. */
+export function httpStatusError(
+  kind: string,
+  url: string,
+  status: number,
+  retryAfter: unknown,
+  clock: Clock,
+): NotifyError {
+  const retryable = isRetryableStatus(status);
+  const retryAfterMs = retryable ? parseRetryAfter(retryAfter, clock) : undefined;
+  return new NotifyError(`${kind}: POST ${redactUrl(url)} answered HTTP ${status}`, retryable, retryAfterMs);
+}
+
+/**
+ * The NotifyError for a request that got no answer (refused, reset, timed out): always retryable.
+ * The underlying message is scrubbed of the URL, and the original error is not kept as `cause`
+ * because HTTP clients store the full URL (with its secret) on their error objects.
+ */
+export function networkError(kind: string, url: string, err: unknown, secrets: string[] = []): NotifyError {
+  const detail = err instanceof Error ? err.message : String(err);
+  const parsed = safeUrl(url);
+  const scrubbed = redactSecrets(detail, [url, ...(parsed ? [parsed.pathname + parsed.search] : []), ...secrets]);
+  return new NotifyError(`${kind}: POST ${redactUrl(url)} failed: ${scrubbed}`, true);
+}
+
+function safeUrl(url: string): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,40 @@
+import type { IncomingWebhookSendArguments } from '@slack/webhook';
+import { alertLines, type TextStyle } from '../../templates/default-text.js';
+import type { TemplateContext } from '../../templates/template-context.js';
+
+/** Slack's limits: 3000 characters per section text, 50 blocks per message. */
+const SECTION_MAX = 3000;
+const MAX_ALERT_BLOCKS = 20;
+
+const mrkdwn: TextStyle = { bold: (t) => `*${t}*`, code: (t) => (t ? `\`${t.replace(/`/g, "'")}\`` : t) };
+
+/** Slack block kit objects, as @slack/webhook types them. */
+export type SlackBlock = NonNullable<IncomingWebhookSendArguments['blocks']>[number];
+
+/** `[FIRING:2] TransferErrorBurst {labels}` plus the summary of a lone alert: the notification line. */
+export function defaultSlackText(ctx: TemplateContext): string {
+  const first = ctx.alerts[0];
+  const summary = ctx.alerts.length === 1 && first?.summary ? ` ${first.summary}` : '';
+  return `${ctx.title}${ctx.labelsText ? ` {${ctx.labelsText}}` : ''}${summary}`;
+}
+
+/** One header section, one section per alert (count, window, samples), one context line with the zone. */
+export function defaultSlackBlocks(ctx: TemplateContext): SlackBlock[] {
+  const section = (text: string): SlackBlock => ({
+    type: 'section',
+    text: { type: 'mrkdwn', text: text.length > SECTION_MAX ? `${text.slice(0, SECTION_MAX - 1)}…` : text },
+  });
+  // A lone alert lists its labels in its own section; repeating them under the title is noise.
+  const groupLabels = ctx.alerts.length > 1 && ctx.labelsText ? `\n${ctx.labelsText}` : '';
+  const blocks: SlackBlock[] = [section(`*${ctx.title}*${groupLabels}`)];
+  for (const a of ctx.alerts.slice(0, MAX_ALERT_BLOCKS)) {
+    blocks.push(section(alertLines(a, mrkdwn).join('\n')));
+  }
+  if (ctx.alerts.length > MAX_ALERT_BLOCKS) {
+    blocks.push(section(`…and ${ctx.alerts.length - MAX_ALERT_BLOCKS} more alerts`));
+  }
+  const footer = [`Times in ${ctx.timezone}`];
+  if (ctx.externalUrl) footer.push(`<${ctx.externalUrl}|transfer-watch>`);
+  blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: footer.join(' · ') }] });
+  return blocks;
+}

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Labels } from '../../alerts/alert.js';
+import type { StateStore } from '../../state/state-store.js';
+import type { Clock } from '../../util/clock.js';
+import type { Logger } from '../../util/logger.js';
+import { matchesAll, type Matcher } from '../matcher.js';
+import {
+  parseSilenceInput,
+  silenceState,
+  storedSilenceSchema,
+  toApiSilence,
+  toMatcher,
+  type Silence,
+  type SilenceApi,
+  type StoredSilence,
+} from './silence.js';
+
+export const SILENCES_STATE_KEY = 'silences';
+/** Expired silences stay listed this long (Alertmanager's default retention), then are forgotten. */
+export const SILENCE_RETENTION_MS = 5 * 24 * 3_600_000;
+
+const snapshotSchema = z.object({ version: z.literal(1), silences: z.array(z.unknown()) });
+
+const STATE_ORDER = { active: 0, pending: 1, expired: 2 } as const;
+
+/** The silences of one daemon, persisted under state key `silences` after every change. */
+export class SilenceStore implements SilenceApi {
+  private readonly silences = new Map<string, { stored: StoredSilence; matchers: Matcher[] }>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly state: StateStore,
+    private readonly logger: Logger,
+    /** Called after a change, so the notifier can re-evaluate what is silenced. */
+    private readonly onChange: () => void = () => undefined,
+    private readonly newId: () => string = randomUUID,
+  ) {}
+
+  async restore(): Promise<void> {
+    const raw = await this.state.load(SILENCES_STATE_KEY);
+    if (raw === undefined) return;
+    const snapshot = snapshotSchema.safeParse(raw);
+    if (!snapshot.success) {
+      this.logger.error({ key: SILENCES_STATE_KEY }, 'silence state has an unknown shape; starting without silences');
+      return;
+    }
+    for (const item of snapshot.data.silences) {
+      const parsed = storedSilenceSchema.safeParse(item);
+      if (!parsed.success) {
+        this.logger.warn({ key: SILENCES_STATE_KEY }, 'skipping an unreadable silence in the state file');
+        continue;
+      }
+      try {
+        this.silences.set(parsed.data.id, { stored: parsed.data, matchers: parsed.data.matchers.map(toMatcher) });
+      } catch {
+        this.logger.warn({ id: parsed.data.id }, 'skipping a stored silence with an invalid matcher');
+      }
+    }
+  }
+
+  list(): Silence[] {
+    const now = this.clock.now();
+    this.forgetOld(now);
+    return [...this.silences.values()]
+      .map((s) => toApiSilence(s.stored, now))
+      .sort((a, b) => STATE_ORDER[a.status.state] - STATE_ORDER[b.status.state] || a.endsAt.localeCompare(b.endsAt));
+  }
+
+  get(id: string): Silence | undefined {
+    const s = this.silences.get(id);
+    return s ? toApiSilence(s.stored, this.clock.now()) : undefined;
+  }
+
+  async create(input: unknown): Promise<Silence> {
+    const now = this.clock.now();
+    const parsed = parseSilenceInput(input, now);
+    // Updating an existing silence keeps its id, like Alertmanager; an unknown id gets a new one.
+    const id = parsed.id !== undefined && this.silences.has(parsed.id) ? parsed.id : this.newId();
+    const stored: StoredSilence = {
+      id,
+      matchers: parsed.matchers,
+      startsAt: parsed.startsAt,
+      endsAt: parsed.endsAt,
+      createdBy: parsed.createdBy,
+      comment: parsed.comment,
+      updatedAt: now,
+    };
+    this.silences.set(id, { stored, matchers: parsed.matchers.map(toMatcher) });
+    await this.persist();
+    this.logger.info({ silence: id, createdBy: stored.createdBy, endsAt: new Date(stored.endsAt).toISOString() }, 'silence created');
+    this.onChange();
+    return toApiSilence(stored, now);
+  }
+
+  async expire(id: string): Promise<boolean> {
+    const s = this.silences.get(id);
+    if (!s) return false;
+    const now = this.clock.now();
+    if (silenceState(s.stored, now) !== 'expired') {
+      s.stored = { ...s.stored, startsAt: Math.min(s.stored.startsAt, now), endsAt: now, updatedAt: now };
+      await this.persist();
+      this.logger.info({ silence: id }, 'silence expired');
+      this.onChange();
+    }
+    return true;
+  }
+
+  /** Ids of the active silences that match the labels, sorted. */
+  silencedBy(labels: Labels): string[] {
+    const now = this.clock.now();
+    const ids: string[] = [];
+    for (const s of this.silences.values()) {
+      if (silenceState(s.stored, now) === 'active' && matchesAll(s.matchers, labels)) ids.push(s.stored.id);
+    }
+    return ids.sort();
+  }
+
+  private forgetOld(now: number): void {
+    for (const [id, s] of this.silences) {
+      if (s.stored.endsAt + SILENCE_RETENTION_MS < now) this.silences.delete(id);
+    }
+  }
+
+  private async persist(): Promise<void> {
+    this.forgetOld(this.clock.now());
+    await this.state.save(SILENCES_STATE_KEY, { version: 1, silences: [...this.silences.values()].map((s) => s.stored) });
+  }
+}

@@ -1,0 +1,117 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SilenceError } from '../../../src/notify/mute/silence.js';
+import { SilenceStore } from '../../../src/notify/mute/silence-store.js';
+import { FileStateStore } from '../../../src/state/file-state-store.js';
+import { ManualClock } from '../../../src/util/clock.js';
+import { hasCode } from '../../../src/util/errors.js';
+import { silentLogger } from '../../../src/util/logger.js';
+
+const T0 = Date.parse('2024-03-05T10:00:00Z');
+
+describe('SilenceStore', () => {
+  let dir: string;
+  let clock: ManualClock;
+  let ids: number;
+  const newStore = (state: FileStateStore) => new SilenceStore(clock, state, silentLogger(), () => undefined, () => `s${++ids}`);
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'tw-silences-'));
+    clock = new ManualClock(T0);
+    ids = 0;
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('creates, matches, lists, expires and persists silences', async () => {
+    const state = new FileStateStore(dir, silentLogger(), clock);
+    await state.init();
+    const store = newStore(state);
+    const s = await store.create({
+      matchers: ['alertname="DailyStatementMissing"', { name: 'mft_instance', value: 'PROD.*', isRegex: true }],
+      endsAt: new Date(T0 + 2 * 3_600_000).toISOString(),
+      createdBy: 'ana',
+      comment: 'bank holiday',
+    });
+    expect(s).toMatchObject({
+      id: 's1',
+      status: { state: 'active' },
+      startsAt: '2024-03-05T10:00:00.000Z',
+      matchers: [
+        { name: 'alertname', value: 'DailyStatementMissing', isRegex: false, isEqual: true },
+        { name: 'mft_instance', value: 'PROD.*', isRegex: true, isEqual: true },
+      ],
+    });
+    expect(store.silencedBy({ alertname: 'DailyStatementMissing', mft_instance: 'PROD1' })).toEqual(['s1']);
+    expect(store.silencedBy({ alertname: 'DailyStatementMissing', mft_instance: 'DEV1' })).toEqual([]);
+
+    const later = await store.create({
+      matchers: ['user!="BANK1"', 'alertname="X"'],
+      startsAt: new Date(T0 + 3_600_000).toISOString(),
+      endsAt: new Date(T0 + 7_200_000).toISOString(),
+      createdBy: 'bo',
+      comment: 'later',
+    });
+    expect(later.status.state).toBe('pending');
+    expect(store.silencedBy({ alertname: 'X', user: 'BANK2' })).toEqual([]);
+
+    // A second store on the same directory sees both (the restart case).
+    const reopened = newStore(state);
+    await reopened.restore();
+    expect(reopened.list().map((x) => [x.id, x.status.state])).toEqual([
+      ['s1', 'active'],
+      ['s2', 'pending'],
+    ]);
+    clock.advance(3_600_000);
+    expect(reopened.silencedBy({ alertname: 'X', user: 'BANK2' })).toEqual(['s2']);
+
+    expect(await reopened.expire('s1')).toBe(true);
+    expect(await reopened.expire('nope')).toBe(false);
+    expect(reopened.get('s1')?.status.state).toBe('expired');
+    expect(reopened.silencedBy({ alertname: 'DailyStatementMissing', mft_instance: 'PROD1' })).toEqual([]);
+
+    const third = newStore(state);
+    await third.restore();
+    expect(third.get('s1')?.status.state).toBe('expired');
+    // Expired silences are forgotten after the retention period.
+    clock.advance(6 * 24 * 3_600_000);
+    expect(third.list().map((x) => x.id)).toEqual([]);
+  });
+
+  it('rejects invalid input with code silence_invalid', async () => {
+    const store = newStore(new FileStateStore(dir, silentLogger(), clock));
+    const end = new Date(T0 + 3_600_000).toISOString();
+    const bad: unknown[] = [
+      null,
+      { matchers: [], endsAt: end, createdBy: 'a', comment: 'c' },
+      { matchers: ['alertname=="x'], endsAt: end, createdBy: 'a', comment: 'c' },
+      { matchers: ['alertname=~""'], endsAt: end, createdBy: 'a', comment: 'c' },
+      { matchers: ['alertname="x"'], endsAt: new Date(T0 - 1).toISOString(), createdBy: 'a', comment: 'c' },
+      { matchers: ['alertname="x"'], endsAt: 'tomorrow', createdBy: 'a', comment: 'c' },
+      { matchers: ['alertname="x"'], endsAt: end, createdBy: '', comment: 'c' },
+      { matchers: [{ name: 'a', value: '(', isRegex: true }], endsAt: end, createdBy: 'a', comment: 'c' },
+    ];
+    for (const input of bad) {
+      const err = await store.create(input).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err, JSON.stringify(input)).toBeInstanceOf(SilenceError);
+      expect(hasCode(err, 'silence_invalid')).toBe(true);
+    }
+    expect(store.list()).toEqual([]);
+  });
+
+  it('updates an existing silence when its id is posted again', async () => {
+    const store = newStore(new FileStateStore(dir, silentLogger(), clock));
+    const end = new Date(T0 + 3_600_000).toISOString();
+    const s = await store.create({ matchers: ['alertname="x"'], endsAt: end, createdBy: 'a', comment: 'c' });
+    const u = await store.create({ id: s.id, matchers: ['alertname="y"'], endsAt: end, createdBy: 'a', comment: 'c2' });
+    expect(u.id).toBe(s.id);
+    expect(store.list()).toHaveLength(1);
+    expect(store.silencedBy({ alertname: 'y' })).toEqual([s.id]);
+  });
+});
