@@ -23,6 +23,12 @@ export interface RuleEvaluation {
   alerts: AlertCandidate[];
   /** Alerts that ended, with the annotations and values their resolved notification should carry. */
   resolved?: AlertCandidate[];
+  /**
+   * Alerts whose condition no longer holds, with the figures of now (a burst down to 2 failures). They end as
+   * usual (after keep_firing_for); these figures replace the firing ones, so a resolved message tells how
+   * things stand at resolution and not the last firing count.
+   */
+  cleared?: AlertCandidate[];
 }
 
 /** A lifecycle step of one alert, for notification and metrics. `inactive`: not in the store (new, or a pending one dropped). */

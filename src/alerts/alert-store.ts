@@ -98,9 +98,12 @@ export class AlertStore {
       const active = new Set<string>();
       for (const candidate of ev.alerts) active.add(this.activate(ev.rule, candidate, now, changes));
       const finals = new Map((ev.resolved ?? []).map((c) => [fingerprint(c.labels), c]));
+      const cleared = new Map((ev.cleared ?? []).map((c) => [fingerprint(c.labels), c]));
       for (const stored of byRule.get(ev.rule) ?? []) {
         if (this.byFingerprint.get(stored.fingerprint) !== stored) continue;
         if (stored.state === 'resolved' || active.has(stored.fingerprint)) continue;
+        const figures = cleared.get(stored.fingerprint);
+        if (figures && stored.state === 'firing') Object.assign(stored, { annotations: figures.annotations, values: figures.values, samples: figures.samples });
         const final = finals.get(stored.fingerprint);
         // A late arrival ends the alert at once; otherwise keep_firing_for bridges a short gap (no flapping).
         if (!final && stored.state === 'firing' && now < stored.lastActiveAt + stored.keepFiringFor) continue;

@@ -54,6 +54,8 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   private toVisit = new Set<string>();
   /** When the next evaluation visits every group, to drop the expired failures of groups that went quiet. */
   private nextSweep = -Infinity;
+  /** Groups at or above the threshold at the last evaluation: when one drops below, its figures of now are reported. */
+  private above = new Set<string>();
   private readonly builder: AlertBuilder;
   private readonly windowText: string;
   readonly onlyResult = 'error';
@@ -79,6 +81,8 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
 
   evaluate(now: number): RuleEvaluation {
     const alerts: AlertCandidate[] = [];
+    const cleared: AlertCandidate[] = [];
+    const above = new Set<string>();
     const windowStart = now - this.rule.window;
     // The same for every group of this evaluation: formatted once, and only when some group fires.
     let display: Record<string, string> | undefined;
@@ -91,32 +95,42 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
       const group = this.groups.get(key);
       if (!group) continue;
       dropUpTo(group.failures, windowStart);
-      if (group.failures.length === 0) {
-        this.groups.delete(key);
-        continue;
-      }
       // Records stamped in the future (clock skew) count once their time has come.
       const end = firstAfter(group.failures, now);
       const count = end;
       if (end < group.failures.length) nextVisit.add(key);
-      if (count < this.rule.threshold) continue;
-      nextVisit.add(key);
-      const samples = latestSamples(group.failures, end);
-      alerts.push(
-        this.builder.build({
-          groupLabels: group.labels,
-          values: { count, threshold: this.rule.threshold, window_ms: this.rule.window, window: this.windowText },
-          display: (display ??= {
-            window_start: formatTimeInZone(windowStart, this.rule.timezone),
-            window_end: formatTimeInZone(now, this.rule.timezone),
-            timezone: this.rule.timezone,
-          }),
-          samples,
-        }),
-      );
+      const firing = count >= this.rule.threshold;
+      if (firing) {
+        nextVisit.add(key);
+        above.add(key);
+      }
+      if (firing || this.above.has(key)) {
+        const samples = latestSamples(group.failures, end);
+        (firing ? alerts : cleared).push(this.candidate(group, count, samples, (display ??= this.display(windowStart, now))));
+      }
+      if (group.failures.length === 0) this.groups.delete(key);
     }
+    // A group at the threshold last time is always visited (nextVisit), so `above` loses none unseen.
+    this.above = above;
     this.toVisit = nextVisit;
-    return { rule: this.rule.name, alerts };
+    return { rule: this.rule.name, alerts, cleared };
+  }
+
+  private display(windowStart: number, now: number): Record<string, string> {
+    return {
+      window_start: formatTimeInZone(windowStart, this.rule.timezone),
+      window_end: formatTimeInZone(now, this.rule.timezone),
+      timezone: this.rule.timezone,
+    };
+  }
+
+  private candidate(group: Group, count: number, samples: TransferSample[], display: Record<string, string>): AlertCandidate {
+    return this.builder.build({
+      groupLabels: group.labels,
+      values: { count, threshold: this.rule.threshold, window_ms: this.rule.window, window: this.windowText },
+      display,
+      samples,
+    });
   }
 
   /** Failures held in memory, expired ones not yet dropped included. */

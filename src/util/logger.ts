@@ -22,7 +22,9 @@ export const REDACT_PATHS = [
   '*.webhook_url',
   'bearer_token',
   '*.bearer_token',
-];
+  'routing_key',
+  '*.routing_key',
+]; // Config values are also redacted as text (collectSecrets, from the integration registry's secret paths).
 
 export interface LoggerOptions {
   level?: LevelWithSilent;

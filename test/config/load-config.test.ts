@@ -128,6 +128,28 @@ describe('secrets from *_file', () => {
     expect(loaded.dir).toBe(dir);
   });
 
+  it('gives every integration of the registry its *_file forms and secrets (Teams URL, PagerDuty key, webhook headers)', async () => {
+    await writeFile(join(dir, 'teams-url'), 'https://example.webhook.office.com/workflows/TEAMSSECRET\n');
+    await writeFile(join(dir, 'pd-key'), 'PDROUTINGKEY0123456789\n');
+    const text = lines(
+      ...SOURCE,
+      'receivers:',
+      '  - name: teams',
+      `    msteams: { webhook_url_file: ${join(dir, 'teams-url')} }`,
+      '  - name: pd',
+      `    pagerduty: { routing_key_file: ${join(dir, 'pd-key')} }`,
+      '  - name: hook',
+      '    webhook: { url: https://example.com/hook, headers: { X-Api-Key: HEADERSECRET1 } }',
+      'route: { receiver: teams }',
+    );
+    const loaded = parseConfigText(text, join(dir, 'tw.yaml'));
+    expect(loaded.config.receivers[0]?.msteams?.webhook_url).toBe('https://example.webhook.office.com/workflows/TEAMSSECRET');
+    expect(loaded.config.receivers[1]?.pagerduty?.routing_key).toBe('PDROUTINGKEY0123456789');
+    expect(loaded.secrets).toEqual(
+      expect.arrayContaining(['https://example.webhook.office.com/workflows/TEAMSSECRET', 'PDROUTINGKEY0123456789', 'HEADERSECRET1']),
+    );
+  });
+
   it('rejects a secret given both inline and as a file, at the *_file key', () => {
     const text = lines(...SOURCE, '    password_file: mft-password');
     const problems = problemsOf(text, {}, dir);

@@ -52,6 +52,20 @@ describe('error_burst', () => {
     expect(alert?.samples[0]).toMatchObject({ file: 'LAST.RET', code: 12, message: 'timeout' });
   });
 
+  it('a resolved burst carries the figures at resolution, not the last firing count', () => {
+    const { engine, store, step } = setup(BURST);
+    for (const m of [0, 1, 2, 3]) engine.observe(transfer({ time: T0 + m * MIN, code: 36 }));
+    step(T0 + 4 * MIN);
+    expect(store.alerts()[0]).toMatchObject({ state: 'firing', values: { count: 4 } });
+    // At T0+11.5m the failures at T0 and T0+1m have left the window: 2 of them remain, below the threshold.
+    step(T0 + 11.5 * MIN);
+    const [alert] = store.alerts();
+    expect(alert?.state).toBe('resolved');
+    expect(alert?.values['count']).toBe(2);
+    expect(alert?.annotations['summary']).toBe('2 failed for BANK1 in 10m');
+    expect(alert?.samples).toHaveLength(2);
+  });
+
   it('slides by occurrence time: failures leave the window and the alert resolves', () => {
     const { engine, store, step } = setup(BURST);
     for (const m of [0, 4, 8]) engine.observe(transfer({ time: T0 + m * MIN, code: 36 }));

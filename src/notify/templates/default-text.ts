@@ -4,9 +4,11 @@ import type { AlertContext, TemplateContext } from './template-context.js';
 export interface TextStyle {
   bold(text: string): string;
   code(text: string): string;
+  /** A link to an already escaped URL. */
+  link(url: string, text: string): string;
 }
 
-export const plainStyle: TextStyle = { bold: (t) => t, code: (t) => t };
+export const plainStyle: TextStyle = { bold: (t) => t, code: (t) => t, link: (url) => url };
 
 /**
  * The lines describing one alert, shared by the default text mail and Slack messages: what fired, its
@@ -28,6 +30,7 @@ export function alertLines(a: AlertContext, style: TextStyle): string[] {
   }
   if (a.deadline) lines.push(`Deadline: ${a.deadline}`);
   if (a.status === 'resolved' && a.arrivedAt) lines.push(`Resolved: the file arrived late, at ${a.arrivedAt}`);
+  if (a.runbookUrl) lines.push(`Runbook: ${style.link(a.runbookUrl, 'runbook')}`);
   if (a.hasSamples) {
     // Samples are failures for most rules; duplicate_file and size_anomaly show successful transfers.
     const kind = a.samples.every((s) => s.code !== 0) ? 'Failed transfer' : 'Transfer';
@@ -43,8 +46,7 @@ export function alertLines(a: AlertContext, style: TextStyle): string[] {
 
 /** The multi-line plain-text message (text mail part). */
 export function defaultText(ctx: TemplateContext): string {
-  const groupLabels = ctx.alerts.length > 1 && ctx.labelsText ? ` {${ctx.labelsText}}` : '';
-  const out: string[] = [ctx.title + groupLabels, ''];
+  const out: string[] = [ctx.title, ''];
   for (const a of ctx.alerts) {
     out.push(...alertLines(a, plainStyle), '');
   }

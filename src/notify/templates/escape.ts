@@ -48,3 +48,12 @@ function stripControl(value: string): string {
   // Newlines inside a value would break the line structure of a message: show them as spaces.
   return sanitizeHeader(value);
 }
+
+/**
+ * Markdown (Microsoft Teams TextBlocks): the characters that make emphasis, code, links or raw tags are
+ * backslash-escaped, so a value can neither format a message nor make a link. List and heading markers only
+ * act at the start of a line, where a value never stands.
+ */
+export function escapeMarkdown(value: string): string {
+  return stripControl(value).replace(/[\\`*_[\]<>~]/g, (c) => `\\${c}`);
+}

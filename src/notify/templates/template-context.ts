@@ -29,6 +29,8 @@ export interface AlertContext {
   startsAt: string;
   /** When it resolved, with zone; empty while firing. */
   endsAt: string;
+  /** The `runbook_url` annotation (absolute: a relative one is resolved against the external URL), or empty. */
+  runbookUrl: string;
   /** error_burst: failed transfers in the window; missing_file: matching files that arrived. */
   count: number | undefined;
   /** missing_file: files expected in the window (`min_count`); undefined for other rules. */
@@ -52,7 +54,10 @@ export interface AlertContext {
 
 /** The whole notification as templates see it. Every string from outside is already escaped. */
 export interface TemplateContext {
-  /** `[FIRING:2] TransferErrorBurst` or `[RESOLVED] TransferErrorBurst`. */
+  /**
+   * `[FIRING:2] TransferErrorBurst {source=prod, user=BANK1}` or `[RESOLVED] TransferErrorBurst {...}`: the
+   * labels the group's alerts share, so two groups of one alert name are never told apart by guesswork.
+   */
   title: string;
   status: 'firing' | 'resolved';
   receiver: string;
@@ -74,11 +79,16 @@ export interface TemplateContext {
 
 export const MAX_SAMPLES = 5;
 
-/** The subject/title line shared by every channel (contract: `[FIRING:N] alertname` / `[RESOLVED] alertname`). */
-export function titleOf(n: Notification): string {
+/**
+ * The subject/title line shared by every channel: `[FIRING:N] alertname` / `[RESOLVED] alertname` (contract),
+ * then the labels common to the group's alerts but the alert name, which identify the group.
+ */
+export function titleOf(n: Notification, escape: Escaper = (v) => v): string {
   const firing = n.alerts.filter((a) => a.state !== 'resolved').length;
-  const name = alertnameOf(n);
-  return n.status === 'firing' ? `[FIRING:${firing}] ${name}` : `[RESOLVED] ${name}`;
+  const name = escape(alertnameOf(n));
+  const head = n.status === 'firing' ? `[FIRING:${firing}] ${name}` : `[RESOLVED] ${name}`;
+  const labels = labelsText(n.commonLabels, new Set(['alertname']), escape);
+  return labels ? `${head} {${labels}}` : head;
 }
 
 export function alertnameOf(n: Notification): string {
@@ -89,12 +99,11 @@ export function alertnameOf(n: Notification): string {
 export function buildTemplateContext(n: Notification, escape: Escaper): TemplateContext {
   const tz = n.displayTimezone;
   const commonLabels = escapeRecord(n.commonLabels, escape);
-  const commonNames = new Set(Object.keys(n.commonLabels));
-  const alerts = n.alerts.map((a) => alertContext(a, n, commonNames, escape));
+  const alerts = n.alerts.map((a) => alertContext(a, n, escape));
   const firing = alerts.filter((a) => a.status === 'firing');
   const resolved = alerts.filter((a) => a.status === 'resolved');
   return {
-    title: escape(titleOf(n)),
+    title: titleOf(n, escape),
     status: n.status,
     receiver: escape(n.receiver),
     alertname: escape(alertnameOf(n)),
@@ -113,7 +122,7 @@ export function buildTemplateContext(n: Notification, escape: Escaper): Template
   };
 }
 
-function alertContext(a: Alert, n: Notification, commonNames: Set<string>, escape: Escaper): AlertContext {
+function alertContext(a: Alert, n: Notification, escape: Escaper): AlertContext {
   const tz = n.displayTimezone;
   const status = a.state === 'resolved' ? 'resolved' : 'firing';
   const windowMs = numberValue(a.values.window_ms);
@@ -124,7 +133,8 @@ function alertContext(a: Alert, n: Notification, commonNames: Set<string>, escap
   const expected = numberValue(a.values.min_count);
   const windowEnd = instant(a.values, 'window_end') ?? deadline ?? a.firedAt ?? a.activeAt;
   const windowStart = instant(a.values, 'window_start') ?? (windowMs !== undefined ? windowEnd - windowMs : undefined);
-  const skip = n.alerts.length > 1 ? new Set([...commonNames, 'alertname']) : new Set(['alertname']);
+  // Every alert line names all its labels: a line copied into a ticket or chat must still say which alert it is.
+  const skip = new Set(['alertname']);
   return {
     status,
     alertname: escape(a.labels.alertname ?? alertnameOf(n)),
@@ -136,6 +146,7 @@ function alertContext(a: Alert, n: Notification, commonNames: Set<string>, escap
     fingerprint: escape(a.fingerprint),
     startsAt: formatTime(a.firedAt ?? a.activeAt, tz),
     endsAt: status === 'resolved' && a.resolvedAt !== undefined ? formatTime(a.resolvedAt, tz) : '',
+    runbookUrl: escape(a.annotations.runbook_url ?? ''),
     count,
     expected,
     isMissingFile: expected !== undefined,

@@ -107,13 +107,14 @@ describe('email integration against a real SMTP server with STARTTLS and AUTH', 
     expect(text).not.toContain('failed transfers');
   });
 
-  it('reports a wrong password as a non-retryable NotifyError without the password', async () => {
+  it('reports a wrong password (SMTP 535) as a retryable NotifyError without the password: a reload with the rotated password delivers it', async () => {
     const wrong = 'wrong-password-123';
     const err = await integration(wrong)
       .send(notificationOf([burstAlert()]))
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotifyError);
-    expect((err as NotifyError).retryable).toBe(false);
+    expect((err as NotifyError).retryable).toBe(true);
+    expect((err as NotifyError).message).toContain('535');
     expect((err as NotifyError).message).not.toContain(wrong);
     expect(received).toHaveLength(0);
   });

@@ -109,7 +109,7 @@ describe('slack integration', () => {
     );
     await slack.send(notificationOf([burstAlert()]));
     const body = server.json() as Record<string, unknown>;
-    expect(body.text).toBe('[FIRING:1] TransferErrorBurst files: &lt;!channel&gt;.RET PAY_002.RET ');
+    expect(body.text).toBe('[FIRING:1] TransferErrorBurst {mft_instance=PROD1, severity=critical, source=prod, user=BANK1} files: &lt;!channel&gt;.RET PAY_002.RET ');
     expect(body.blocks).toBeUndefined();
     expect(body.channel).toBe('#ops');
   });

@@ -27,7 +27,7 @@ describe('user templates from files', () => {
     expect(set.names().sort()).toEqual(['sample-line', 'slack-text']);
     const ctx = buildTemplateContext(notificationOf([burstAlert()]), escapeSlack);
     expect(set.resolve('slack-text')(ctx)).toBe(
-      '[FIRING:1] TransferErrorBurst in UTC count=7 window=10m\n' +
+      '[FIRING:1] TransferErrorBurst {mft_instance=PROD1, severity=critical, source=prod, user=BANK1} in UTC count=7 window=10m\n' +
         '- 2026-11-22 13:04:04 UTC &lt;!channel&gt;.RET (12)\n' +
         '- 2026-11-22 13:04:03 UTC PAY_002.RET (12)',
     );

@@ -60,6 +60,7 @@ export function createAlertmanagerIntegration(config: AlertmanagerConfig, deps: 
         kind: 'alertmanager',
         timeoutMs: config.timeout,
         clock: deps.clock,
+        idempotencyKey: n.idempotencyKey,
         ...(signal ? { signal } : {}),
       });
     },

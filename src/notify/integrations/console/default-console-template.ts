@@ -6,7 +6,6 @@ import type { TemplateContext } from '../../templates/template-context.js';
  */
 export function defaultConsoleLine(ctx: TemplateContext): string {
   const parts = [ctx.title];
-  if (ctx.labelsText) parts.push(`{${ctx.labelsText}}`);
   const summaries = [...new Set(ctx.alerts.map((a) => a.summary).filter((s) => s !== ''))];
   if (summaries.length > 0) parts.push(summaries.slice(0, 3).join('; ') + (summaries.length > 3 ? '; ...' : ''));
   const first = ctx.alerts[0];
@@ -16,6 +15,7 @@ export function defaultConsoleLine(ctx: TemplateContext): string {
     if (first.status === 'resolved' && first.arrivedAt) parts.push(`(arrived late at ${first.arrivedAt})`);
     if (first.endsAt) parts.push(`(resolved at ${first.endsAt})`);
     else parts.push(`(since ${first.startsAt})`);
+    if (first.runbookUrl) parts.push(`runbook: ${first.runbookUrl}`);
   } else if (ctx.alerts.length > 1) {
     parts.push(`(${ctx.firingCount} firing, ${ctx.resolvedCount} resolved)`);
   }

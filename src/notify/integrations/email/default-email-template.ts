@@ -4,7 +4,7 @@ import type { AlertContext, TemplateContext } from '../../templates/template-con
 
 /** `[FIRING:1] TransferErrorBurst {labels}`: the same start as Slack's text. Built from a header-safe context. */
 export function defaultEmailSubject(ctx: TemplateContext): string {
-  return sanitizeHeader(`${ctx.title}${ctx.labelsText ? ` {${ctx.labelsText}}` : ''}`);
+  return sanitizeHeader(ctx.title);
 }
 
 /** The text/plain part. */
@@ -21,7 +21,6 @@ export function defaultEmailHtml(ctx: TemplateContext): string {
 <html><head><meta charset="utf-8"><title>${ctx.title}</title></head>
 <body style="font-family: sans-serif; font-size: 14px;">
 <h2 style="color: ${color};">${ctx.title}</h2>
-${ctx.alerts.length > 1 && ctx.labelsText ? `<p>${ctx.labelsText}</p>` : ''}
 ${alerts}
 <p style="color: #666;">Times are shown in ${ctx.timezone}${link}</p>
 </body></html>
@@ -41,6 +40,7 @@ function alertHtml(a: AlertContext): string {
   else if (a.windowText) row('Window', a.windowText);
   if (a.deadline) row('Deadline', a.deadline);
   if (a.status === 'resolved' && a.arrivedAt) row('Resolved', `the file arrived late, at ${a.arrivedAt}`);
+  if (a.runbookUrl) row('Runbook', `<a href="${a.runbookUrl}">${a.runbookUrl}</a>`);
   row('Active since', a.startsAt);
   if (a.endsAt) row('Resolved at', a.endsAt);
   let samples = '';

@@ -82,16 +82,18 @@ function readCa(file: string): string {
 }
 
 /**
- * SMTP replies 4xx are transient and 5xx permanent (RFC 5321); authentication failures and rejected
- * addresses are permanent; connection problems and timeouts are transient.
+ * SMTP replies 4xx are transient and 5xx permanent (RFC 5321), rejected addresses and messages too; connection
+ * problems and timeouts are transient. Authentication failures (530/534/535, EAUTH) are retried with backoff:
+ * a rotated password is fixed by a reload, and the page must still go out then rather than be dropped.
  */
 function smtpError(err: unknown, host: string, secrets: string[]): NotifyError {
   const detail = redactSecrets(err instanceof Error ? err.message : String(err), secrets);
   const responseCode: unknown = typeof err === 'object' && err !== null ? Reflect.get(err, 'responseCode') : undefined;
   const code: unknown = typeof err === 'object' && err !== null ? Reflect.get(err, 'code') : undefined;
   let retryable: boolean;
-  if (typeof responseCode === 'number') retryable = responseCode >= 400 && responseCode < 500;
-  else retryable = !(code === 'EAUTH' || code === 'EENVELOPE' || code === 'EMESSAGE' || code === 'ETLS');
+  if (code === 'EAUTH' || responseCode === 530 || responseCode === 534 || responseCode === 535) retryable = true;
+  else if (typeof responseCode === 'number') retryable = responseCode >= 400 && responseCode < 500;
+  else retryable = !(code === 'EENVELOPE' || code === 'EMESSAGE' || code === 'ETLS');
   return new NotifyError(`email: sending via ${host} failed: ${detail}`, retryable);
 }
 

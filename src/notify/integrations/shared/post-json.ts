@@ -11,6 +11,11 @@ export interface PostJsonOptions {
   clock: Clock;
   /** Values to scrub from error messages besides the URL (tokens). */
   secrets?: string[];
+  /**
+   * Sent as `Idempotency-Key`: the same on every attempt of one notification (also after a restart), so a
+   * receiver can drop the copy a crash in the middle of a send may cause.
+   */
+  idempotencyKey?: string | undefined;
 }
 
 /**
@@ -22,7 +27,11 @@ export async function postJson(url: string, body: unknown, options: PostJsonOpti
   try {
     response = await got.post(url, {
       json: body,
-      headers: { 'user-agent': 'transfer-watch', ...options.headers },
+      headers: {
+        'user-agent': 'transfer-watch',
+        ...(options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {}),
+        ...options.headers,
+      },
       timeout: { request: options.timeoutMs },
       retry: { limit: 0 },
       throwHttpErrors: false,

@@ -6,7 +6,12 @@ import type { TemplateContext } from '../../templates/template-context.js';
 const SECTION_MAX = 3000;
 const MAX_ALERT_BLOCKS = 20;
 
-const mrkdwn: TextStyle = { bold: (t) => `*${t}*`, code: (t) => (t ? `\`${t.replace(/`/g, "'")}\`` : t) };
+const mrkdwn: TextStyle = {
+  bold: (t) => `*${t}*`,
+  code: (t) => (t ? `\`${t.replace(/`/g, "'")}\`` : t),
+  // The URL is mrkdwn-escaped already; `|` would end the link's address early.
+  link: (url, text) => `<${url.replace(/\|/g, '%7C')}|${text}>`,
+};
 
 /** Slack block kit objects, as @slack/webhook types them. */
 export type SlackBlock = NonNullable<IncomingWebhookSendArguments['blocks']>[number];
@@ -15,7 +20,7 @@ export type SlackBlock = NonNullable<IncomingWebhookSendArguments['blocks']>[num
 export function defaultSlackText(ctx: TemplateContext): string {
   const first = ctx.alerts[0];
   const summary = ctx.alerts.length === 1 && first?.summary ? ` ${first.summary}` : '';
-  return `${ctx.title}${ctx.labelsText ? ` {${ctx.labelsText}}` : ''}${summary}`;
+  return `${ctx.title}${summary}`;
 }
 
 /** One header section, one section per alert (count, window, samples), one context line with the zone. */
@@ -24,9 +29,7 @@ export function defaultSlackBlocks(ctx: TemplateContext): SlackBlock[] {
     type: 'section',
     text: { type: 'mrkdwn', text: text.length > SECTION_MAX ? `${text.slice(0, SECTION_MAX - 1)}…` : text },
   });
-  // A lone alert lists its labels in its own section; repeating them under the title is noise.
-  const groupLabels = ctx.alerts.length > 1 && ctx.labelsText ? `\n${ctx.labelsText}` : '';
-  const blocks: SlackBlock[] = [section(`*${ctx.title}*${groupLabels}`)];
+  const blocks: SlackBlock[] = [section(`*${ctx.title}*`)];
   for (const a of ctx.alerts.slice(0, MAX_ALERT_BLOCKS)) {
     blocks.push(section(alertLines(a, mrkdwn).join('\n')));
   }

@@ -74,6 +74,7 @@ export function createWebhookIntegration(config: WebhookConfig, deps: Integratio
         headers,
         timeoutMs: config.timeout,
         clock: deps.clock,
+        idempotencyKey: n.idempotencyKey,
         secrets,
         ...(signal ? { signal } : {}),
       });
