@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pagerdutyDedupKey } from '../../../src/notify/integrations/pagerduty/pagerduty-event.js';
 import { createPagerdutyIntegration } from '../../../src/notify/integrations/pagerduty/pagerduty-integration.js';
 import { pagerdutyConfigSchema } from '../../../src/notify/integrations/pagerduty/pagerduty-schema.js';
-import { NotifyError } from '../../../src/notify/notification.js';
+import type { NotifyError } from '../../../src/notify/notification.js';
 import { ManualClock } from '../../../src/util/clock.js';
 import { silentLogger } from '../../../src/util/logger.js';
 import { CaptureServer } from './capture-server.js';
