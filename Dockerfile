@@ -54,6 +54,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json README.md config.example.yaml ./
 COPY rules ./rules
+COPY docs/runbooks ./docs/runbooks
 COPY schemas ./schemas
 # A default config and rules at the documented place; mount your own config.yaml (and rules/) over them.
 COPY config.example.yaml /etc/transfer-watch/config.yaml

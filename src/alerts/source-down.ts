@@ -13,6 +13,7 @@ export function sourceDownCandidate(source: string, detail?: string): AlertCandi
       description:
         detail ??
         `No successful poll of source ${source} within poll.stale_after; rules waiting for its data (missing_file) do not decide until it is back.`,
+      runbook_url: '/runbooks/TransferWatchSourceDown',
     },
     values: {},
     samples: [],

@@ -12,6 +12,7 @@ import type { RuleDefinition } from '../rules/registry.js';
 import { AlertStore } from '../alerts/alert-store.js';
 import type { Alert } from '../alerts/alert.js';
 import { Notifier } from '../notify/notifier.js';
+import { createAlertmanagerView } from './alertmanager-view.js';
 import { configuredIntegrationKinds } from '../notify/integrations/registry.js';
 import { TransferWatchMetrics } from '../metrics/transfer-watch-metrics.js';
 import { startHttpServer } from '../http/http-server.js';
@@ -140,6 +141,17 @@ export class Daemon {
         status: () => this.status(),
         reload: () => this.reload(),
         silences: this.notifier.silences,
+        alertmanager: createAlertmanagerView({
+          now: () => clock.now(),
+          startedAt: this.startedAt,
+          version: this.opts.version,
+          config: () => this.setup.config,
+          firingAlerts: () => this.alerts.alerts().filter((a) => a.state === 'firing'),
+          status: (a) => this.notifier.alertStatus(a),
+          receiversOf: (a) => this.notifier.receiversOf(a),
+          groups: () => this.notifier.alertGroups(),
+          silences: () => this.notifier.silences.list(),
+        }),
         statusPage: () => this.statusPageData(),
       },
     });

@@ -18,6 +18,30 @@ export interface SilenceApi {
   expire(id: string): Promise<boolean>;
 }
 
+/** The query parameters of Alertmanager's `GET /api/v2/alerts` and `/api/v2/alerts/groups`. */
+export interface AlertmanagerAlertQuery {
+  active: boolean;
+  silenced: boolean;
+  inhibited: boolean;
+  /** Only `/alerts/groups` takes it. */
+  muted?: boolean;
+  /** Matchers in Alertmanager's syntax; an invalid one throws an error with code `matcher_invalid`. */
+  filter: string[];
+  /** An anchored regex on receiver names. */
+  receiver?: string;
+}
+
+/** Alerts, groups, silences and status in Alertmanager's API v2 shapes (amtool, Grafana). */
+export interface AlertmanagerView {
+  status(): unknown;
+  /** `[{name}]` of every configured receiver. */
+  receivers(): unknown[];
+  alerts(query: AlertmanagerAlertQuery): unknown[];
+  alertGroups(query: AlertmanagerAlertQuery): unknown[];
+  /** Silences whose own matchers satisfy every `filter` matcher. */
+  silences(filter: string[]): unknown[];
+}
+
 export interface DaemonApi {
   /** True once config and state are loaded, false while starting or shutting down. */
   ready(): boolean;
@@ -28,6 +52,8 @@ export interface DaemonApi {
   /** Reload config and rules; keeps the last good ones on error. */
   reload(): Promise<{ ok: boolean; error?: string }>;
   silences: SilenceApi;
+  /** Alertmanager's API v2 under `/api/v2/` (absent: those paths are 404). */
+  alertmanager?: AlertmanagerView;
   /** What the on-call status page at `/` shows; without it `/` is a plain index of the endpoints. */
   statusPage?(): StatusPageData;
 }

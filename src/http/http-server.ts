@@ -2,9 +2,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
+import { alertmanagerV2Routes, type V2Route } from './alertmanager-v2-routes.js';
 import type { DaemonApi, MetricsSource } from './daemon-api.js';
 import { HttpError } from './http-error.js';
 import { readBody, readJsonBody } from './read-body.js';
+import { readRunbook } from './runbook-pages.js';
 import { StatusPageHandler } from './status-page/status-page-handler.js';
 
 export interface HttpServerOptions {
@@ -135,6 +137,13 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
         return ready ? text(200, 'ready\n') : text(503, 'not ready\n');
       },
     }),
+    route('/runbooks/:name', {
+      GET: async (_req, params) => {
+        const page = await readRunbook(params['name'] ?? '');
+        if (page === undefined) throw new HttpError(404, 'runbook_not_found', 'no such runbook');
+        return { status: 200, contentType: 'text/markdown; charset=utf-8', body: page };
+      },
+    }),
     route('/api/v1/alerts', { GET: async () => json(200, { alerts: api.alerts() }) }),
     route('/api/v1/status', { GET: async () => json(200, api.status()) }),
     route('/-/reload', {
@@ -163,6 +172,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
         }
       },
     }),
+    ...(api.alertmanager ? alertmanagerV2Routes(api.alertmanager, api.silences).map(toRoute) : []),
     route('/api/v1/silences/:id', {
       GET: async (_req, params) => {
         const silence = api.silences.get(params['id'] ?? '');
@@ -176,6 +186,21 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
       },
     }),
   ];
+}
+
+/** An Alertmanager v2 route: JSON answers; `undefined` is an empty 200 (Alertmanager's DELETE). */
+function toRoute(r: V2Route): Route {
+  const wrap =
+    (handler: NonNullable<V2Route['get']>): Handler =>
+    async (req, params) => {
+      const value = await handler(req, params);
+      return value === undefined ? { status: 200, contentType: JSON_TYPE, body: '' } : json(200, value);
+    };
+  return route(r.path, {
+    ...(r.get ? { GET: wrap(r.get) } : {}),
+    ...(r.post ? { POST: wrap(r.post) } : {}),
+    ...(r.delete ? { DELETE: wrap(r.delete) } : {}),
+  });
 }
 
 /** Parse `host:port` / `[v6]:port`; an empty host means all interfaces. */

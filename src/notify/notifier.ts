@@ -1,4 +1,4 @@
-import type { Alert } from '../alerts/alert.js';
+import type { Alert, Labels } from '../alerts/alert.js';
 import type { Config } from '../config/schema.js';
 import type { StateStore } from '../state/state-store.js';
 import type { Clock } from '../util/clock.js';
@@ -153,6 +153,19 @@ export class Notifier {
 
   alertStatus(alert: Alert): AlertStatus {
     return this.pipeline.mute.status(alert, this.dispatcher.routesOf(alert), this.dispatcher.firingAlerts(), this.clock.now());
+  }
+
+  /** The receivers an alert is routed to (deduplicated, in routing order). */
+  receiversOf(alert: Alert): string[] {
+    return [...new Set(this.dispatcher.routesOf(alert).map((r) => r.options.receiver))];
+  }
+
+  /** The aggregation groups as they stand: labels, receiver and the firing alerts of each. */
+  alertGroups(): Array<{ labels: Labels; receiver: string; alerts: Alert[] }> {
+    return this.dispatcher
+      .groupList()
+      .map((g) => ({ labels: g.labels, receiver: g.receiver, alerts: g.alerts.filter((a) => a.state === 'firing') }))
+      .filter((g) => g.alerts.length > 0);
   }
 
   /**

@@ -116,6 +116,18 @@ describe('http server: read-only endpoints', () => {
   });
 });
 
+describe('http server: runbooks', () => {
+  it('serves the shipped runbook of an alert as Markdown, and 404 for an unknown or crafted name', async () => {
+    const res = await request(`${server.url}/runbooks/TransferErrorBurst`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/markdown; charset=utf-8');
+    expect(res.body).toMatch(/^# TransferErrorBurst\n/);
+    for (const path of ['/runbooks/NoSuchAlert', '/runbooks/..%2F..%2Fpackage', '/runbooks/README.md', '/runbooks/%2Fetc%2Fpasswd']) {
+      expect((await request(`${server.url}${path}`)).status, path).toBe(404);
+    }
+  });
+});
+
 describe('http server: errors', () => {
   it('answers 404 as JSON for an unknown path', async () => {
     for (const path of ['/nope', '/api/v1/alerts/extra', '/metricsx']) {

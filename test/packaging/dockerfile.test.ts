@@ -126,7 +126,13 @@ describe('Dockerfile', () => {
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l !== '' && !l.startsWith('#'));
-    const ignored = picomatch(ignore.flatMap((p) => [p, `${p}/**`]), { dot: true });
+    // Docker's rules: patterns apply in order, the last one that matches decides, `!` lets a path back in.
+    const rules = ignore.map((line) => {
+      const negated = line.startsWith('!');
+      const pattern = negated ? line.slice(1) : line;
+      return { negated, match: picomatch([pattern, `${pattern}/**`], { dot: true }) };
+    });
+    const ignored = (file: string): boolean => rules.reduce((verdict, r) => (r.match(file) ? !r.negated : verdict), false);
     for (const stage of stages) {
       for (const copy of all(stage, 'COPY').filter((c) => !c.startsWith('--from='))) {
         const parts = copy.split(/\s+/).filter((p) => !p.startsWith('--'));

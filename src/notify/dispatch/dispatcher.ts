@@ -1,4 +1,4 @@
-import type { Alert } from '../../alerts/alert.js';
+import type { Alert, Labels } from '../../alerts/alert.js';
 import { AlertGroup } from './alert-group.js';
 import type { Route } from './route.js';
 
@@ -72,6 +72,11 @@ export class Dispatcher {
   flushed(group: AlertGroup, settled: ReadonlyMap<string, Alert>, now: number): void {
     group.flushed(settled, now);
     if (group.empty) this.groups.delete(group.key);
+  }
+
+  /** Every group with its route's receiver (Alertmanager's `/api/v2/alerts/groups`). */
+  groupList(): Array<{ key: string; labels: Labels; receiver: string; route: Route; alerts: Alert[] }> {
+    return [...this.groups.values()].map((g) => ({ key: g.key, labels: g.labels, receiver: g.route.options.receiver, route: g.route, alerts: [...g.alerts.values()] }));
   }
 
   /** The earliest group timer, or Infinity. */
