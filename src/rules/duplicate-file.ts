@@ -5,7 +5,7 @@ import { formatDuration } from '../config/duration.js';
 import { duration, timeZone } from '../config/schema-helpers.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
-import { formatTimeInZone } from './format-time.js';
+import { formatTime } from '../util/format-time.js';
 import { groupKey, groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
@@ -114,7 +114,7 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
             window_ms: this.rule.window,
             window: formatDuration(this.rule.window),
           },
-          display: { first_at: formatTimeInZone(first.time, tz), last_at: formatTimeInZone(last.time, tz), timezone: tz },
+          display: { first_at: formatTime(first.time, tz), last_at: formatTime(last.time, tz), timezone: tz },
           samples: latestSamples(copies),
         }),
       );

@@ -5,7 +5,7 @@ import { duration, timeZone } from '../config/schema-helpers.js';
 import { formatDuration } from '../config/duration.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
-import { formatTimeInZone } from './format-time.js';
+import { formatTime } from '../util/format-time.js';
 import { groupKey, groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
@@ -118,8 +118,8 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
 
   private display(windowStart: number, now: number): Record<string, string> {
     return {
-      window_start: formatTimeInZone(windowStart, this.rule.timezone),
-      window_end: formatTimeInZone(now, this.rule.timezone),
+      window_start: formatTime(windowStart, this.rule.timezone),
+      window_end: formatTime(now, this.rule.timezone),
       timezone: this.rule.timezone,
     };
   }

@@ -6,7 +6,7 @@ import { duration, timeZone } from '../config/schema-helpers.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, relevantSources } from './complete-span.js';
-import { formatTimeInZone } from './format-time.js';
+import { formatTime } from '../util/format-time.js';
 import { groupKey, groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
@@ -127,7 +127,7 @@ export class ErrorCodeEvaluator implements RuleEvaluator {
             window_ms: this.rule.resolve_after,
             window: formatDuration(this.rule.resolve_after),
           },
-          display: { at: formatTimeInZone(latest.time, tz), timezone: tz },
+          display: { at: formatTime(latest.time, tz), timezone: tz },
           samples: latestSamples(active),
         }),
       );

@@ -7,7 +7,7 @@ import type { Labels } from '../alerts/alert.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, sourcesToJudge } from './complete-span.js';
-import { formatTimeInZone } from './format-time.js';
+import { formatTime } from '../util/format-time.js';
 import { groupKey, groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
@@ -125,8 +125,8 @@ export class FailureRatioEvaluator implements RuleEvaluator {
           display: {
             percent: percent(ratio),
             threshold_percent: percent(this.rule.threshold),
-            window_start: formatTimeInZone(start, tz),
-            window_end: formatTimeInZone(end, tz),
+            window_start: formatTime(start, tz),
+            window_end: formatTime(end, tz),
             timezone: tz,
           },
           samples: latestSamples(failures),

@@ -7,7 +7,8 @@ import { transferLabel, type Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, sourcesToJudge } from './complete-span.js';
 import { CronSchedules, type CronSchedule } from './cron-schedule.js';
-import { formatTimeInZone, localDate, localDateFormatter } from './format-time.js';
+import { localDate, localDateFormatter } from './format-time.js';
+import { formatTime } from '../util/format-time.js';
 import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
@@ -258,23 +259,23 @@ export class MissingFileEvaluator implements RuleEvaluator {
       window_ms: this.rule.window,
       window: formatDuration(this.rule.window),
       deadline_ms: deadline,
-      deadline: formatTimeInZone(deadline, tz),
+      deadline: formatTime(deadline, tz),
       timezone: tz,
       phase: arrivedAt !== undefined ? 'late' : phase,
     };
     if (arrivedAt !== undefined) {
       values['arrived_at_ms'] = arrivedAt;
-      values['arrived_at'] = formatTimeInZone(arrivedAt, tz);
+      values['arrived_at'] = formatTime(arrivedAt, tz);
     }
     const candidate = builder.build({
       groupLabels,
       values,
-      display: { window_start: formatTimeInZone(deadline - this.rule.window, tz) },
+      display: { window_start: formatTime(deadline - this.rule.window, tz) },
       ...(phase === 'jeopardy' ? { extraLabels: { phase: 'jeopardy' }, severity: 'warning' } : {}),
     });
     if (arrivedAt !== undefined) {
       // Whatever the rule's own templates say, a late arrival is always spelled out with its time and zone.
-      candidate.annotations['resolution'] = `arrived late at ${formatTimeInZone(arrivedAt, tz)} (deadline ${formatTimeInZone(deadline, tz)})`;
+      candidate.annotations['resolution'] = `arrived late at ${formatTime(arrivedAt, tz)} (deadline ${formatTime(deadline, tz)})`;
     }
     return candidate;
   }

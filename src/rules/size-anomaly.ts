@@ -5,7 +5,7 @@ import { formatDuration } from '../config/duration.js';
 import { duration, timeZone } from '../config/schema-helpers.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
-import { formatTimeInZone } from './format-time.js';
+import { formatTime } from '../util/format-time.js';
 import { groupKey, groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
@@ -151,7 +151,7 @@ export class SizeAnomalyEvaluator implements RuleEvaluator {
         this.builder.build({
           groupLabels: group.labels,
           values,
-          display: { at: formatTimeInZone(latest.time, tz), timezone: tz },
+          display: { at: formatTime(latest.time, tz), timezone: tz },
           samples: latestSamples(active),
         }),
       );

@@ -6,7 +6,7 @@ import { duration, timeZone } from '../config/schema-helpers.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, sourcesToJudge } from './complete-span.js';
-import { formatTimeInZone } from './format-time.js';
+import { formatTime } from '../util/format-time.js';
 import { groupKey, groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
@@ -118,13 +118,13 @@ export class StuckPartnerEvaluator implements RuleEvaluator {
         window: formatDuration(end - first.time),
       };
       const display: Record<string, string> = {
-        since: formatTimeInZone(first.time, tz),
-        last_failure: formatTimeInZone(last.time, tz),
+        since: formatTime(first.time, tz),
+        last_failure: formatTime(last.time, tz),
         timezone: tz,
       };
       if (group.lastSuccess !== undefined) {
         values['last_success_ms'] = group.lastSuccess;
-        display['last_success'] = formatTimeInZone(group.lastSuccess, tz);
+        display['last_success'] = formatTime(group.lastSuccess, tz);
       }
       alerts.push(
         this.builder.build({

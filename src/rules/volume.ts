@@ -6,7 +6,7 @@ import { duration, timeZone } from '../config/schema-helpers.js';
 import { transferLabel, type Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, sourcesToJudge } from './complete-span.js';
-import { formatTimeInZone } from './format-time.js';
+import { formatTime } from '../util/format-time.js';
 import { groupKey, groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
@@ -175,7 +175,7 @@ export class VolumeEvaluator implements RuleEvaluator {
       groupLabels: labels,
       extraLabels: { direction },
       values,
-      display: { window_start: formatTimeInZone(start, tz), window_end: formatTimeInZone(end, tz), timezone: tz },
+      display: { window_start: formatTime(start, tz), window_end: formatTime(end, tz), timezone: tz },
     });
   }
 

@@ -133,10 +133,10 @@ describe('AlertStore lifecycle', () => {
 describe('TransferWatchSourceDown', () => {
   it('fires critical per source, keeps its activeAt while down, resolves when the source is back', () => {
     const store = new AlertStore({ clock: new ManualClock(T0), logger, state: new MemoryStateStore() });
-    const fired = store.setSourceDown('prod', true, T0, 'no successful poll since 2026-11-20 09:55 UTC');
+    const fired = store.setSourceDown('prod', true, T0, 'no successful poll since 2026-11-20 09:55:00 UTC');
     expect(fired.map((c) => c.to)).toEqual(['firing']);
     expect(fired[0]?.alert.labels).toEqual({ alertname: 'TransferWatchSourceDown', severity: 'critical', source: 'prod' });
-    expect(fired[0]?.alert.annotations['description']).toBe('no successful poll since 2026-11-20 09:55 UTC');
+    expect(fired[0]?.alert.annotations['description']).toBe('no successful poll since 2026-11-20 09:55:00 UTC');
     expect(store.setSourceDown('prod', true, T0 + MIN)).toEqual([]);
     expect(store.apply([], T0 + MIN)).toEqual([]); // rule evaluations never resolve it
     expect(store.setSourceDown('dr', false, T0 + MIN)).toEqual([]);

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatTimeInZone } from '../../src/rules/format-time.js';
+import { formatTime } from '../../src/util/format-time.js';
 import { startCaptureServer } from '../helpers/capture-server.js';
 import { CLI, eventually } from '../helpers/daemon-process.js';
 import { MFT_PASSWORD, Scenario, dailyCronAt, failure, secondAfter, sleep, success, until } from './helpers/e2e-daemon.js';
@@ -177,7 +177,7 @@ describe.skipIf(!existsSync(CLI)).concurrent('transfer-watch run (acceptance, is
       const alert = resolved.alerts[0]!;
       expect(alert.fingerprint).toBe(firing.fingerprint);
       expect(alert.annotations['resolution']).toBe(
-        `arrived late at ${formatTimeInZone(arrivedAt, 'UTC')} (deadline ${formatTimeInZone(deadline, 'UTC')})`,
+        `arrived late at ${formatTime(arrivedAt, 'UTC')} (deadline ${formatTime(deadline, 'UTC')})`,
       );
       expect(await s.alerts()).toEqual([]);
       await sleep(2500);

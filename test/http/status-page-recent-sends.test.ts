@@ -35,9 +35,9 @@ describe('Notifier.recentSends', () => {
     await notifier.tick();
 
     const recent = notifier.recentSends();
-    expect(recent.map((r) => [r.outcome, r.receiver, r.integration, r.status, r.alertnames.join(','), r.attempts])).toEqual([
-      ['sent', 'ops', 'webhook', 'firing', 'Burst', 2],
-      ['failed', 'ops', 'webhook', 'firing', 'Burst', 1],
+    expect(recent.map((r) => [r.outcome, r.receiver, r.integration, r.status, r.alerts.join(','), r.attempts])).toEqual([
+      ['sent', 'ops', 'webhook', 'firing', 'Burst {mft_instance=PROD1}', 2],
+      ['failed', 'ops', 'webhook', 'firing', 'Burst {mft_instance=PROD1}', 1],
     ]);
     expect(recent[1]?.error).toContain('503');
     expect(recent[1]?.error).not.toContain('SECRETSECRET');
@@ -47,7 +47,7 @@ describe('Notifier.recentSends', () => {
   it('keeps only the newest entries up to its capacity', () => {
     const ring = new RecentSends(3);
     for (let i = 0; i < 5; i++) {
-      ring.add({ at: i, receiver: 'r', integration: 'console', outcome: 'sent', status: 'firing', alertnames: [`A${i}`], attempts: 1 });
+      ring.add({ at: i, receiver: 'r', integration: 'console', outcome: 'sent', status: 'firing', alerts: [`A${i}`], attempts: 1 });
     }
     expect(ring.list().map((o) => o.at)).toEqual([4, 3, 2]);
   });

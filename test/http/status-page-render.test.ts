@@ -65,7 +65,7 @@ describe('renderStatusPage', () => {
         sources: [
           { name: 'prod', up: false, streams: [{ stream: 'failures', instance: undefined, lastSuccessfulPoll: null, dataLagSeconds: null, lastError: { reason: 'http_5xx', message: HOSTILE_SCRIPT, at: new Date(NOW).toISOString() } }] },
         ],
-        sends: [{ at: NOW, receiver: 'hook', integration: 'webhook', outcome: 'failed', status: 'firing', alertnames: [HOSTILE_FILE], attempts: 1, error: HOSTILE_SCRIPT }],
+        sends: [{ at: NOW, receiver: 'hook', integration: 'webhook', outcome: 'failed', status: 'firing', alerts: [HOSTILE_FILE], attempts: 1, error: HOSTILE_SCRIPT }],
         silences: [
           {
             id: 's1',
@@ -165,8 +165,8 @@ describe('renderStatusPage', () => {
           { name: 'dr', up: false, streams: [{ stream: 'failures', instance: 'DR1', lastSuccessfulPoll: null, dataLagSeconds: null, lastError: { reason: 'unauthorized', message: 'HTTP 401', at: new Date(NOW).toISOString() } }] },
         ],
         sends: [
-          { at: NOW - 1_000, receiver: 'oncall', integration: 'slack', outcome: 'sent', status: 'firing', alertnames: ['Burst'], attempts: 2 },
-          { at: NOW - 2_000, receiver: 'oncall', integration: 'slack', outcome: 'failed', status: 'firing', alertnames: ['Burst'], attempts: 1, error: 'HTTP 503' },
+          { at: NOW - 1_000, receiver: 'oncall', integration: 'slack', outcome: 'sent', status: 'firing', alerts: ['Burst'], attempts: 2 },
+          { at: NOW - 2_000, receiver: 'oncall', integration: 'slack', outcome: 'failed', status: 'firing', alerts: ['Burst'], attempts: 1, error: 'HTTP 503' },
         ],
       }),
       OPTS,
@@ -183,6 +183,34 @@ describe('renderStatusPage', () => {
     expect(page).toContain('oncall (slack) <span class="muted">1 sent, 1 failed (recent)</span>');
     expect(page).toContain('<span class="error">HTTP 503</span>');
     expect(page).toContain('<strong>1/2</strong> sources up');
+  });
+
+  it('shows silenced and inhibited alerts apart, not counted as firing; links a safe runbook; explains awaiting data', () => {
+    const page = renderStatusPage(
+      data({
+        alerts: [
+          alert({ alertname: 'Loud', user: 'A' }, { annotations: { summary: 'loud', runbook_url: '/runbooks/Loud' } }),
+          alert({ alertname: 'Quiet', user: 'B' }, { silencedBy: ['s1'], annotations: { summary: 'q', runbook_url: 'javascript:alert(1)' } }),
+          alert({ alertname: 'Blocked', user: 'C' }, { inhibitedBy: ['fp-x'] }),
+        ],
+        expectations: [
+          { rule: 'DailyStatementMissing', files: ['EXTRATO_*.RET'], windowStart: NOW - 8 * 3_600_000, timezone: 'UTC', count: 0, minCount: 1, deadline: NOW - 60_000, status: 'awaiting_data' },
+        ],
+      }),
+      OPTS,
+    );
+    expect(page).toContain('<strong>1</strong> firing, <strong>0</strong> pending, <strong>2</strong> silenced or inhibited');
+    const main = page.slice(page.indexOf('id="alerts"'), page.indexOf('id="muted-alerts"'));
+    const muted = page.slice(page.indexOf('id="muted-alerts"'), page.indexOf('id="expected"'));
+    expect(main).toContain('Loud');
+    expect(main).not.toContain('Quiet');
+    expect(muted).toContain('Quiet');
+    expect(muted).toContain('Blocked');
+    expect(muted).toContain('Inhibited by 1 firing alert (inhibit_rules)');
+    expect(page).toContain('<a class="runbook" href="/runbooks/Loud" rel="noopener noreferrer">runbook</a>');
+    expect(page).not.toContain('javascript:alert');
+    expect(page).toContain("the source&#39;s history is not read up to it yet");
+    expect(page).toContain('<td data-label="Rule" class="rule">DailyStatementMissing');
   });
 
   it('lists at most MAX_ALERTS_PER_GROUP alerts of one name and says how many more there are', () => {

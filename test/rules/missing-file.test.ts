@@ -47,7 +47,7 @@ describe('missing_file', () => {
     expect(changes.map((c) => c.to)).toEqual(['firing']);
     const alert = store.alerts()[0];
     expect(alert?.labels).toEqual({ alertname: 'StatementMissing', severity: 'warning', source: 'prod' });
-    expect(alert?.annotations['summary']).toContain('2026-11-23 08:00 America/Sao_Paulo (UTC-03:00)');
+    expect(alert?.annotations['summary']).toContain('2026-11-23 08:00:00 -03:00 (America/Sao_Paulo)');
     expect(alert?.values).toMatchObject({ count: 0, min_count: 1, deadline_ms: MONDAY_DEADLINE });
   });
 
@@ -97,9 +97,9 @@ describe('missing_file', () => {
     const resolved = store.alerts()[0];
     expect(resolved?.state).toBe('resolved');
     expect(resolved?.annotations['resolution']).toBe(
-      'arrived late at 2026-11-23 08:20 America/Sao_Paulo (UTC-03:00) (deadline 2026-11-23 08:00 America/Sao_Paulo (UTC-03:00))',
+      'arrived late at 2026-11-23 08:20:00 -03:00 (America/Sao_Paulo) (deadline 2026-11-23 08:00:00 -03:00 (America/Sao_Paulo))',
     );
-    expect(resolved?.annotations['summary']).toContain('arrived late at 2026-11-23 08:20 America/Sao_Paulo');
+    expect(resolved?.annotations['summary']).toContain('arrived late at 2026-11-23 08:20:00 -03:00 (America/Sao_Paulo)');
     expect(resolved?.values['arrived_at_ms']).toBe(MONDAY_DEADLINE + 20 * MIN);
   });
 
@@ -110,7 +110,7 @@ describe('missing_file', () => {
       { alertname: 'StatementMissing', severity: 'warning', source: 'prod', phase: 'jeopardy' },
     ]);
     expect(store.alerts()[0]?.annotations['summary']).toBe(
-      'StatementMissing: expected file not received yet; deadline 2026-11-23 08:00 America/Sao_Paulo (UTC-03:00)',
+      'StatementMissing: expected file not received yet; deadline 2026-11-23 08:00:00 -03:00 (America/Sao_Paulo)',
     );
     // The file arrives before the deadline: the warning resolves and nothing fires at the deadline.
     engine.observe(transfer({ time: MONDAY_DEADLINE - 10 * MIN }));
@@ -187,7 +187,7 @@ describe('missing_file across DST changes (America/New_York)', () => {
     step(Date.parse('2026-03-08T12:00:00Z'));
     const alert = store.alerts()[0];
     expect(alert?.values['deadline_ms']).toBe(Date.parse('2026-03-08T12:00:00Z'));
-    expect(alert?.annotations['summary']).toContain('2026-03-08 08:00 America/New_York (UTC-04:00)');
+    expect(alert?.annotations['summary']).toContain('2026-03-08 08:00:00 -04:00 (America/New_York)');
   });
 
   it('spring forward: a deadline in the skipped hour (02:30) happens once, at 03:30 EDT', () => {

@@ -25,7 +25,7 @@ describe('stuck_partner', () => {
     expect(rest).toEqual([]);
     expect(alert?.labels).toEqual({ alertname: 'PartnerStuck', severity: 'critical', user: 'BANK2' });
     expect(alert?.values).toMatchObject({ count: 3, since_ms: T0 + 10 * MIN, last_failure_ms: T0 + 40 * MIN });
-    expect(alert?.annotations['summary']).toBe('3 failed transfers in a row since 2026-11-20 10:10 UTC, no success in between');
+    expect(alert?.annotations['summary']).toBe('3 failed transfers in a row since 2026-11-20 10:10:00 UTC, no success in between');
     expect(alert?.samples[0]).toMatchObject({ message: 'timeout' });
   });
 

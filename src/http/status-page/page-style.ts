@@ -18,7 +18,7 @@ ul{list-style:none;padding:0;margin:0}
 .badge.firing,.badge.missing,.badge.down,.badge.failed,.badge.given_up{color:var(--red)}.badge.pending,.badge.late,.badge.awaiting_data{color:var(--amber)}
 .badge.arrived,.badge.up,.badge.sent{color:var(--green)}.badge.silenced,.badge.not_due,.badge.sev,.badge.inhibited{color:var(--muted)}
 .labels{display:flex;flex-wrap:wrap;gap:.25rem;margin:.3rem 0}.label{font:12px/1.5 ui-monospace,Menlo,Consolas,monospace;background:var(--bg);border:1px solid var(--line);border-radius:.3rem;padding:0 .3rem;overflow-wrap:anywhere}.label-name{color:var(--muted)}
-.scroll{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{text-align:left;vertical-align:top;padding:.3rem .4rem;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
+.scroll{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{text-align:left;vertical-align:top;padding:.3rem .4rem;border-bottom:1px solid var(--line);overflow-wrap:anywhere}td.rule{overflow-wrap:normal;word-break:keep-all;white-space:nowrap}
 details.action summary{cursor:pointer;color:var(--blue);margin-top:.2rem}
 form{display:flex;flex-wrap:wrap;gap:.4rem;align-items:end;margin:.4rem 0 0}form label{display:flex;flex-direction:column;font-size:.85rem;color:var(--muted);flex:1 1 10rem}
 input,select,button{font:inherit;padding:.35rem .5rem;border:1px solid var(--line);border-radius:.3rem;background:var(--bg);color:var(--fg);min-height:2.2rem}

@@ -1,4 +1,4 @@
-import { formatTime } from '../../notify/templates/format-time.js';
+import { formatTime } from '../../util/format-time.js';
 import { html, type SafeHtml } from './safe-html.js';
 import { PAGE_SCRIPT } from './page-script.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -26,6 +26,16 @@ export const SILENCE_DURATIONS = ['30m', '1h', '2h', '4h', '8h', '1d', '3d'] as 
 const NOTICES: Record<string, string> = {
   silenced: 'Silence created.',
   expired: 'Silence expired.',
+};
+
+/** What each status means, shown next to it (the page must explain itself to someone paged at night). */
+const STATUS_HELP: Record<ExpectedFile['status'], string> = {
+  arrived: 'arrived in its window, by the deadline',
+  late: 'arrived after the deadline',
+  missing: 'not arrived by the deadline',
+  not_due: 'the deadline is still ahead',
+  awaiting_data:
+    "the deadline has passed, but the source's history is not read up to it yet (polling is behind, or the source is down): nothing is claimed until it is",
 };
 
 const STATUS_TEXT: Record<ExpectedFile['status'], string> = {
@@ -93,6 +103,19 @@ function silenceForm(alert: StatusPageAlert, csrfToken: string): SafeHtml {
 </form></details>`;
 }
 
+/** A runbook link only for http(s) URLs and paths on this server: an annotation is never made a script link. */
+function runbookLink(alert: StatusPageAlert): SafeHtml | '' {
+  const url = alert.annotations['runbook_url'];
+  if (url === undefined) return '';
+  const safe = /^https?:\/\//i.test(url) || (url.startsWith('/') && !url.startsWith('//'));
+  return safe ? html` <a class="runbook" href="${url}" rel="noopener noreferrer">runbook</a>` : '';
+}
+
+/** Silenced or inhibited: it fires, but nobody is told; shown apart and not counted as firing. */
+function hidden(alert: StatusPageAlert): boolean {
+  return alert.silencedBy.length > 0 || alert.inhibitedBy.length > 0;
+}
+
 function renderAlert(alert: StatusPageAlert, data: StatusPageData, csrfToken: string): SafeHtml {
   const silences = alert.silencedBy.map((id) => data.silences.find((s) => s.id === id)).filter((s): s is Silence => s !== undefined);
   const silenced = alert.silencedBy.length > 0;
@@ -102,19 +125,16 @@ function renderAlert(alert: StatusPageAlert, data: StatusPageData, csrfToken: st
 <div class="alert-head"><span class="badge ${alert.state}">${alert.state}</span>${severity ? html` <span class="badge sev">${severity}</span>` : ''}${
     silenced ? html` <span class="badge silenced">silenced</span>` : ''
   }${alert.inhibitedBy.length > 0 ? html` <span class="badge inhibited">inhibited</span>` : ''} <span class="since">since ${time(alert.activeAt, data.timezone, data.now)}</span></div>
-${summary ? html`<p class="summary">${summary}</p>` : ''}
+${summary || alert.annotations['runbook_url'] ? html`<p class="summary">${summary ?? ''}${runbookLink(alert)}</p>` : ''}
 ${labelChips(alert.labels, ['alertname', 'severity'])}
+${alert.inhibitedBy.length > 0 ? html`<p class="silenced-by">Inhibited by ${alert.inhibitedBy.length} firing alert${alert.inhibitedBy.length === 1 ? '' : 's'} (inhibit_rules): not notified while ${alert.inhibitedBy.length === 1 ? 'it fires' : 'they fire'}.</p>` : ''}
 ${silences.map((s) => html`<p class="silenced-by">Silenced by ${s.createdBy} until ${time(Date.parse(s.endsAt), data.timezone, data.now)}: ${s.comment}</p>`)}
 ${silenced ? '' : silenceForm(alert, csrfToken)}
 </li>`;
 }
 
-function alertsSection(data: StatusPageData, csrfToken: string): SafeHtml {
-  const groups = groupAlerts(data.alerts);
-  const body =
-    groups.length === 0
-      ? html`<p class="ok">No firing or pending alerts.</p>`
-      : groups.map((g) => {
+function alertGroupsHtml(alerts: readonly StatusPageAlert[], data: StatusPageData, csrfToken: string): SafeHtml[] {
+  return groupAlerts(alerts).map((g) => {
           const firing = g.alerts.filter((a) => a.state === 'firing').length;
           const pending = g.alerts.length - firing;
           return html`<div class="group"><h3>${g.alertname} <span class="muted">${firing} firing${pending > 0 ? `, ${pending} pending` : ''}</span></h3>
@@ -123,8 +143,18 @@ function alertsSection(data: StatusPageData, csrfToken: string): SafeHtml {
               ? html`<p class="muted">${g.alerts.length - MAX_ALERTS_PER_GROUP} more not shown; see <a href="/api/v1/alerts">/api/v1/alerts</a>.</p>`
               : ''
           }</div>`;
-        });
-  return html`<section id="alerts" data-section="alerts"><h2>Alerts</h2>${body}</section>`;
+  });
+}
+
+function alertsSection(data: StatusPageData, csrfToken: string): SafeHtml {
+  const shown = data.alerts.filter((a) => !hidden(a));
+  const muted = data.alerts.filter(hidden);
+  const body = shown.length === 0 ? html`<p class="ok">No firing or pending alerts.</p>` : alertGroupsHtml(shown, data, csrfToken);
+  const mutedPart =
+    muted.length === 0
+      ? ''
+      : html`<div id="muted-alerts" data-section="muted-alerts"><h3>Silenced or inhibited <span class="muted">${muted.length} (firing, but nobody is notified)</span></h3>${alertGroupsHtml(muted, data, csrfToken)}</div>`;
+  return html`<section id="alerts" data-section="alerts"><h2>Alerts</h2>${body}${mutedPart}</section>`;
 }
 
 function silencesSection(data: StatusPageData, csrfToken: string): SafeHtml {
@@ -144,10 +174,12 @@ function silencesSection(data: StatusPageData, csrfToken: string): SafeHtml {
 
 function expectationsSection(data: StatusPageData): SafeHtml {
   const rows = data.expectations.map(
-    (e) => html`<tr class="expect ${e.status}"><td data-label="Rule">${e.rule}${e.key ? html`<br><span class="muted">${e.key.label}=${e.key.value}</span>` : ''}</td>
+    (e) => html`<tr class="expect ${e.status}"><td data-label="Rule" class="rule">${e.rule}${e.key ? html`<br><span class="muted">${e.key.label}=${e.key.value}</span>` : ''}</td>
 <td data-label="File">${e.files.length > 0 ? e.files.join(', ') : html`<span class="muted">any file</span>`}</td>
 <td data-label="Deadline">${time(e.deadline, e.timezone, data.now)}</td>
-<td data-label="Status"><span class="badge ${e.status}">${STATUS_TEXT[e.status]}</span>${e.arrivedAt !== undefined ? html`<br>at ${time(e.arrivedAt, e.timezone, data.now)}` : ''}${
+<td data-label="Status"><span class="badge ${e.status}" title="${STATUS_HELP[e.status]}">${STATUS_TEXT[e.status]}</span>${
+      e.status === 'awaiting_data' ? html`<br><span class="muted help">${STATUS_HELP.awaiting_data}</span>` : ''
+    }${e.arrivedAt !== undefined ? html`<br>at ${time(e.arrivedAt, e.timezone, data.now)}` : ''}${
       e.minCount > 1 ? html`<br><span class="muted">${e.count} of ${e.minCount}</span>` : ''
     }</td></tr>`,
   );
@@ -187,7 +219,7 @@ function notificationsSection(data: StatusPageData): SafeHtml {
       : receivers.map(([name, sends]) => {
           const failures = sends.filter((s) => s.outcome !== 'sent').length;
           const items = sends.slice(0, 10).map(
-            (s) => html`<li class="send ${s.outcome}"><span class="badge ${s.outcome}">${s.outcome.replace('_', ' ')}</span> ${s.status} ${s.alertnames.join(', ')} <span class="muted">${time(s.at, data.timezone, data.now)}${
+            (s) => html`<li class="send ${s.outcome}"><span class="badge ${s.outcome}">${s.outcome.replace('_', ' ')}</span> ${s.status} ${s.alerts.join('; ')} <span class="muted">${time(s.at, data.timezone, data.now)}${
               s.attempts > 1 ? `, attempt ${s.attempts}` : ''
             }</span>${s.error ? html`<br><span class="error">${s.error}</span>` : ''}</li>`,
           );
@@ -197,12 +229,14 @@ function notificationsSection(data: StatusPageData): SafeHtml {
 }
 
 function headerSummary(data: StatusPageData): SafeHtml {
-  const firing = data.alerts.filter((a) => a.state === 'firing').length;
-  const pending = data.alerts.length - firing;
+  const shown = data.alerts.filter((a) => !hidden(a));
+  const firing = shown.filter((a) => a.state === 'firing').length;
+  const pending = shown.length - firing;
+  const muted = data.alerts.length - shown.length;
   const down = data.sources.filter((s) => !s.up).length;
-  return html`<p id="summary" data-section="summary" class="${firing > 0 || down > 0 ? 'bad' : 'good'}"><strong>${firing}</strong> firing, <strong>${pending}</strong> pending, <strong>${
-    data.sources.length - down
-  }/${data.sources.length}</strong> sources up · as of ${formatTime(data.now, data.timezone)}</p>`;
+  return html`<p id="summary" data-section="summary" class="${firing > 0 || down > 0 ? 'bad' : 'good'}"><strong>${firing}</strong> firing, <strong>${pending}</strong> pending${
+    muted > 0 ? html`, <strong>${muted}</strong> silenced or inhibited` : ''
+  }, <strong>${data.sources.length - down}/${data.sources.length}</strong> sources up · as of ${formatTime(data.now, data.timezone)}</p>`;
 }
 
 /** The whole status page: server-rendered, readable without JavaScript; the inline script only refreshes it. */

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import type { Alert } from '../../alerts/alert.js';
 import type { Clock } from '../../util/clock.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
@@ -240,7 +241,7 @@ export class DeliverStage {
       integration: entry.integration,
       outcome,
       status: entry.notification.status,
-      alertnames: [...new Set(entry.notification.alerts.map((a) => a.labels['alertname'] ?? a.fingerprint))],
+      alerts: [...new Set(entry.notification.alerts.map(alertIdentity))],
       attempts: outcome === 'sent' ? entry.attempts + 1 : entry.attempts,
       ...(error !== undefined ? { error } : {}),
     });
@@ -279,4 +280,15 @@ export class DeliverStage {
       }
     }
   }
+}
+
+/** `TransferErrorBurst {mft_instance=PROD1, user=BANK1}`: an alert named so that two of one rule are told apart. */
+function alertIdentity(alert: Alert): string {
+  const labels = Object.keys(alert.labels)
+    .filter((k) => k !== 'alertname')
+    .sort()
+    .map((k) => `${k}=${alert.labels[k] ?? ''}`)
+    .join(', ');
+  const name = alert.labels['alertname'] ?? alert.fingerprint;
+  return labels ? `${name} {${labels}}` : name;
 }

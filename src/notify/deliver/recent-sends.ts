@@ -7,8 +7,8 @@ export interface SendOutcome {
   outcome: 'sent' | 'failed' | 'given_up';
   /** The notification's status: a firing or a resolved group. */
   status: 'firing' | 'resolved';
-  /** Alert names in the notification, deduplicated. */
-  alertnames: string[];
+  /** The notification's alerts, each named with its labels (`TransferErrorBurst {user=BANK1}`), deduplicated. */
+  alerts: string[];
   attempts: number;
   /** Already redacted of receiver secrets (webhook URLs, passwords). */
   error?: string;
@@ -30,6 +30,6 @@ export class RecentSends {
 
   /** Newest first. */
   list(): SendOutcome[] {
-    return this.items.map((o) => ({ ...o, alertnames: [...o.alertnames] })).reverse();
+    return this.items.map((o) => ({ ...o, alerts: [...o.alerts] })).reverse();
   }
 }

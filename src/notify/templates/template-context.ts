@@ -2,7 +2,7 @@ import type { Alert, Labels } from '../../alerts/alert.js';
 import { formatDuration } from '../../config/duration.js';
 import type { Notification } from '../notification.js';
 import type { Escaper } from './escape.js';
-import { formatTime } from './format-time.js';
+import { formatTime } from '../../util/format-time.js';
 
 /** A failed transfer as templates see it (strings escaped for the channel, time with its zone). */
 export interface SampleContext {

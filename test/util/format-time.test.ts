@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatTime } from '../../../src/notify/templates/format-time.js';
+import { formatTime } from '../../src/util/format-time.js';
 
 describe('formatTime', () => {
   const t = Date.UTC(2026, 10, 22, 13, 4, 5);

@@ -1,0 +1,37 @@
+import { zonedTime } from './zoned-time.js';
+
+/**
+ * The one form of a time shown to people (messages, rule annotations, the status page, the CLI): it always
+ * names its zone. `2026-11-22 10:04:05 UTC` in UTC and `2026-11-22 10:04:05 -03:00 (America/Sao_Paulo)`
+ * elsewhere: the offset makes the instant unambiguous (abbreviations such as BRT or CST are not), the IANA name
+ * says which rules (DST) apply.
+ */
+export function formatTime(epochMs: number, timeZone: string): string {
+  // Evaluations format the same few instants (now, window starts, deadlines) for every rule and alert.
+  let memo = formattedTimes.get(timeZone);
+  if (!memo) formattedTimes.set(timeZone, (memo = new Map()));
+  let text = memo.get(epochMs);
+  if (text === undefined) {
+    text = format(epochMs, timeZone);
+    if (memo.size >= MAX_FORMATTED_PER_ZONE) memo.clear();
+    memo.set(epochMs, text);
+  }
+  return text;
+}
+
+/** Recently formatted instants per zone; cleared when full, so bounded whatever the times asked for. */
+const formattedTimes = new Map<string, Map<number, string>>();
+const MAX_FORMATTED_PER_ZONE = 1024;
+
+function format(epochMs: number, timeZone: string): string {
+  const t = zonedTime(epochMs, timeZone);
+  const local = `${t.year}-${t.month}-${t.day} ${t.hour}:${t.minute}:${t.second}`;
+  if (isUtc(timeZone)) return `${local} UTC`;
+  // longOffset gives `GMT-03:00`, or bare `GMT` at offset zero.
+  const offset = t.gmtOffset === 'GMT' ? '+00:00' : t.gmtOffset.replace(/^GMT/, '');
+  return `${local} ${offset} (${timeZone})`;
+}
+
+function isUtc(timeZone: string): boolean {
+  return ['UTC', 'Etc/UTC', 'Etc/Universal', 'Universal', 'Zulu', 'Etc/Zulu', 'GMT', 'Etc/GMT'].includes(timeZone);
+}
