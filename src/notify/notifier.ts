@@ -196,6 +196,7 @@ export class Notifier {
     const now = this.clock.now();
     const { flush, resend } = this.dispatcher.due(now);
     if (flush.length > 0 || resend.length > 0) await this.flushGroups(flush, resend, now);
+    await this.silenceStore.retryPersist();
     await this.deliver.sendDue();
     this.schedule();
   }
@@ -307,7 +308,9 @@ export class Notifier {
 
   /** When `tick()` next has something to do (a group timer or a retry), or Infinity. */
   nextWakeup(): number {
-    return Math.min(this.dispatcher.nextWakeup(), this.deliver.nextWakeup());
+    // A refused silences write is retried every second, like the outbox and the log (see DeliverStage).
+    const silences = this.silenceStore.stale ? this.clock.now() + 1_000 : Infinity;
+    return Math.min(this.dispatcher.nextWakeup(), this.deliver.nextWakeup(), silences);
   }
 
   private schedule(): void {

@@ -310,6 +310,8 @@ export class FileStateStore implements StateStore {
     } catch (err) {
       this.lastWriteOk = false;
       this.lastWriteError = errorMessage(err);
+      // A half-written temp file (disk full) must not linger: it is never read, only takes space.
+      await unlink(tmp).catch(() => undefined);
       throw new TransferWatchError('state_write', `cannot write state file ${file}: ${errorMessage(err)}`, { cause: err });
     }
   }

@@ -26,6 +26,7 @@ const STATE_ORDER = { active: 0, pending: 1, expired: 2 } as const;
 
 /** The silences of one daemon, persisted under state key `silences` after every change. */
 export class SilenceStore implements SilenceApi {
+  private staleSince: number | undefined;
   private readonly silences = new Map<string, { stored: StoredSilence; matchers: Matcher[] }>();
 
   constructor(
@@ -122,8 +123,30 @@ export class SilenceStore implements SilenceApi {
     }
   }
 
+  /** A write was refused (state dir read-only or full): the silences in memory are newer than the file. */
+  get stale(): boolean {
+    return this.staleSince !== undefined;
+  }
+
+  /** Write the silences again if a write was refused; quiet while the store still refuses. */
+  async retryPersist(): Promise<void> {
+    if (this.staleSince === undefined) return;
+    try {
+      await this.persist();
+      this.logger.info('silences written again after a failed write');
+    } catch {
+      /* still refused: the next tick tries again */
+    }
+  }
+
   private async persist(): Promise<void> {
     this.forgetOld(this.clock.now());
-    await this.state.save(SILENCES_STATE_KEY, { version: 1, silences: [...this.silences.values()].map((s) => s.stored) });
+    try {
+      await this.state.save(SILENCES_STATE_KEY, { version: 1, silences: [...this.silences.values()].map((s) => s.stored) });
+      this.staleSince = undefined;
+    } catch (err) {
+      this.staleSince ??= this.clock.now();
+      throw err;
+    }
   }
 }
