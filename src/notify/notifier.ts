@@ -10,7 +10,7 @@ import { NotificationLog, nflogKey } from './dedup/nflog.js';
 import { DeliverStage, type DeliveryHooks, type NewDelivery } from './deliver/deliver-stage.js';
 import { Outbox } from './deliver/outbox.js';
 import type { SendOutcome } from './deliver/recent-sends.js';
-import type { BackoffOptions } from './deliver/retry-delay.js';
+import type { BackoffOptions } from '../util/backoff.js';
 import type { AlertGroup } from './dispatch/alert-group.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { buildRoute, type Route } from './dispatch/route.js';

@@ -1,11 +1,13 @@
+import { retryDelay, type BackoffOptions } from '../util/backoff.js';
+
+/** The source client's backoff: from 500 ms, doubling, capped at 30 s (a poll cycle must not stall for long). */
+export const SOURCE_BACKOFF: BackoffOptions = { baseMs: 500, factor: 2, maxMs: 30_000 };
+
 /**
- * Backoff before retry number `attempt` (1 = the first retry): exponential from 500 ms, capped at 30 s,
- * with "equal jitter" (half fixed, half random) so many sources failing together do not retry in step.
- * A server's Retry-After wins when it is given, since the server knows when it will be back.
- * Pure apart from `random`, which tests can pin.
+ * Backoff before retry number `attempt` (1 = the first retry), with "equal jitter" so many sources failing
+ * together do not retry in step, never sooner than a server's Retry-After. The same function the notification
+ * retrier uses (util/backoff.ts), with the source's bounds. Pure apart from `random`, which tests can pin.
  */
 export function defaultRetryDelay(attempt: number, retryAfterMs?: number, random: () => number = Math.random): number {
-  if (retryAfterMs !== undefined && retryAfterMs > 0) return retryAfterMs;
-  const base = Math.min(30_000, 500 * 2 ** Math.max(0, attempt - 1));
-  return Math.round(base / 2 + (base / 2) * random());
+  return retryDelay(attempt, random, retryAfterMs, SOURCE_BACKOFF);
 }

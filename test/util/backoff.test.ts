@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retryDelay } from '../../../src/notify/deliver/retry-delay.js';
+import { retryDelay } from '../../src/util/backoff.js';
 
 describe('retryDelay', () => {
   it('doubles from 1 s with jitter in [d/2, d] and caps at 5 min', () => {
