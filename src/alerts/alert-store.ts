@@ -63,7 +63,8 @@ export class AlertStore {
     this.retention = opts.resolvedRetention ?? DEFAULT_RESOLVED_RETENTION;
   }
 
-  async restore(): Promise<void> {
+  /** Load the alert state, replacing what is in memory (`quiet`: an HA follower refreshing its view each second). */
+  async restore(opts: { quiet?: boolean } = {}): Promise<void> {
     const raw = await this.state.load(ALERTS_STATE_KEY);
     if (raw === undefined) return;
     const parsed = snapshotSchema.safeParse(raw);
@@ -73,7 +74,7 @@ export class AlertStore {
     }
     this.byFingerprint.clear();
     for (const a of parsed.data.alerts) this.byFingerprint.set(a.fingerprint, a);
-    this.logger.info({ alerts: parsed.data.alerts.length }, 'alert state restored');
+    if (!opts.quiet) this.logger.info({ alerts: parsed.data.alerts.length }, 'alert state restored');
   }
 
   async flush(): Promise<void> {
@@ -125,9 +126,13 @@ export class AlertStore {
   }
 
   setSourceDown(source: string, down: boolean, now: number, detail?: string): AlertChange[] {
+    return this.setBuiltin(sourceDownCandidate(source, detail), down, now);
+  }
+
+  /** Raise or resolve a built-in alert (not from a rule file: a reload keeps it). */
+  setBuiltin(candidate: AlertCandidate, active: boolean, now: number): AlertChange[] {
     const changes: AlertChange[] = [];
-    const candidate = sourceDownCandidate(source, detail);
-    if (down) {
+    if (active) {
       this.activate(SOURCE_DOWN_RULE, candidate, now, changes);
     } else {
       const stored = this.byFingerprint.get(fingerprint(candidate.labels));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { duration, name, timeZone } from './schema-helpers.js';
+import { haSchema } from '../ha/ha-schema.js';
 import { receiverSchema } from '../notify/receiver-schema.js';
 import { inhibitRuleSchema, muteTimeIntervalSchema, routeSchema } from '../notify/dispatch/route-schema.js';
 
@@ -74,6 +75,7 @@ export const configSchema = z
         max_series: z.number().int().min(10).default(10_000),
       })
       .prefault({}),
+    ha: haSchema,
   })
   .superRefine((cfg, ctx) => {
     const seen = new Set<string>();

@@ -1,8 +1,19 @@
+import { mkdir } from 'node:fs/promises';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import { errorMessage } from '../util/errors.js';
 import type { Config, SourceConfig } from '../config/schema.js';
 import { FileStateStore } from '../state/file-state-store.js';
+import { StateDirLock } from '../state/state-dir-lock.js';
+import type { StateStore } from '../state/state-store.js';
+import { coordinationDownCandidate } from '../alerts/coordination-down.js';
+import { BusProgress } from '../ha/bus-progress.js';
+import { HaCluster } from '../ha/ha-cluster.js';
+import { LEADER_LEASE } from '../ha/lease-coordinator.js';
+import { redisUrlForDisplay } from '../ha/redis-connection.js';
+import { SourcePollState } from '../ha/source-poll-state.js';
+import type { StreamProgress } from '../ha/transfer-bus.js';
+import { RESULT_OF } from '../poller/stream-kind.js';
 import { TransferHistoryClient } from '../source/transfer-history-client.js';
 import type { Transfer } from '../source/transfer.js';
 import { Poller } from '../poller/poller.js';
@@ -58,9 +69,36 @@ export interface ApiAlert {
  * from history, the alert store restores identities and `activeAt` before the first evaluation, and the
  * notifier (with its persisted log and outbox) receives the whole alert set after every evaluation.
  */
+/** What the daemon needs of its state store besides the interface: health for the status API and metrics. */
+type DaemonStateStore = StateStore & { lastWriteOk: boolean; lastWriteError: string | undefined; close(): Promise<void> };
+
+/** How far each source's history is read: the local poller (one process) or the leader's view of the stream (HA). */
+interface SourceProgress {
+  completeUntil(source: string, result: 'success' | 'error'): number | undefined;
+  completeFrom(source: string, result: 'success' | 'error'): number | undefined;
+  lastHealthy(source: string): number;
+}
+
+/** Followers refresh their view of alerts and silences from Redis this often. */
+const HA_VIEW_REFRESH_MS = 1_000;
+
 export class Daemon {
   private setup!: LoadedSetup;
-  private state!: FileStateStore;
+  private state!: DaemonStateStore;
+  /** Without `ha:`: the lock that keeps a second process off this state.dir. */
+  private lock: StateDirLock | undefined;
+  /** With `ha:`: the shared Redis, the leases and the transfer stream. */
+  private cluster: HaCluster | undefined;
+  /** With `ha:`: the pollers of the sources whose lease this replica holds. */
+  private readonly sourcePollers = new Map<string, { poller: Poller; state: SourcePollState }>();
+  /** Whether this process evaluates rules and notifies: always without `ha:`, the leader lease holder with it. */
+  private leading = false;
+  /** Changes at every leadership change, so work of an old leadership stops. */
+  private leadership = 0;
+  private progress!: SourceProgress;
+  private redisDownSince: number | undefined;
+  private haView: NodeJS.Timeout | undefined;
+  private leaseHolders: Record<string, string | null> = {};
   private metrics!: TransferWatchMetrics;
   private alerts!: AlertStore;
   private engine!: RuleEngine;
@@ -103,32 +141,44 @@ export class Daemon {
     const { clock, logger } = this.opts;
     this.setup = await this.opts.load();
     const config = this.setup.config;
+    const sourceNames = config.sources.map((s) => s.name);
 
     // The poller hands each transfer on once (per-stream dedup across overlaps and abandoned windows), so the
     // metrics' own id memory (100,000 ids) would be redundant.
-    this.metrics = new TransferWatchMetrics({ maxSeries: config.metrics.max_series, version: this.opts.version, rememberTransfers: 0 });
-    this.state = new FileStateStore(config.state.dir, logger, clock);
-    await this.state.init();
+    this.metrics = new TransferWatchMetrics({
+      maxSeries: config.metrics.max_series,
+      version: this.opts.version,
+      rememberTransfers: 0,
+      ...(config.ha ? { haLeases: [LEADER_LEASE, ...sourceNames] } : {}),
+    });
+    if (config.ha) {
+      this.cluster = await HaCluster.connect(config.ha, logger, sourceNames, {
+        onLeaseAcquired: (lease) => this.onLeaseAcquired(lease),
+        onLeaseLost: (lease) => this.onLeaseLost(lease),
+        onRedisUp: (up) => this.onRedisUp(up),
+        onSilencesChanged: () => void this.notifier.reloadSilences().catch(() => undefined),
+      });
+      this.state = this.cluster.leaderState;
+    } else {
+      this.lock = StateDirLock.acquire(await ensureDir(config.state.dir));
+      const fileState = new FileStateStore(config.state.dir, logger, clock);
+      await fileState.init();
+      this.state = fileState;
+    }
 
     this.alerts = new AlertStore({ clock, logger, state: this.state });
     await this.alerts.restore();
     this.engine = this.newEngine(this.setup.rules);
-    this.notifier = new Notifier({
-      config,
-      clock,
-      logger,
-      state: this.state,
-      templates: this.setup.templates,
-      hooks: {
-        onNotification: (receiver, integration, outcome) => this.metrics.observeNotification(receiver, integration, outcome),
-        onQueueLength: (n) => this.metrics.setNotificationQueueLength(n),
-      },
-    });
+    this.notifier = this.newNotifier();
     await this.notifier.restore();
     this.initReceiverMetrics();
 
-    this.poller = this.newPoller(config);
-    const restarted = await this.poller.restore();
+    let restarted = false;
+    if (!this.cluster) {
+      this.poller = this.newPoller(config);
+      this.progress = this.poller;
+      restarted = await this.poller.restore();
+    }
 
     // Serve health and metrics while windows are rebuilt; /readyz says 503 until then.
     this.http = await startHttpServer({
@@ -159,9 +209,20 @@ export class Daemon {
     // Links in messages (and Alertmanager's generatorURL) name the bound port, not a configured port 0.
     this.notifier.setListenUrl(this.http.url);
 
-    if (restarted) this.engineFrom = await this.replayInto(this.engine);
     this.metrics.setConfigReload(true, clock.now());
     this.lastReload = { ok: true, at: clock.now() };
+    if (this.cluster) {
+      // Leases decide what this replica does; until the leader lease comes, it serves the shared view.
+      this.ready = true;
+      await this.cluster.coordinator.start();
+      this.haView = setInterval(() => void this.refreshHaView(), HA_VIEW_REFRESH_MS);
+      this.haView.unref();
+      this.tick = setInterval(() => void this.evaluate(), EVALUATION_TICK_MS);
+      this.tick.unref();
+      return;
+    }
+    if (restarted) this.engineFrom = await this.replayInto(this.engine);
+    this.leading = true;
     this.ready = true;
 
     await this.evaluate();
@@ -169,6 +230,171 @@ export class Daemon {
     this.notifier.start();
     this.tick = setInterval(() => void this.evaluate(), EVALUATION_TICK_MS);
     this.tick.unref();
+  }
+
+  private newNotifier(): Notifier {
+    const { clock, logger } = this.opts;
+    const cluster = this.cluster;
+    const notifier = new Notifier({
+      config: this.setup.config,
+      clock,
+      logger,
+      state: this.state,
+      templates: this.setup.templates,
+      hooks: {
+        onNotification: (receiver, integration, outcome) => this.metrics.observeNotification(receiver, integration, outcome),
+        onQueueLength: (n) => this.metrics.setNotificationQueueLength(n),
+      },
+      ...(cluster
+        ? {
+            silenceState: cluster.sharedState,
+            onSilencesChanged: () => void cluster.silencesChanged(),
+            // Exactly one sender: only while the leader lease is ours, as Redis says right before the send.
+            claim: () => cluster.coordinator.confirm(LEADER_LEASE),
+          }
+        : {}),
+    });
+    if (this.http) notifier.setListenUrl(this.http.url);
+    return notifier;
+  }
+
+  // --- high availability (ha:) ------------------------------------------------------------------------
+
+  private onLeaseAcquired(lease: string): void {
+    const source = lease.startsWith('source:') ? lease.slice('source:'.length) : undefined;
+    this.metrics.setLeaseHeld(source ?? LEADER_LEASE, true);
+    if (source !== undefined) void this.startSourcePoller(source);
+    else if (lease === LEADER_LEASE) void this.becomeLeader();
+  }
+
+  private onLeaseLost(lease: string): void {
+    const source = lease.startsWith('source:') ? lease.slice('source:'.length) : undefined;
+    this.metrics.setLeaseHeld(source ?? LEADER_LEASE, false);
+    if (source !== undefined) void this.stopSourcePoller(source);
+    else if (lease === LEADER_LEASE) this.stepDown();
+  }
+
+  private onRedisUp(up: boolean): void {
+    this.metrics.setRedisUp(up);
+    if (up) this.redisDownSince = undefined;
+    else this.redisDownSince ??= this.opts.clock.now();
+  }
+
+  private async startSourcePoller(name: string): Promise<void> {
+    const cluster = this.cluster;
+    const source = this.setup.config.sources.find((s) => s.name === name);
+    if (!cluster || !source || this.sourcePollers.has(name) || this.stopping) return;
+    const state = new SourcePollState({
+      source: name,
+      bus: cluster.bus,
+      store: cluster.sourceStore(name),
+      fence: () => cluster.coordinator.fence(`source:${name}`),
+      progress: () => streamProgress(this.sourcePollers.get(name)?.poller),
+    });
+    const poller = this.newPoller({ ...this.setup.config, sources: [source] }, state, (t) => {
+      this.metrics.observeTransfer(t);
+      state.add(t);
+    });
+    this.sourcePollers.set(name, { poller, state });
+    await poller.restore();
+    // Lost again while restoring: leave it to the next holder.
+    if (this.sourcePollers.get(name)?.poller !== poller) return;
+    this.logger.info({ source: name }, 'polling this source (its lease is ours)');
+    poller.start();
+  }
+
+  private async stopSourcePoller(name: string): Promise<void> {
+    const entry = this.sourcePollers.get(name);
+    if (!entry) return;
+    this.sourcePollers.delete(name);
+    // Its last commit is refused by the fence if the lease is someone else's; the next holder reads the window again.
+    await entry.poller.stop(500).catch(() => undefined);
+    this.logger.info({ source: name }, 'stopped polling this source (lease given up)');
+  }
+
+  /**
+   * The leader lease is ours: take the alert state, the notification log and the outbox over from Redis (a dead
+   * leader's outbox is delivered from here), rebuild the rule windows from history, then read the transfer stream
+   * from where the last leader stopped.
+   */
+  private async becomeLeader(): Promise<void> {
+    const cluster = this.cluster;
+    if (!cluster || this.stopping) return;
+    const epoch = ++this.leadership;
+    const { clock, logger } = this.opts;
+    const config = this.setup.config;
+    this.notifier.halt();
+    await this.alerts.restore();
+    const notifier = this.newNotifier();
+    await notifier.restore();
+    const engine = this.newEngine(this.setup.rules);
+    const progress = new BusProgress(expectedStreams(config), clock.now());
+    // Every source's cursors as committed: the history replayed reaches them, so rules saw what they say.
+    this.progress = progress;
+    const from = await this.replayAll(engine);
+    const consumed = await cluster.bus.consumed();
+    if (epoch !== this.leadership || !cluster.isLeader()) return notifier.halt();
+    this.engine = engine;
+    this.engineFrom = from;
+    this.notifier = notifier;
+    this.leading = true;
+    logger.info({ replica: cluster.config.replica_name, from: consumed }, 'leading: evaluating rules and sending notifications');
+    await this.evaluate();
+    notifier.start();
+    void cluster.consume(consumed, () => this.leading && epoch === this.leadership, async (entries) => {
+      let last: string | undefined;
+      for (const e of entries) {
+        if ('transfer' in e) {
+          this.engine.observe(e.transfer);
+          this.nextEngine?.observe(e.transfer);
+        } else {
+          progress.apply(e.progress);
+        }
+        last = e.id;
+      }
+      await this.evaluate();
+      if (last !== undefined && epoch === this.leadership) {
+        await cluster.bus.markConsumed(cluster.coordinator.fence(LEADER_LEASE), last).catch((err: unknown) => {
+          logger.warn({ err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot record how far the transfer stream was read');
+        });
+      }
+    });
+  }
+
+  /** The leader lease is gone (taken over after a pause, or given back): stop evaluating and sending at once. */
+  private stepDown(): void {
+    if (!this.leading) return;
+    this.leading = false;
+    this.leadership++;
+    this.cluster?.stopConsuming();
+    this.notifier.halt();
+    this.notifier = this.newNotifier();
+    void this.notifier.reloadSilences().catch(() => undefined);
+    this.logger.warn('no longer leading: another replica evaluates rules and sends notifications now');
+  }
+
+  /** Followers serve the shared picture: alerts and silences as the leader and the other replicas wrote them. */
+  private async refreshHaView(): Promise<void> {
+    const cluster = this.cluster;
+    if (!cluster || this.stopping) return;
+    try {
+      this.leaseHolders = await cluster.coordinator.holders();
+      if (!this.leading) {
+        await this.alerts.restore({ quiet: true });
+        await this.notifier.reloadSilences();
+        this.notifier.update(this.alerts.alerts());
+      }
+    } catch {
+      /* Redis down: keep the last view; the coordination alert says so */
+    }
+    if (!this.leading) this.applyCoordinationAlert(this.opts.clock.now());
+  }
+
+  private applyCoordinationAlert(now: number): void {
+    const ha = this.setup.config.ha;
+    if (!ha) return;
+    const down = this.redisDownSince !== undefined && now - this.redisDownSince >= ha.lease_ttl;
+    this.alerts.setBuiltin(coordinationDownCandidate(ha.replica_name, redisUrlForDisplay(ha.redis.url)), down, now);
   }
 
   /** Receivers' sent/failed series exist at 0 from the first scrape, so `rate()` and alerts on them work. */
@@ -182,15 +408,39 @@ export class Daemon {
     return new RuleEngine(rules, { clock: this.opts.clock, logger: this.logger, sources: this.setup.config.sources.map((s) => s.name) });
   }
 
+  /** Rebuild an engine's windows from every source's history (the local poller, or each source's committed cursors with ha:). */
+  private async replayAll(engine: RuleEngine): Promise<number> {
+    const cluster = this.cluster;
+    if (!cluster) return this.replayInto(engine);
+    const config = this.setup.config;
+    let from = this.opts.clock.now() - Math.min(engine.historyNeeded(), MAX_REPLAY_MS);
+    for (const source of config.sources) {
+      const poller = this.newPoller({ ...config, sources: [source] }, cluster.sourceStore(source.name), () => undefined);
+      await poller.restore();
+      if (this.progress instanceof BusProgress) this.progress.seed(streamProgress(poller));
+      from = Math.max(from, await this.replayInto(engine, poller));
+    }
+    return from;
+  }
+
   /** Feed an engine the history its windows need; returns from when on it knows history. */
-  private async replayInto(engine: RuleEngine): Promise<number> {
+  private async replayInto(engine: RuleEngine, poller: Poller = this.poller): Promise<number> {
     const now = this.opts.clock.now();
     const span = Math.min(engine.historyNeeded(), MAX_REPLAY_MS);
-    const complete = await this.poller.replay(span, (t) => engine.observe(t));
+    const complete = await poller.replay(span, (t) => engine.observe(t));
     return complete ? now - span : now;
   }
 
-  private newPoller(config: Config): Poller {
+  /** A poller of `config.sources` writing its cursors to `state`, handing transfers to `sink` (default: this process's rules). */
+  private newPoller(
+    config: Config,
+    state: StateStore = this.state,
+    sink: (t: Transfer) => void = (t) => {
+      this.metrics.observeTransfer(t);
+      this.engine.observe(t);
+      this.nextEngine?.observe(t);
+    },
+  ): Poller {
     for (const s of config.sources) this.metrics.initSource(s.name, config.poll.success_interval > 0 ? ['failures', 'successes'] : ['failures'], s.instances);
     return new Poller({
       sources: config.sources,
@@ -203,13 +453,9 @@ export class Daemon {
         }),
       clock: this.opts.clock,
       logger: this.logger,
-      state: this.state,
+      state,
       startedAt: this.startedAt,
-      sink: (t: Transfer) => {
-        this.metrics.observeTransfer(t);
-        this.engine.observe(t);
-        this.nextEngine?.observe(t);
-      },
+      sink,
       hooks: {
         onPoll: (source, stream, seconds, reason) => this.metrics.observePoll(source, stream, seconds, reason),
         onRecords: (source, stream, n) => this.metrics.addRecords(source, stream, n),
@@ -239,25 +485,38 @@ export class Daemon {
     return this.evaluating;
   }
 
+  /** The poll streams of this process: all of them on one node, those of the sources whose lease it holds with `ha:`. */
+  private localStreams(): PollStream[] {
+    if (!this.cluster) return this.poller.streams;
+    return [...this.sourcePollers.values()].flatMap((p) => p.poller.streams);
+  }
+
+  private completeness(): { completeUntil: SourceProgress['completeUntil']; completeFrom: SourceProgress['completeFrom'] } {
+    return {
+      completeUntil: (source, result) => this.progress.completeUntil(source, result),
+      completeFrom: (source, result) => {
+        const from = this.progress.completeFrom(source, result);
+        return from === undefined ? undefined : Math.max(from, this.engineFrom ?? from);
+      },
+    };
+  }
+
   private async evaluateOnce(): Promise<void> {
     const now = this.opts.clock.now();
     const config = this.setup.config;
-    const evaluations = this.engine.evaluate(now, {
-      completeUntil: (source, result) => this.poller.completeUntil(source, result),
-      completeFrom: (source, result) => {
-        const from = this.poller.completeFrom(source, result);
-        return from === undefined ? undefined : Math.max(from, this.engineFrom ?? from);
-      },
-    });
+    // With ha:, only the leader evaluates; the others show the leader's alerts (refreshHaView).
+    if (!this.leading) return;
+    const evaluations = this.engine.evaluate(now, this.completeness());
     this.alerts.apply(evaluations, now);
+    const local = this.localStreams();
     for (const source of config.sources) {
-      const silentFor = now - this.poller.lastHealthy(source.name);
+      const silentFor = now - this.progress.lastHealthy(source.name);
       const down = silentFor >= config.poll.stale_after;
-      const streams = this.poller.streams.filter((s) => s.source === source.name);
-      const failing = streams.find((s) => s.lastError);
+      const failing = local.filter((s) => s.source === source.name).find((s) => s.lastError);
       this.alerts.setSourceDown(source.name, down, now, failing?.lastError ? `last error: ${failing.lastError.reason}` : undefined);
       this.metrics.setSourceUp(source.name, !failing && !down);
     }
+    this.applyCoordinationAlert(now);
     const all = this.alerts.alerts();
     this.metrics.setAlerts(all);
     this.notifier.update(all);
@@ -305,7 +564,7 @@ export class Daemon {
   private statusPageData(): StatusPageData {
     const now = this.opts.clock.now();
     const config = this.setup.config;
-    const streams = this.poller.status();
+    const streams = this.localStreams().map((st) => st.status(now));
     return {
       now,
       timezone: config.display_timezone,
@@ -317,16 +576,13 @@ export class Daemon {
           const s = this.notifier.alertStatus(a);
           return { labels: a.labels, annotations: a.annotations, state: a.state, activeAt: a.activeAt, fingerprint: a.fingerprint, silencedBy: s.silencedBy, inhibitedBy: s.inhibitedBy };
         }),
-      expectations: this.engine.expectations(now, {
-        completeUntil: (source, result) => this.poller.completeUntil(source, result),
-        completeFrom: (source, result) => {
-          const from = this.poller.completeFrom(source, result);
-          return from === undefined ? undefined : Math.max(from, this.engineFrom ?? from);
-        },
-      }),
+      expectations: this.leading ? this.engine.expectations(now, this.completeness()) : [],
+      ...(this.cluster ? { cluster: this.clusterView() } : {}),
       sources: config.sources.map((s) => ({
         name: s.name,
-        up: streams.filter((st) => st.source === s.name).every((st) => st.lastError === null) && now - this.poller.lastHealthy(s.name) < config.poll.stale_after,
+        up:
+          streams.filter((st) => st.source === s.name).every((st) => st.lastError === null) &&
+          (!this.leading || now - this.progress.lastHealthy(s.name) < config.poll.stale_after),
         streams: streams
           .filter((st) => st.source === s.name)
           .map((st) => ({ stream: st.stream, instance: st.instance, lastSuccessfulPoll: st.lastSuccessfulPoll, dataLagSeconds: st.dataLagSeconds, lastError: st.lastError })),
@@ -336,15 +592,30 @@ export class Daemon {
     };
   }
 
+  /** Which replica leads and which polls each source (status API and page), as Redis said a second ago. */
+  private clusterView(): { replica: string; leader: string | null; leading: boolean; redisUp: boolean; replicas: string[]; sources: Record<string, string | null> } {
+    const cluster = this.cluster;
+    const holders = this.leaseHolders;
+    return {
+      replica: cluster?.config.replica_name ?? '',
+      leader: holders[LEADER_LEASE] ?? null,
+      leading: this.leading,
+      redisUp: cluster?.coordinator.up ?? false,
+      replicas: [...(cluster?.coordinator.replicas ?? [])],
+      sources: Object.fromEntries(this.setup.config.sources.map((s) => [s.name, holders[`source:${s.name}`] ?? null])),
+    };
+  }
+
   status(): unknown {
     const now = this.opts.clock.now();
-    const streams = this.poller.status();
+    const streams = this.localStreams().map((st) => st.status(now));
     return {
       ready: this.ready && !this.stopping,
       startedAt: new Date(this.startedAt).toISOString(),
+      ...(this.cluster ? { ha: this.clusterView() } : {}),
       sources: this.setup.config.sources.map((s) => {
         const own = streams.filter((st) => st.source === s.name);
-        const lastHealthy = this.poller.lastHealthy(s.name);
+        const lastHealthy = this.leading ? this.progress.lastHealthy(s.name) : now;
         return {
           name: s.name,
           up: own.every((st) => st.lastError === null) && now - lastHealthy < this.setup.config.poll.stale_after,
@@ -354,7 +625,11 @@ export class Daemon {
       config: this.lastReload
         ? { lastReloadSuccessful: this.lastReload.ok, lastReloadAt: new Date(this.lastReload.at).toISOString(), ...(this.lastReload.error ? { lastReloadError: this.lastReload.error } : {}) }
         : null,
-      state: { dir: this.setup.config.state.dir, writable: this.state.lastWriteOk, ...(this.state.lastWriteError ? { lastError: this.state.lastWriteError } : {}) },
+      state: {
+        ...(this.cluster ? { store: 'redis' } : { dir: this.setup.config.state.dir }),
+        writable: this.state.lastWriteOk,
+        ...(this.state.lastWriteError ? { lastError: this.state.lastWriteError } : {}),
+      },
     };
   }
 
@@ -383,17 +658,24 @@ export class Daemon {
     if (next.config.state.dir !== this.setup.config.state.dir) {
       this.logger.warn('state.dir changed; it takes effect at the next restart');
     }
+    if (this.cluster && (sourcesChanged || JSON.stringify(next.config.ha) !== JSON.stringify(this.setup.config.ha))) {
+      // Leases are per source and the replicas must agree on the set: a rolling restart applies it everywhere.
+      this.logger.warn('sources, poll or ha changed; with ha: they take effect at the next (rolling) restart');
+      next = { ...next, config: { ...next.config, sources: this.setup.config.sources, poll: this.setup.config.poll, ha: this.setup.config.ha } };
+    }
     this.setup = { ...next, config: { ...next.config, state: this.setup.config.state, server: this.setup.config.server } };
-    if (sourcesChanged) {
+    const restartPoller = sourcesChanged && !this.cluster;
+    if (restartPoller) {
       await this.poller.stop(SHUTDOWN_POLL_GRACE_MS);
       this.poller = this.newPoller(this.setup.config);
+      this.progress = this.poller;
       await this.poller.restore();
     }
     const engine = this.newEngine(next.rules);
     this.nextEngine = engine;
     let from: number;
     try {
-      from = await this.replayInto(engine);
+      from = this.leading ? await this.replayAll(engine) : clock.now();
     } finally {
       this.nextEngine = undefined;
     }
@@ -403,7 +685,7 @@ export class Daemon {
     this.alerts.retainRules(next.rules.map((r) => r.name), clock.now());
     this.notifier.reload(this.setup.config, next.templates);
     this.initReceiverMetrics();
-    if (sourcesChanged) this.poller.start();
+    if (restartPoller) this.poller.start();
     this.metrics.setConfigReload(true, clock.now());
     this.lastReload = { ok: true, at: clock.now() };
     this.logger.info({ rules: next.rules.length, sources: next.config.sources.length }, 'configuration reloaded');
@@ -417,12 +699,59 @@ export class Daemon {
     this.stopping = true;
     if (this.tick) clearInterval(this.tick);
     if (this.wakeup) clearTimeout(this.wakeup);
+    if (this.haView) clearInterval(this.haView);
     await this.poller?.stop(SHUTDOWN_POLL_GRACE_MS);
+    // With ha: the last windows are committed to the stream; the leader reads what it can before handing over.
+    await Promise.all([...this.sourcePollers.values()].map((p) => p.poller.stop(SHUTDOWN_POLL_GRACE_MS)));
     await this.evaluating;
-    await this.alerts?.flush().catch((err: unknown) => this.logger.error({ err: errorMessage(err) }, 'could not persist alert state at shutdown'));
-    await this.notifier?.stop(SHUTDOWN_NOTIFY_GRACE_MS);
+    if (this.leading) {
+      await this.alerts?.flush().catch((err: unknown) => this.logger.error({ err: errorMessage(err) }, 'could not persist alert state at shutdown'));
+      await this.notifier?.stop(SHUTDOWN_NOTIFY_GRACE_MS);
+    } else {
+      this.notifier?.halt();
+    }
+    // Leases given back: the other replicas take over now, not after lease_ttl.
+    this.leading = false;
+    await this.cluster?.close().catch(() => undefined);
     // fsync and close the state journals (the notification log's), so a power loss after a clean stop loses nothing.
     await this.state?.close().catch((err: unknown) => this.logger.error({ err: errorMessage(err) }, 'could not close the state journals'));
+    this.lock?.release();
     await this.http?.close();
   }
+}
+
+/** Create the state directory (the lock file lives in it) and return it. */
+async function ensureDir(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+/** How far each stream of a poller is read (what a commit tells the leader). */
+function streamProgress(poller: Poller | undefined): StreamProgress[] {
+  if (!poller) return [];
+  return poller.streams.map((s) => {
+    const snap = s.snapshot();
+    return {
+      stream: s.id,
+      source: s.source,
+      result: RESULT_OF[s.kind],
+      ...(snap.cursor !== undefined ? { cursor: snap.cursor } : {}),
+      ...(snap.since !== undefined ? { since: snap.since } : {}),
+      ...(snap.lastSuccess !== undefined ? { lastSuccess: snap.lastSuccess } : {}),
+    };
+  });
+}
+
+/** The streams every source has (kinds × instances), by source, as the pollers name them. */
+function expectedStreams(config: Config): Map<string, Array<{ stream: string; result: 'success' | 'error' }>> {
+  const kinds = config.poll.success_interval > 0 ? (['failures', 'successes'] as const) : (['failures'] as const);
+  const out = new Map<string, Array<{ stream: string; result: 'success' | 'error' }>>();
+  for (const source of config.sources) {
+    const instances: Array<string | undefined> = source.instances.length > 0 ? source.instances : [undefined];
+    out.set(
+      source.name,
+      kinds.flatMap((kind) => instances.map((i) => ({ stream: i === undefined ? `${source.name}/${kind}` : `${source.name}/${kind}/${i}`, result: RESULT_OF[kind] }))),
+    );
+  }
+  return out;
 }

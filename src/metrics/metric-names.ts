@@ -143,6 +143,19 @@ export const METRICS = {
     [],
     false,
   ),
+  haRedisUp: def('transfer_watch_ha_redis_up', 'gauge', [], 'High availability: 1 while this replica reaches Redis, else 0 (only with ha:).'),
+  haLeases: def(
+    'transfer_watch_ha_leases',
+    'gauge',
+    ['source'],
+    'High availability: 1 for each source (and "leader") whose lease this replica holds, else 0 (only with ha:).',
+  ),
+  haLeaseChanges: def(
+    'transfer_watch_ha_lease_changes_total',
+    'counter',
+    ['source'],
+    'High availability: leases acquired or lost by this replica, per source (and "leader").',
+  ),
   buildInfo: def(
     'transfer_watch_build_info',
     'gauge',

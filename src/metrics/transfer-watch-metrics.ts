@@ -11,6 +11,8 @@ export type ApiEndpoint = 'token' | 'transfers';
 export type NotificationOutcome = 'sent' | 'failed';
 
 export interface TransferWatchMetricsOptions {
+  /** With `ha:`: the lease names (sources and "leader") of the transfer_watch_ha_* metrics; absent, none. */
+  haLeases?: readonly string[];
   /** Series per metric family before unbounded labels fold into `other` (config `metrics.max_series`). */
   maxSeries: number;
   /** transfer-watch version for `transfer_watch_build_info`. */
@@ -84,6 +86,7 @@ export class TransferWatchMetrics {
   private readonly configLastReloadSuccessTimestamp: Gauge<string>;
   private readonly stateWriteOk: Gauge<string>;
   private readonly seriesFolded: Counter<string>;
+  private readonly ha: { redisUp: Gauge<string>; leases: Gauge<string>; changes: Counter<string> } | undefined;
 
   constructor(opts: TransferWatchMetricsOptions) {
     this.registry = new Registry();
@@ -128,6 +131,17 @@ export class TransferWatchMetrics {
     this.stateWriteOk = gauge(METRICS.stateWriteOk);
     this.seriesFolded = counter(METRICS.seriesFolded);
     const buildInfo = gauge(METRICS.buildInfo);
+    // Only a replica of an HA deployment has these; a single process would show a misleading redis_up 0.
+    this.ha = opts.haLeases
+      ? { redisUp: gauge(METRICS.haRedisUp), leases: gauge(METRICS.haLeases), changes: counter(METRICS.haLeaseChanges) }
+      : undefined;
+    if (this.ha && opts.haLeases) {
+      this.ha.redisUp.set(1);
+      for (const lease of opts.haLeases) {
+        this.ha.leases.set({ source: lease }, 0);
+        this.ha.changes.inc({ source: lease }, 0);
+      }
+    }
 
     this.maxTransferSeries = opts.maxSeries;
     this.guard = new SeriesGuard(opts.maxSeries, (metric) => this.seriesFolded.inc({ metric }));
@@ -278,6 +292,16 @@ export class TransferWatchMetrics {
   setConfigReload(ok: boolean, at: number): void {
     this.configLastReloadSuccessful.set(ok ? 1 : 0);
     if (ok) this.configLastReloadSuccessTimestamp.set(at / 1000);
+  }
+
+  setRedisUp(up: boolean): void {
+    this.ha?.redisUp.set(up ? 1 : 0);
+  }
+
+  /** A lease (a source name, or "leader") acquired or lost by this replica. */
+  setLeaseHeld(lease: string, held: boolean): void {
+    this.ha?.leases.set({ source: lease }, held ? 1 : 0);
+    this.ha?.changes.inc({ source: lease });
   }
 
   setStateWriteOk(ok: boolean): void {

@@ -46,6 +46,15 @@ export interface NotifierOptions {
   /** Bound on the sends tried by stop(). Default 5 s. */
   stopTimeoutMs?: number;
   backoff?: BackoffOptions;
+  /** Where silences live when not in `state` (several replicas share them; see src/ha/). */
+  silenceState?: StateStore;
+  /** After this process changed a silence (other replicas are told to reload). */
+  onSilencesChanged?: () => void;
+  /**
+   * Asked right before each send: false leaves the notification in the outbox unsent (this process is no longer
+   * the one that sends, e.g. it lost its lease while paused). Default: always true.
+   */
+  claim?: () => Promise<boolean>;
 }
 
 export const DEFAULT_GIVE_UP_AFTER_MS = 24 * 3_600_000;
@@ -100,7 +109,10 @@ export class Notifier {
     this.stopTimeoutMs = opts.stopTimeoutMs ?? 5_000;
     const nflog = new NotificationLog(opts.state, opts.logger);
     const outbox = new Outbox(opts.state, opts.logger);
-    this.silenceStore = new SilenceStore(opts.clock, opts.state, opts.logger);
+    this.silenceStore = new SilenceStore(opts.clock, opts.silenceState ?? opts.state, opts.logger, () => {
+      opts.onSilencesChanged?.();
+      this.schedule();
+    });
     this.silences = this.silenceStore;
     this.server = opts.config.server;
     this.pipeline = this.buildPipeline(opts.config);
@@ -116,6 +128,7 @@ export class Notifier {
       redact: (receiver, text) => this.redact(receiver, text),
       random: opts.random ?? Math.random,
       giveUpAfterMs: this.giveUpAfterMs,
+      ...(opts.claim ? { claim: opts.claim } : {}),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),
     });
   }
@@ -143,6 +156,22 @@ export class Notifier {
   start(): void {
     this.started = true;
     this.schedule();
+  }
+
+  /** Load the silences again (another replica changed them). */
+  async reloadSilences(): Promise<void> {
+    await this.silenceStore.restore();
+  }
+
+  /**
+   * Stop at once without writing anything (this process is no longer the one that notifies): timers cleared,
+   * sends in flight aborted; what is in the outbox stays for whoever notifies now.
+   */
+  halt(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.deliver.abort.abort();
   }
 
   /** The full current alert set: pending alerts are ignored; firing and recently resolved are grouped. */

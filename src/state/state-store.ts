@@ -25,6 +25,11 @@ export interface StateStore {
   append(key: string, record: unknown): Promise<void>;
   /** The records appended under `key` since its last snapshot, oldest first; unreadable ones are skipped. */
   journal(key: string): Promise<unknown[]>;
+  /**
+   * Optional, for stores several processes share (Redis): replace the snapshot with `change(current)`
+   * atomically against concurrent writers, and return what was written. Stores of one process leave it out.
+   */
+  update?(key: string, change: (current: unknown) => unknown): Promise<unknown>;
 }
 
 /** In-memory store for tests and for `test-rules`. */

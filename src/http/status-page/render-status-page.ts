@@ -202,8 +202,19 @@ function sourceCard(source: StatusPageSource, data: StatusPageData): SafeHtml {
 <div class="scroll"><table class="stack"><thead><tr><th>Stream</th><th>Last successful poll</th><th>Data lag</th><th>Last error</th></tr></thead><tbody>${streams}</tbody></table></div></div>`;
 }
 
+function clusterPart(data: StatusPageData): SafeHtml | '' {
+  const c = data.cluster;
+  if (!c) return '';
+  const rows = Object.entries(c.sources).map(
+    ([source, holder]) => html`<tr><td data-label="Source">${source}</td><td data-label="Polled by">${holder ?? html`<span class="error">nobody (lease free)</span>`}${holder === c.replica ? html` <span class="muted">(this replica)</span>` : ''}</td></tr>`,
+  );
+  return html`<div id="cluster" data-section="cluster"><h3>Replicas <span class="muted">${c.replicas.length} live · this is ${c.replica} · leader: ${c.leader ?? 'none'}${
+    c.redisUp ? '' : html` · <span class="error">Redis unreachable</span>`
+  }</span></h3><div class="scroll"><table class="stack"><thead><tr><th>Source</th><th>Polled by</th></tr></thead><tbody>${rows}</tbody></table></div></div>`;
+}
+
 function sourcesSection(data: StatusPageData): SafeHtml {
-  return html`<section id="sources" data-section="sources"><h2>Sources</h2>${data.sources.map((s) => sourceCard(s, data))}</section>`;
+  return html`<section id="sources" data-section="sources"><h2>Sources</h2>${clusterPart(data)}${data.sources.map((s) => sourceCard(s, data))}</section>`;
 }
 
 function notificationsSection(data: StatusPageData): SafeHtml {

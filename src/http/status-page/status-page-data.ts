@@ -44,4 +44,6 @@ export interface StatusPageData {
   sources: StatusPageSource[];
   sends: SendOutcome[];
   silences: Silence[];
+  /** With `ha:`: this replica, the leader, and which replica polls each source (null: nobody right now). */
+  cluster?: { replica: string; leader: string | null; leading: boolean; redisUp: boolean; replicas: string[]; sources: Record<string, string | null> };
 }

@@ -32,6 +32,8 @@ export interface DeliverStageOptions {
   random: () => number;
   giveUpAfterMs: number;
   backoff?: BackoffOptions;
+  /** Asked right before a send; false leaves the entry in the outbox unsent (see NotifierOptions.claim). */
+  claim?: () => Promise<boolean>;
 }
 
 /** What the dedup stage decided to send, before it has an outbox id. */
@@ -152,6 +154,11 @@ export class DeliverStage {
       const integration = this.opts.integration(entry.receiver, entry.integration);
       if (!integration) {
         await this.giveUp(entry, `receiver "${entry.receiver}" has no ${entry.integration} integration any more`);
+        return;
+      }
+      // Claimed right before sending: a process that lost the right to send (a paused leader) sends nothing.
+      if (this.opts.claim && !(await this.opts.claim())) {
+        entry.nextAttemptAt = this.opts.clock.now() + 1_000;
         return;
       }
       try {

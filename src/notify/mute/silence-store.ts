@@ -38,14 +38,20 @@ export class SilenceStore implements SilenceApi {
     private readonly newId: () => string = randomUUID,
   ) {}
 
+  /** Load the silences from the store, replacing those in memory (also: another replica changed them). */
   async restore(): Promise<void> {
     const raw = await this.state.load(SILENCES_STATE_KEY);
     if (raw === undefined) return;
+    this.replaceFrom(raw);
+  }
+
+  private replaceFrom(raw: unknown): void {
     const snapshot = snapshotSchema.safeParse(raw);
     if (!snapshot.success) {
       this.logger.error({ key: SILENCES_STATE_KEY }, 'silence state has an unknown shape; starting without silences');
       return;
     }
+    this.silences.clear();
     for (const item of snapshot.data.silences) {
       const parsed = storedSilenceSchema.safeParse(item);
       if (!parsed.success) {
@@ -87,8 +93,7 @@ export class SilenceStore implements SilenceApi {
       comment: parsed.comment,
       updatedAt: now,
     };
-    this.silences.set(id, { stored, matchers: parsed.matchers.map(toMatcher) });
-    await this.persist();
+    await this.change((silences) => silences.set(id, { stored, matchers: parsed.matchers.map(toMatcher) }));
     this.logger.info({ silence: id, createdBy: stored.createdBy, endsAt: new Date(stored.endsAt).toISOString() }, 'silence created');
     this.onChange();
     return toApiSilence(stored, now);
@@ -99,8 +104,11 @@ export class SilenceStore implements SilenceApi {
     if (!s) return false;
     const now = this.clock.now();
     if (silenceState(s.stored, now) !== 'expired') {
-      s.stored = { ...s.stored, startsAt: Math.min(s.stored.startsAt, now), endsAt: now, updatedAt: now };
-      await this.persist();
+      await this.change((silences) => {
+        const current = silences.get(id) ?? s;
+        current.stored = { ...current.stored, startsAt: Math.min(current.stored.startsAt, now), endsAt: now, updatedAt: now };
+        silences.set(id, current);
+      });
       this.logger.info({ silence: id }, 'silence expired');
       this.onChange();
     }
@@ -139,10 +147,34 @@ export class SilenceStore implements SilenceApi {
     }
   }
 
+  /**
+   * Apply a change and write it. A store shared by several replicas (Redis) applies it to the silences it holds
+   * now, atomically, so two replicas adding silences at the same moment both keep theirs.
+   */
+  private async change(apply: (silences: Map<string, { stored: StoredSilence; matchers: Matcher[] }>) => void): Promise<void> {
+    if (!this.state.update) {
+      apply(this.silences);
+      await this.persist();
+      return;
+    }
+    const next = await this.state.update(SILENCES_STATE_KEY, (raw) => {
+      if (raw !== undefined) this.replaceFrom(raw);
+      apply(this.silences);
+      this.forgetOld(this.clock.now());
+      return this.snapshot();
+    });
+    this.replaceFrom(next);
+    this.staleSince = undefined;
+  }
+
+  private snapshot(): unknown {
+    return { version: 1, silences: [...this.silences.values()].map((s) => s.stored) };
+  }
+
   private async persist(): Promise<void> {
     this.forgetOld(this.clock.now());
     try {
-      await this.state.save(SILENCES_STATE_KEY, { version: 1, silences: [...this.silences.values()].map((s) => s.stored) });
+      await this.state.save(SILENCES_STATE_KEY, this.snapshot());
       this.staleSince = undefined;
     } catch (err) {
       this.staleSince ??= this.clock.now();

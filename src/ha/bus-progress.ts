@@ -1,0 +1,54 @@
+import type { StreamProgress } from './transfer-bus.js';
+
+/**
+ * The leader's view of how far each source's history is read, built from the progress markers in the transfer
+ * stream as it consumes them (never ahead of the transfers it has seen): the same questions the local poller
+ * answers on a single node (data completeness for deadlines, last healthy poll for TransferWatchSourceDown).
+ */
+export class BusProgress {
+  private readonly streams = new Map<string, StreamProgress>();
+
+  constructor(
+    /** The streams every source has (kinds × instances), so a stream never reported counts as unread. */
+    private readonly expected: ReadonlyMap<string, ReadonlyArray<{ stream: string; result: 'success' | 'error' }>>,
+    /** When this replica became leader: a source is not reported down before it had stale_after to report. */
+    private readonly since: number,
+  ) {}
+
+  apply(progress: readonly StreamProgress[]): void {
+    for (const p of progress) this.streams.set(p.stream, p);
+  }
+
+  /** Seed from the cursors saved in Redis (a new leader, before it reads the stream). */
+  seed(progress: readonly StreamProgress[]): void {
+    for (const p of progress) if (!this.streams.has(p.stream)) this.streams.set(p.stream, p);
+  }
+
+  completeUntil(source: string, result: 'success' | 'error'): number | undefined {
+    let min: number | undefined;
+    for (const s of this.expected.get(source) ?? []) {
+      if (s.result !== result) continue;
+      const cursor = this.streams.get(s.stream)?.cursor;
+      if (cursor === undefined) return undefined;
+      min = min === undefined ? cursor : Math.min(min, cursor);
+    }
+    return min;
+  }
+
+  completeFrom(source: string, result: 'success' | 'error'): number | undefined {
+    let max: number | undefined;
+    for (const s of this.expected.get(source) ?? []) {
+      if (s.result !== result) continue;
+      const since = this.streams.get(s.stream)?.since;
+      if (since === undefined) return undefined;
+      max = max === undefined ? since : Math.max(max, since);
+    }
+    return max;
+  }
+
+  lastHealthy(source: string): number {
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const s of this.expected.get(source) ?? []) oldest = Math.min(oldest, Math.max(this.streams.get(s.stream)?.lastSuccess ?? 0, this.since));
+    return Number.isFinite(oldest) ? oldest : this.since;
+  }
+}

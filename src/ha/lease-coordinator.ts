@@ -1,0 +1,267 @@
+import type { Redis } from 'ioredis';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+
+/** The lease of the replica that evaluates rules and sends notifications (one at a time). */
+export const LEADER_LEASE = 'leader';
+
+/** The lease name of a source's polling. */
+export function sourceLease(source: string): string {
+  return `source:${source}`;
+}
+
+export interface LeaseCoordinatorOptions {
+  redis: Redis;
+  /** `ha.redis.key_prefix`. */
+  prefix: string;
+  replica: string;
+  ttlMs: number;
+  /** Every source to be polled by exactly one replica. */
+  sources: readonly string[];
+  logger: Logger;
+  /** A monotonic clock in ms (performance.now): a wall-clock jump must not extend or cut a lease. */
+  monotonic?: () => number;
+  onAcquired(lease: string, token: number): void;
+  onLost(lease: string): void;
+  /** Redis answered (true) or not (false) at a heartbeat. */
+  onRedisUp?(up: boolean): void;
+}
+
+interface Held {
+  token: number;
+  /** Monotonic ms until which the lease is ours without another successful renewal. */
+  validUntil: number;
+  acquiredAt: number;
+}
+
+// KEYS[1] lease, KEYS[2] fencing counter; ARGV[1] replica, ARGV[2] ttl ms. Returns the token, or 0 when taken.
+const ACQUIRE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local token = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1] .. '#' .. token, 'PX', ARGV[2])
+return token`;
+// KEYS[1] lease; ARGV[1] value, ARGV[2] ttl ms. 1 when renewed, 0 when the lease is no longer ours.
+const RENEW = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+return 0`;
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+// KEYS[1] replicas zset; ARGV[1] replica, ARGV[2] ttl ms. Registers a heartbeat on Redis's clock; returns the live replicas.
+const HEARTBEAT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZRANGE', KEYS[1], 0, -1)`;
+
+/**
+ * Leases on Redis with fencing tokens: one per source (who polls it) and one for the leader (who evaluates
+ * rules and notifies). Every replica heartbeats every lease_ttl/3; it holds at most ceil(sources / live
+ * replicas) source leases, gives surplus back when a replica joins, and picks up free ones.
+ *
+ * A lease is ours only while renewals succeed: a renewal Redis refuses (someone else holds it) ends it at
+ * once, and a process that did not renew for lease_ttl (paused, starved) no longer holds it when it wakes up,
+ * before any timer of it can write or send. While Redis cannot be reached at all, leases already held are
+ * kept (fail open, contract section 9): the heartbeat keeps running, so it is not a pause.
+ */
+export class LeaseCoordinator {
+  private readonly held = new Map<string, Held>();
+  private readonly mono: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private beating: Promise<void> | undefined;
+  private stopped = false;
+  private redisUp = true;
+  /** Monotonic time of the last heartbeat attempt (answered or not). */
+  private lastAttempt: number;
+  private live: string[] = [];
+
+  constructor(private readonly opts: LeaseCoordinatorOptions) {
+    this.mono = opts.monotonic ?? (() => performance.now());
+    this.lastAttempt = this.mono();
+  }
+
+  private key(name: string): string {
+    return `${this.opts.prefix}lease:${name}`;
+  }
+
+  private value(name: string): string | undefined {
+    const h = this.held.get(name);
+    return h ? `${this.opts.replica}#${h.token}` : undefined;
+  }
+
+  /** Whether this replica may act on the lease now (and its fencing token), without asking Redis. */
+  holds(name: string): boolean {
+    const h = this.held.get(name);
+    if (!h) return false;
+    const now = this.mono();
+    if (now < h.validUntil) return true;
+    // Redis down but our heartbeats still run: keep the work (fail open). A paused process has not tried lately.
+    return !this.redisUp && now - this.lastAttempt < this.opts.ttlMs / 2;
+  }
+
+  token(name: string): number | undefined {
+    return this.holds(name) ? this.held.get(name)?.token : undefined;
+  }
+
+  /** The Redis-side check of a fenced step (a send): true while the lease is still ours, or Redis is unreachable. */
+  async confirm(name: string): Promise<boolean> {
+    if (!this.holds(name)) return false;
+    try {
+      return (await this.opts.redis.get(this.key(name))) === this.value(name);
+    } catch {
+      return true; // fail open: a notification is never dropped because coordination is down
+    }
+  }
+
+  /** The value a Lua script compares the lease key with before a fenced write. */
+  fence(name: string): { key: string; value: string } | undefined {
+    const value = this.holds(name) ? this.value(name) : undefined;
+    return value === undefined ? undefined : { key: this.key(name), value };
+  }
+
+  get replicas(): readonly string[] {
+    return this.live;
+  }
+
+  get leases(): string[] {
+    return [...this.held.keys()].filter((n) => this.holds(n));
+  }
+
+  get up(): boolean {
+    return this.redisUp;
+  }
+
+  /** Who holds each lease now, as Redis says (the status page's "which replica polls which source"). */
+  async holders(): Promise<Record<string, string | null>> {
+    const names = [LEADER_LEASE, ...this.opts.sources.map(sourceLease)];
+    const values = await this.opts.redis.mget(...names.map((n) => this.key(n)));
+    return Object.fromEntries(names.map((n, i) => [n, values[i]?.split('#')[0] ?? null]));
+  }
+
+  async start(): Promise<void> {
+    await this.heartbeat();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.beating = this.heartbeat().finally(() => {
+        this.beating = undefined;
+        this.schedule();
+      });
+    }, Math.max(100, Math.floor(this.opts.ttlMs / 3)));
+    this.timer.unref();
+  }
+
+  /** One round: register, renew, balance, acquire. Never throws. */
+  async heartbeat(): Promise<void> {
+    const started = this.mono();
+    this.lastAttempt = started;
+    const { redis, ttlMs, replica, logger } = this.opts;
+    try {
+      const live = (await redis.eval(HEARTBEAT, 1, `${this.opts.prefix}replicas`, replica, ttlMs)) as string[];
+      this.live = [...live].sort();
+      this.setRedisUp(true);
+    } catch (err) {
+      this.setRedisUp(false);
+      logger.warn({ err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot reach Redis; keeping the leases held (fail open)');
+      return;
+    }
+    // A pause longer than the TTL: everything held may be someone else's now; renewals say which.
+    for (const [name] of [...this.held]) await this.renew(name, started);
+    await this.balance(started);
+  }
+
+  private async renew(name: string, started: number): Promise<void> {
+    const value = this.value(name);
+    if (value === undefined) return;
+    try {
+      const ok = await this.opts.redis.eval(RENEW, 1, this.key(name), value, this.opts.ttlMs);
+      if (ok === 1) {
+        const h = this.held.get(name);
+        if (h) h.validUntil = started + this.opts.ttlMs;
+      } else {
+        this.lose(name, 'taken by another replica');
+      }
+    } catch (err) {
+      this.setRedisUp(false);
+      this.opts.logger.warn({ lease: name, err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot renew a lease; keeping it (fail open)');
+    }
+  }
+
+  private async balance(started: number): Promise<void> {
+    const sources = [...this.opts.sources].sort();
+    const target = Math.ceil(sources.length / Math.max(1, this.live.length));
+    const mine = sources.filter((s) => this.held.has(sourceLease(s)));
+    // Give surplus back (newest first) so a replica that joined gets its share.
+    for (const s of mine.slice(target).reverse()) await this.release(sourceLease(s));
+    let count = Math.min(mine.length, target);
+    // Start at a replica-specific offset so replicas do not all race for the same free lease.
+    const offset = hashOf(this.opts.replica) % Math.max(1, sources.length);
+    for (let i = 0; i < sources.length && count < target; i++) {
+      const source = sources[(i + offset) % sources.length];
+      if (source === undefined || this.held.has(sourceLease(source))) continue;
+      if (await this.acquire(sourceLease(source), started)) count++;
+    }
+    if (!this.held.has(LEADER_LEASE)) await this.acquire(LEADER_LEASE, started);
+  }
+
+  private async acquire(name: string, started: number): Promise<boolean> {
+    try {
+      const token = Number(await this.opts.redis.eval(ACQUIRE, 2, this.key(name), `${this.opts.prefix}fence:${name}`, this.opts.replica, this.opts.ttlMs));
+      if (!token) return false;
+      this.held.set(name, { token, validUntil: started + this.opts.ttlMs, acquiredAt: started });
+      this.opts.logger.info({ lease: name, token }, 'lease acquired');
+      this.opts.onAcquired(name, token);
+      return true;
+    } catch (err) {
+      this.setRedisUp(false);
+      this.opts.logger.warn({ lease: name, err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot acquire a lease');
+      return false;
+    }
+  }
+
+  private async release(name: string): Promise<void> {
+    const value = this.value(name);
+    if (value === undefined) return;
+    this.lose(name, 'given back');
+    try {
+      await this.opts.redis.eval(RELEASE, 1, this.key(name), value);
+    } catch {
+      /* it expires by itself within lease_ttl */
+    }
+  }
+
+  private lose(name: string, why: string): void {
+    if (!this.held.delete(name)) return;
+    this.opts.logger.info({ lease: name, why }, 'lease given up');
+    this.opts.onLost(name);
+  }
+
+  private setRedisUp(up: boolean): void {
+    if (up !== this.redisUp) this.opts.logger[up ? 'info' : 'error']({ up }, up ? 'Redis reachable again' : 'Redis unreachable');
+    this.redisUp = up;
+    this.opts.onRedisUp?.(up);
+  }
+
+  /** Stop heartbeating and give every lease back, so others take over at once instead of after the TTL. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.beating;
+    for (const name of [...this.held.keys()]) await this.release(name);
+    try {
+      await this.opts.redis.zrem(`${this.opts.prefix}replicas`, this.opts.replica);
+    } catch {
+      /* expires by itself */
+    }
+  }
+}
+
+function hashOf(text: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+  return h >>> 0;
+}

@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import { Redis, type RedisOptions } from 'ioredis';
+import { TransferWatchError, errorMessage } from '../util/errors.js';
+import type { HaConfig } from './ha-schema.js';
+
+/** The Redis URL as it may be shown: scheme, host, port and db, never a user name or password. */
+export function redisUrlForDisplay(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`;
+  } catch {
+    return '<invalid redis url>';
+  }
+}
+
+export interface RedisConnectionOptions {
+  /** Connection name shown by CLIENT LIST (the replica). */
+  name: string;
+  /** Give up a command after this long while disconnected (fail fast: the caller fails open). */
+  commandTimeoutMs: number;
+}
+
+/**
+ * One ioredis connection built from `ha.redis`. Reconnects forever with a capped backoff; while disconnected,
+ * commands fail after `commandTimeoutMs` instead of queueing without bound, so callers see Redis as down and
+ * fail open (contract section 9). A second connection is needed for subscriptions: call again.
+ */
+export function createRedis(config: HaConfig['redis'], opts: RedisConnectionOptions): Redis {
+  const tls = config.url.startsWith('rediss:')
+    ? { rejectUnauthorized: !config.tls.insecure_skip_verify, ...(config.tls.ca_file ? { ca: readCa(config.tls.ca_file) } : {}) }
+    : undefined;
+  const options: RedisOptions = {
+    connectionName: opts.name,
+    lazyConnect: true,
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: 1,
+    ...(opts.commandTimeoutMs > 0 ? { commandTimeout: opts.commandTimeoutMs } : {}),
+    connectTimeout: Math.max(1000, opts.commandTimeoutMs),
+    retryStrategy: (times) => Math.min(2_000, 100 * times),
+    ...(config.password !== undefined ? { password: config.password } : {}),
+    ...(config.username !== undefined ? { username: config.username } : {}),
+    ...(tls ? { tls } : {}),
+  };
+  return new Redis(config.url, options);
+}
+
+/** Connect and PING once at start-up; the error names the URL without its password. */
+export async function connectRedis(redis: Redis, url: string): Promise<void> {
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (err) {
+    redis.disconnect();
+    throw new TransferWatchError('ha_redis_unreachable', `cannot reach Redis at ${redisUrlForDisplay(url)}: ${scrub(errorMessage(err), url)}`, {
+      cause: undefined,
+    });
+  }
+}
+
+function scrub(message: string, url: string): string {
+  let out = message;
+  try {
+    const u = new URL(url);
+    for (const secret of [u.password, u.username, url]) if (secret) out = out.split(secret).join('<redacted>');
+  } catch {
+    /* the URL was validated by the schema */
+  }
+  return out;
+}
+
+function readCa(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new TransferWatchError('ha_redis_ca_unreadable', `ha.redis.tls.ca_file: cannot read ${file}: ${errorMessage(err)}`);
+  }
+}

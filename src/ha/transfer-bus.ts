@@ -1,0 +1,125 @@
+import type { Redis } from 'ioredis';
+import type { Transfer } from '../source/transfer.js';
+import { TransferWatchError, errorMessage } from '../util/errors.js';
+import type { Fence } from './redis-state-store.js';
+
+/** How far one stream of a source has been read, as its poller committed it (a window's end). */
+export interface StreamProgress {
+  /** The poll stream's id (`prod/failures`, `prod/successes/PROD1`). */
+  stream: string;
+  source: string;
+  result: 'success' | 'error';
+  cursor?: number;
+  since?: number;
+  lastSuccess?: number;
+}
+
+export type BusEntry = { id: string; transfer: Transfer } | { id: string; progress: StreamProgress[] };
+
+// KEYS[1] fence key, KEYS[2] stream, KEYS[3] cursors snapshot; ARGV[1] fence value, ARGV[2] cursors JSON,
+// ARGV[3] progress JSON, ARGV[4..] transfers JSON. Transfers, then the progress marker, then the cursor: one script.
+const PUBLISH = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end
+for i = 4, #ARGV do redis.call('XADD', KEYS[2], '*', 't', ARGV[i]) end
+if ARGV[2] ~= '' then
+  redis.call('XADD', KEYS[2], '*', 'p', ARGV[3])
+  redis.call('SET', KEYS[3], ARGV[2])
+end
+return 1`;
+/** Transfers per script call: a catch-up window of 600,000 must not stall Redis in one script. */
+const CHUNK = 1_000;
+const SET_FENCED = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end
+redis.call('SET', KEYS[2], ARGV[2])
+return 1`;
+
+/**
+ * The transfer stream between the replicas that poll and the one that evaluates rules (a Redis stream).
+ * A poller commits a window in one script, fenced by its source lease: the window's new transfers, a progress
+ * marker (how far each stream is now read), and its cursor. The leader reads the stream in order, so when it
+ * reaches a marker it has every transfer that came before it: data completeness (a missing file's deadline) is
+ * only ever judged on transfers the rules have seen. Entries the leader consumed are trimmed.
+ */
+export class TransferBus {
+  private readonly streamKey: string;
+  private readonly consumedKey: string;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {
+    this.streamKey = `${prefix}bus:transfers`;
+    this.consumedKey = `${prefix}bus:consumed`;
+  }
+
+  /** Commit one window of a source's poller; throws `ha_fenced` when the source lease is no longer ours. */
+  async commit(fence: Fence | undefined, cursorsKey: string, cursors: unknown, progress: StreamProgress[], transfers: readonly Transfer[]): Promise<void> {
+    if (!fence) throw new TransferWatchError('ha_fenced', 'window not committed: this replica no longer holds the source lease');
+    try {
+      // Chunks before the last carry transfers only; a crash between chunks leaves the cursor where it was, so
+      // the window is read again and its transfers come twice, which the rule engine's id memory absorbs.
+      for (let start = 0; start === 0 || start < transfers.length; start += CHUNK) {
+        const last = start + CHUNK >= transfers.length;
+        await this.redis.eval(
+          PUBLISH,
+          3,
+          fence.key,
+          this.streamKey,
+          `${this.prefix}state:${cursorsKey}`,
+          fence.value,
+          last ? JSON.stringify(cursors) : '',
+          JSON.stringify(progress),
+          ...transfers.slice(start, start + CHUNK).map((t) => JSON.stringify(t)),
+        );
+        if (last) break;
+      }
+    } catch (err) {
+      if (errorMessage(err).includes('FENCED')) throw new TransferWatchError('ha_fenced', 'window not committed: another replica polls this source now');
+      throw new TransferWatchError('ha_bus', `cannot commit a poll window to Redis: ${errorMessage(err)}`);
+    }
+  }
+
+  /** Entries after `afterId` ('0' = from the start), waiting up to `blockMs` for new ones. */
+  async read(afterId: string, blockMs: number, count = 2_000): Promise<BusEntry[]> {
+    const answer = (await this.redis.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.streamKey, afterId)) as
+      | Array<[string, Array<[string, string[]]>]>
+      | null;
+    const out: BusEntry[] = [];
+    for (const [, entries] of answer ?? []) {
+      for (const [id, fields] of entries) {
+        const [kind, json] = fields;
+        if (json === undefined) continue;
+        try {
+          if (kind === 't') out.push({ id, transfer: JSON.parse(json) as Transfer });
+          else if (kind === 'p') out.push({ id, progress: JSON.parse(json) as StreamProgress[] });
+        } catch {
+          /* a damaged entry is skipped: the transfer is read again from history at the next leader change */
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Where the current leader stopped reading; '0' when nobody read yet. */
+  async consumed(): Promise<string> {
+    return (await this.redis.get(this.consumedKey)) ?? '0';
+  }
+
+  /** Record (fenced by the leader lease) how far the leader has read and applied, and drop what is before it. */
+  async markConsumed(fence: Fence | undefined, id: string): Promise<void> {
+    if (!fence) throw new TransferWatchError('ha_fenced', 'not the leader any more');
+    try {
+      await this.redis.eval(SET_FENCED, 2, fence.key, this.consumedKey, fence.value, id);
+    } catch (err) {
+      if (errorMessage(err).includes('FENCED')) throw new TransferWatchError('ha_fenced', 'not the leader any more');
+      throw err;
+    }
+    await this.redis.xtrim(this.streamKey, 'MINID', '~', id).catch(() => undefined);
+  }
+
+  /** Entries waiting for the leader (a metric and the sizing docs). */
+  async backlog(afterId: string): Promise<number> {
+    const entries = await this.redis.xrange(this.streamKey, `(${afterId === '0' ? '0-0' : afterId}`, '+', 'COUNT', 100_000);
+    return entries.length;
+  }
+}
