@@ -190,7 +190,13 @@ export class Daemon {
         alerts: () => this.apiAlerts(),
         status: () => this.status(),
         reload: () => this.reload(),
-        silences: this.notifier.silences,
+        // Through this.notifier at call time: with ha: the notifier is replaced when leadership changes.
+        silences: {
+          list: () => this.notifier.silences.list(),
+          get: (id: string) => this.notifier.silences.get(id),
+          create: (input: unknown) => this.notifier.silences.create(input),
+          expire: (id: string) => this.notifier.silences.expire(id),
+        },
         alertmanager: createAlertmanagerView({
           now: () => clock.now(),
           startedAt: this.startedAt,

@@ -40,7 +40,7 @@ export class HaCluster {
   ) {
     const prefix = config.redis.key_prefix;
     this.channel = `${prefix}silences`;
-    this.bus = new TransferBus(redis, prefix);
+    this.bus = new TransferBus(redis, reader, prefix);
     this.coordinator = new LeaseCoordinator({
       redis,
       prefix,
@@ -54,8 +54,9 @@ export class HaCluster {
     });
     this.sharedState = new RedisStateStore({ redis, prefix });
     this.leaderState = new RedisStateStore({ redis, prefix, fence: () => this.coordinator.fence(LEADER_LEASE) });
-    sub.on('message', (channel: string, from: string) => {
-      if (channel === this.channel && from !== config.replica_name) events.onSilencesChanged();
+    // Every replica reloads, the writer too: its notifier may not be the one whose store wrote (leadership changes).
+    sub.on('message', (channel: string) => {
+      if (channel === this.channel) events.onSilencesChanged();
     });
   }
 

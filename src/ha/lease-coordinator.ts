@@ -213,7 +213,7 @@ export class LeaseCoordinator {
       const token = Number(await this.opts.redis.eval(ACQUIRE, 2, this.key(name), `${this.opts.prefix}fence:${name}`, this.opts.replica, this.opts.ttlMs));
       if (!token) return false;
       this.held.set(name, { token, validUntil: started + this.opts.ttlMs, acquiredAt: started });
-      this.opts.logger.info({ lease: name, token }, 'lease acquired');
+      this.opts.logger.info({ lease: name, fencingToken: token }, 'lease acquired');
       this.opts.onAcquired(name, token);
       return true;
     } catch (err) {

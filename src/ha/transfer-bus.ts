@@ -46,6 +46,8 @@ export class TransferBus {
 
   constructor(
     private readonly redis: Redis,
+    /** A connection of its own for the blocking read: on the shared one it would hold every lease renewal up. */
+    private readonly reader: Redis,
     private readonly prefix: string,
   ) {
     this.streamKey = `${prefix}bus:transfers`;
@@ -81,7 +83,7 @@ export class TransferBus {
 
   /** Entries after `afterId` ('0' = from the start), waiting up to `blockMs` for new ones. */
   async read(afterId: string, blockMs: number, count = 2_000): Promise<BusEntry[]> {
-    const answer = (await this.redis.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.streamKey, afterId)) as
+    const answer = (await this.reader.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.streamKey, afterId)) as
       | Array<[string, Array<[string, string[]]>]>
       | null;
     const out: BusEntry[] = [];

@@ -1,0 +1,146 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CLI, eventually } from '../helpers/daemon-process.js';
+import { HAVE_REDIS, REDIS_SERVER } from '../helpers/redis-server.js';
+import { failure, sleep } from './helpers/e2e-daemon.js';
+import { HaScenario, LEASE_TTL_MS, POLL_INTERVAL_MS } from './helpers/ha-scenario.js';
+
+/**
+ * High availability through the built binary (issue 17): three real `transfer-watch run` replicas on Debian's
+ * redis-server, one simulator per source over HTTP, a webhook capture server. kill -9 and SIGSTOP of the
+ * replica that matters, a rule grouping by user across two sources polled by different replicas, and a
+ * silence added on one replica and seen on another.
+ */
+
+if (!HAVE_REDIS) {
+  if (process.env['CI'] === 'true') throw new Error(`${REDIS_SERVER} not found; .ci/run installs redis-server`);
+  console.warn(`skipping the HA e2e tests: ${REDIS_SERVER} not found (apt-get install redis-server)`);
+}
+
+/** A burst rule that groups by user across every source: its count needs the transfers of both sources. */
+const crossSourceBurst = {
+  name: 'UserErrorBurst',
+  type: 'error_burst',
+  group_by: ['user'],
+  threshold: 6,
+  window: '2m',
+  severity: 'critical',
+  annotations: { summary: '{{count}} failed transfers for {{labels.user}} in {{window}}' },
+};
+
+function burst(t: number, user: string, n: number, tag: string) {
+  return Array.from({ length: n }, (_, i) => failure(t - 5_000 + i * 100, { INSTANCE: 'PROD01', USUARIO: user, NOMEARQUIVO: `${tag}_${i}.RET` }));
+}
+
+async function countOf(s: HaScenario, replica: string, user: string): Promise<number | undefined> {
+  const alert = (await s.alerts(replica)).find((a) => a.labels['user'] === user && a.state === 'firing');
+  const m = /^(\d+) failed/.exec(alert?.annotations['summary'] ?? '');
+  return m ? Number(m[1]) : undefined;
+}
+
+describe.skipIf(!existsSync(CLI) || !HAVE_REDIS).concurrent('high availability on Redis (issue 17)', () => {
+  it('a rule across two sources polled by different replicas counts every transfer once; kill -9 of the leader while the group is due: notified exactly once, polling resumes', async () => {
+    const s = await HaScenario.create(['east', 'west']);
+    try {
+      s.write({ rules: [crossSourceBurst] });
+      for (const r of ['r1', 'r2', 'r3']) await s.start(r);
+      const leader = await s.leader(['r1', 'r2', 'r3']);
+      // Both sources polled, by different replicas when possible (at most ceil(2/3) = 1 each).
+      const holders = await eventually(async () => {
+        const v = (await s.status('r1')).sources;
+        return v['east'] && v['west'] && v['east'] !== v['west'] ? v : undefined;
+      }, 15_000);
+      expect(Object.values(holders).every((h) => ['r1', 'r2', 'r3'].includes(h ?? ''))).toBe(true);
+
+      // Three failures for BANK1 on each source: only together do they reach the threshold of 6.
+      const t = Date.now();
+      s.inject('east', burst(t, 'BANK1', 3, 'E'));
+      s.inject('west', burst(t, 'BANK1', 3, 'W'));
+      await eventually(async () => (await countOf(s, leader, 'BANK1')) === 6, 20_000);
+      // group_wait is 2 s: the group is due now. The leader dies before it can send.
+      const killedAt = Date.now();
+      await s.replica(leader).kill('SIGKILL');
+      const alive = ['r1', 'r2', 'r3'].filter((r) => r !== leader);
+      const next = await s.leader(alive);
+      const failover = Date.now() - killedAt;
+      expect(failover).toBeLessThan(LEASE_TTL_MS + POLL_INTERVAL_MS + 5_000);
+
+      await eventually(async () => s.hook.requests.length >= 1, 20_000);
+      await sleep(4_000);
+      const firing = s.payloads().filter((p) => p.status === 'firing');
+      expect(firing).toHaveLength(1);
+      expect(firing[0]?.alerts.map((a) => [a.labels['user'], a.annotations['summary']])).toEqual([['BANK1', '6 failed transfers for BANK1 in 2m']]);
+
+      // Polling resumed on both sources (whoever holds them now): one more failure each is counted once.
+      const t2 = Date.now();
+      s.inject('east', burst(t2, 'BANK1', 1, 'E2'));
+      s.inject('west', burst(t2, 'BANK1', 1, 'W2'));
+      await eventually(async () => (await countOf(s, next, 'BANK1')) === 8, 20_000);
+      await sleep(2_000);
+      expect(await countOf(s, next, 'BANK1')).toBe(8);
+      // Every live replica shows the same alerts, whichever is asked.
+      for (const r of alive) expect(await countOf(s, r, 'BANK1')).toBe(8);
+    } finally {
+      await s.cleanup();
+    }
+  }, 120_000);
+
+  it('a leader paused past its lease (SIGSTOP) sends nothing and writes nothing when it wakes up (fencing)', async () => {
+    const s = await HaScenario.create(['east']);
+    try {
+      s.write({ rules: [crossSourceBurst], route: { receiver: 'hook', group_by: ['alertname', 'user'], group_wait: '3s', group_interval: '2s', repeat_interval: '1h' } });
+      for (const r of ['r1', 'r2']) await s.start(r);
+      const leader = await s.leader(['r1', 'r2']);
+      const other = leader === 'r1' ? 'r2' : 'r1';
+      s.inject('east', burst(Date.now(), 'BANK2', 6, 'S'));
+      await eventually(async () => (await countOf(s, leader, 'BANK2')) === 6, 20_000);
+      const paused = s.replica(leader);
+      process.kill(paused.proc.pid ?? 0, 'SIGSTOP');
+      await s.leader([other]);
+      await eventually(async () => s.hook.requests.length >= 1, 20_000);
+      const before = paused.logs.length;
+      process.kill(paused.proc.pid ?? 0, 'SIGCONT');
+      // It wakes up with timers due (a send, commits, renewals): none of them may act.
+      await paused.waitForLog((l) => l.msg === 'no longer leading: another replica evaluates rules and sends notifications now', 15_000);
+      await sleep(4_000);
+      expect(s.payloads().filter((p) => p.status === 'firing')).toHaveLength(1);
+      const after = paused.logs.slice(before);
+      expect(after.filter((l) => l.msg === 'notification sent')).toEqual([]);
+      // Whatever it tried to write was refused by the fence (never applied).
+      expect(after.some((l) => l.msg === 'lease given up')).toBe(true);
+      expect((await s.status(other)).leading).toBe(true);
+    } finally {
+      await s.cleanup();
+    }
+  }, 90_000);
+
+  it('a silence added on one replica applies on another within a second, and nothing is sent for it', async () => {
+    const s = await HaScenario.create(['east']);
+    try {
+      s.write({ rules: [crossSourceBurst], route: { receiver: 'hook', group_by: ['alertname', 'user'], group_wait: '4s', group_interval: '2s', repeat_interval: '1h' } });
+      for (const r of ['a', 'b', 'c']) await s.start(r);
+      await s.leader(['a', 'b', 'c']);
+      const res = await fetch(`${s.replica('a').url}/api/v2/silences`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          matchers: [{ name: 'user', value: 'BANK3', isRegex: false, isEqual: true }],
+          startsAt: new Date().toISOString(),
+          endsAt: new Date(Date.now() + 3_600_000).toISOString(),
+          createdBy: 'alice',
+          comment: 'maintenance',
+        }),
+      });
+      expect(res.status).toBe(200);
+      const created = Date.now();
+      await eventually(async () => ((await (await fetch(`${s.replica('c').url}/api/v2/silences`)).json()) as unknown[]).length === 1, 5_000, 50);
+      expect(Date.now() - created).toBeLessThan(1_500);
+      s.inject('east', burst(Date.now(), 'BANK3', 6, 'Q'));
+      await eventually(async () => (await s.alerts('c')).some((a) => a.labels['user'] === 'BANK3' && a.silenced), 20_000);
+      await sleep(6_000);
+      expect(s.hook.requests).toHaveLength(0);
+    } finally {
+      await s.cleanup();
+    }
+  }, 90_000);
+});
