@@ -156,6 +156,7 @@ export class Daemon {
         onLeaseAcquired: (lease) => this.onLeaseAcquired(lease),
         onLeaseLost: (lease) => this.onLeaseLost(lease),
         onRedisUp: (up) => this.onRedisUp(up),
+        onRedisReset: () => void this.writeBack(),
         onSilencesChanged: () => void this.notifier.reloadSilences().catch(() => undefined),
       });
       this.state = this.cluster.leaderState;
@@ -284,6 +285,19 @@ export class Daemon {
     this.metrics.setRedisUp(up);
     if (up) this.redisDownSince = undefined;
     else this.redisDownSince ??= this.opts.clock.now();
+  }
+
+  /** Redis restarted empty: write back what this replica holds, so the cluster continues where it was. */
+  private async writeBack(): Promise<void> {
+    const what: string[] = ['silences'];
+    this.notifier.rewriteState();
+    if (this.leading) {
+      await this.alerts.flush().catch(() => undefined);
+      what.push('alert state', 'notification log', 'outbox');
+    }
+    for (const [, p] of this.sourcePollers) await p.poller.save().catch(() => undefined);
+    if (this.sourcePollers.size > 0) what.push(`cursors of ${[...this.sourcePollers.keys()].join(', ')}`);
+    this.logger.warn({ rebuilt: what }, 'Redis had lost its data: wrote back what this replica holds');
   }
 
   private async startSourcePoller(name: string): Promise<void> {

@@ -11,6 +11,8 @@ export interface HaClusterEvents {
   onLeaseAcquired(lease: string): void;
   onLeaseLost(lease: string): void;
   onRedisUp(up: boolean): void;
+  /** Redis restarted empty: write back what this replica holds (its leases are already restored). */
+  onRedisReset(): void;
   /** Another replica changed the silences (pub/sub): reload them. */
   onSilencesChanged(): void;
 }
@@ -51,6 +53,7 @@ export class HaCluster {
       onAcquired: (lease) => events.onLeaseAcquired(lease),
       onLost: (lease) => events.onLeaseLost(lease),
       onRedisUp: (up) => events.onRedisUp(up),
+      onRedisReset: () => events.onRedisReset(),
     });
     this.sharedState = new RedisStateStore({ redis, prefix });
     this.leaderState = new RedisStateStore({ redis, prefix, fence: () => this.coordinator.fence(LEADER_LEASE) });

@@ -25,6 +25,8 @@ export interface LeaseCoordinatorOptions {
   onLost(lease: string): void;
   /** Redis answered (true) or not (false) at a heartbeat. */
   onRedisUp?(up: boolean): void;
+  /** Redis came back without its data (restarted empty): write back what this replica holds. */
+  onRedisReset?(): void;
 }
 
 interface Held {
@@ -75,6 +77,10 @@ export class LeaseCoordinator {
   /** Monotonic time of the last heartbeat attempt (answered or not). */
   private lastAttempt: number;
   private live: string[] = [];
+  /** The marker this replica saw in Redis; its absence later means Redis lost its data. */
+  private epoch: string | undefined;
+  /** After Redis came back empty, free leases are left alone for one TTL: their holders put them back first. */
+  private acquireAfter = 0;
 
   constructor(private readonly opts: LeaseCoordinatorOptions) {
     this.mono = opts.monotonic ?? (() => performance.now());
@@ -169,9 +175,48 @@ export class LeaseCoordinator {
       logger.warn({ err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot reach Redis; keeping the leases held (fail open)');
       return;
     }
+    if (await this.resetDetected()) {
+      this.acquireAfter = started + this.opts.ttlMs;
+      await this.reseed();
+    }
     // A pause longer than the TTL: everything held may be someone else's now; renewals say which.
     for (const [name] of [...this.held]) await this.renew(name, started);
     await this.balance(started);
+  }
+
+  /** Whether Redis lost the data it had at our last heartbeat (restarted without persistence, flushed). */
+  private async resetDetected(): Promise<boolean> {
+    const key = `${this.opts.prefix}epoch`;
+    try {
+      const candidate = `${this.opts.replica}@${Date.now()}`;
+      await this.opts.redis.set(key, candidate, 'NX');
+      const current = await this.opts.redis.get(key);
+      const reset = this.epoch !== undefined && current !== this.epoch;
+      this.epoch = current ?? undefined;
+      return reset;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Redis came back empty: put our leases back (with their fencing tokens, and the counters above them, so no
+   * later token repeats one) before anything else can take them, then let the daemon write back its state.
+   */
+  private async reseed(): Promise<void> {
+    this.opts.logger.warn({ leases: [...this.held.keys()] }, 'Redis came back empty; restoring the leases this replica holds and writing back its state');
+    for (const [name, h] of [...this.held]) {
+      try {
+        const ok = await this.opts.redis.set(this.key(name), `${this.opts.replica}#${h.token}`, 'PX', this.opts.ttlMs, 'NX');
+        const counter = `${this.opts.prefix}fence:${name}`;
+        const current = Number((await this.opts.redis.get(counter)) ?? 0);
+        if (current < h.token) await this.opts.redis.set(counter, String(h.token));
+        if (ok !== 'OK') this.lose(name, 'taken by another replica after Redis restarted');
+      } catch {
+        /* the renewals below decide */
+      }
+    }
+    this.opts.onRedisReset?.();
   }
 
   private async renew(name: string, started: number): Promise<void> {
@@ -209,6 +254,7 @@ export class LeaseCoordinator {
   }
 
   private async acquire(name: string, started: number): Promise<boolean> {
+    if (started < this.acquireAfter) return false;
     try {
       const token = Number(await this.opts.redis.eval(ACQUIRE, 2, this.key(name), `${this.opts.prefix}fence:${name}`, this.opts.replica, this.opts.ttlMs));
       if (!token) return false;

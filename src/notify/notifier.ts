@@ -158,6 +158,13 @@ export class Notifier {
     this.schedule();
   }
 
+  /** Write the log, the outbox and the silences again in full at the next tick (the store lost them). */
+  rewriteState(): void {
+    this.deliver.markStale();
+    this.silenceStore.markStale();
+    this.schedule();
+  }
+
   /** Load the silences again (another replica changed them). */
   async reloadSilences(): Promise<void> {
     await this.silenceStore.restore();

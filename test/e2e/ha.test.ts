@@ -144,3 +144,67 @@ describe.skipIf(!existsSync(CLI) || !HAVE_REDIS).concurrent('high availability o
     }
   }, 90_000);
 });
+
+const shortBurst = { ...crossSourceBurst, name: 'ShortBurst', window: '15s' };
+
+describe.skipIf(!existsSync(CLI) || !HAVE_REDIS).concurrent('high availability through restarts and a Redis outage (issue 17)', () => {
+  it('a rolling restart of all three replicas loses nothing and repeats nothing', async () => {
+    const s = await HaScenario.create(['east', 'west']);
+    try {
+      s.write({ rules: [shortBurst] });
+      for (const r of ['r1', 'r2', 'r3']) await s.start(r);
+      await s.leader(['r1', 'r2', 'r3']);
+      s.inject('east', burst(Date.now(), 'BANK4', 6, 'R'));
+      await eventually(async () => s.payloads().some((p) => p.status === 'firing'), 20_000);
+      for (const r of ['r1', 'r2', 'r3']) {
+        expect(await s.replica(r).kill('SIGTERM')).toBe(0);
+        await s.start(r);
+        await s.leader(['r1', 'r2', 'r3']);
+      }
+      // The 15 s window ends: exactly one RESOLVED, and the FIRING was never repeated.
+      await eventually(async () => s.payloads().some((p) => p.status === 'resolved'), 40_000);
+      await sleep(3_000);
+      expect(s.payloads().map((p) => `${p.status}:${p.alerts.map((a) => a.labels['user']).join(',')}`)).toEqual(['firing:BANK4', 'resolved:BANK4']);
+    } finally {
+      await s.cleanup();
+    }
+  }, 150_000);
+
+  it('Redis down then back empty: the coordination alert fires and resolves, no alert is lost, at most one repeat per group', async () => {
+    const s = await HaScenario.create(['east']);
+    try {
+      s.write({ rules: [crossSourceBurst] });
+      for (const r of ['r1', 'r2']) await s.start(r);
+      await s.leader(['r1', 'r2']);
+      s.inject('east', burst(Date.now(), 'BANK5', 6, 'A'));
+      await eventually(async () => s.payloads().some((p) => p.alerts.some((a) => a.labels['user'] === 'BANK5')), 20_000);
+
+      await s.redis.kill();
+      // Every replica that cannot reach Redis for lease_ttl says so: metric and built-in alert.
+      for (const r of ['r1', 'r2']) {
+        await eventually(async () => (await s.alerts(r)).some((a) => a.labels['alertname'] === 'TransferWatchCoordinationDown' && a.labels['replica'] === r), 20_000);
+        expect(await (await fetch(`${s.replica(r).url}/metrics`)).text()).toMatch(/^transfer_watch_ha_redis_up 0$/m);
+      }
+      // Polled while Redis is away: kept, and counted once it is back.
+      s.inject('east', burst(Date.now(), 'BANK6', 6, 'B'));
+      await sleep(3_000);
+      await s.redis.restart();
+
+      await eventually(async () => s.payloads().some((p) => p.alerts.some((a) => a.labels['user'] === 'BANK6' && a.status === 'firing')), 30_000);
+      await eventually(
+        async () => s.payloads().some((p) => p.status === 'resolved' && p.alerts.some((a) => a.labels['alertname'] === 'TransferWatchCoordinationDown')),
+        30_000,
+      );
+      for (const r of ['r1', 'r2']) {
+        await eventually(async () => !(await s.alerts(r)).some((a) => a.labels['alertname'] === 'TransferWatchCoordinationDown'), 20_000);
+        expect(s.logs(r).some((l) => l.msg === 'Redis had lost its data: wrote back what this replica holds')).toBe(true);
+      }
+      await sleep(3_000);
+      const firingBy = new Map<string, number>();
+      for (const p of s.payloads()) for (const a of p.alerts) if (a.status === 'firing') firingBy.set(p.groupKey, (firingBy.get(p.groupKey) ?? 0) + 1);
+      for (const [group, n] of firingBy) expect(n, group).toBeLessThanOrEqual(2);
+    } finally {
+      await s.cleanup();
+    }
+  }, 150_000);
+});

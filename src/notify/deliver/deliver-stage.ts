@@ -141,6 +141,12 @@ export class DeliverStage {
     return next;
   }
 
+  /** Rewrite the outbox and a whole log snapshot at the next send round (the store lost them). */
+  markStale(): void {
+    this.outboxStale = true;
+    this.nflogStale = true;
+  }
+
   /** Write what must survive (graceful stop). */
   async flush(): Promise<void> {
     await this.persistOutbox();

@@ -136,11 +136,17 @@ export class SilenceStore implements SilenceApi {
     return this.staleSince !== undefined;
   }
 
+  /** The store lost the silences: write them at the next retry. */
+  markStale(): void {
+    this.staleSince ??= this.clock.now();
+  }
+
   /** Write the silences again if a write was refused; quiet while the store still refuses. */
   async retryPersist(): Promise<void> {
     if (this.staleSince === undefined) return;
     try {
-      await this.persist();
+      if (this.state.update) await this.change(() => undefined);
+      else await this.persist();
       this.logger.info('silences written again after a failed write');
     } catch {
       /* still refused: the next tick tries again */
