@@ -238,7 +238,11 @@ export class LeaseCoordinator {
 
   private async balance(started: number): Promise<void> {
     const sources = [...this.opts.sources].sort();
-    const target = Math.ceil(sources.length / Math.max(1, this.live.length));
+    // Shares by rank among the live replicas (sorted by name, so all agree): the first S mod N take one more.
+    // Each holds at most ceil(S/N), a replica that joins gets its share, and the shares add up to S.
+    const n = Math.max(1, this.live.length);
+    const rank = Math.max(0, this.live.indexOf(this.opts.replica));
+    const target = Math.floor(sources.length / n) + (rank < sources.length % n ? 1 : 0);
     const mine = sources.filter((s) => this.held.has(sourceLease(s)));
     // Give surplus back (newest first) so a replica that joined gets its share.
     for (const s of mine.slice(target).reverse()) await this.release(sourceLease(s));

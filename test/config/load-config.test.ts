@@ -98,6 +98,33 @@ describe('environment substitution', () => {
   });
 });
 
+describe('ha:', () => {
+  it('reports a wrong URL scheme, a short lease and an unknown key at their lines', () => {
+    const problems = problemsOf(
+      lines(...SOURCE, 'ha:', '  redis:', '  url: http://redis:6379', '    url: http://redis:6379', '  lease_ttl: 100ms', '  replicas: 3').replace('  url: http://redis:6379\n', ''),
+    );
+    expect(problems).toEqual([
+      expect.stringMatching(/^tw\.yaml:8:10: ha\.redis\.url: must be a redis:\/\/ or rediss:\/\/ URL/),
+      expect.stringMatching(/^tw\.yaml:9:14: ha\.lease_ttl: lease_ttl must be at least 1s/),
+      expect.stringMatching(/^tw\.yaml:10:3: unknown key "replicas" in ha/),
+    ]);
+  });
+
+  it('takes the URL from url_file and treats URL and password as secrets', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tw-ha-'));
+    try {
+      await writeFile(join(dir, 'redis-url'), 'rediss://default:R3disPa55word@redis.example:6380/2\n');
+      const loaded = parseConfigText(lines(...SOURCE, 'ha:', '  redis: { url_file: redis-url, password: OtherSecret99 }', '  replica_name: pod-0'), join(dir, 'tw.yaml'));
+      expect(loaded.config.ha?.redis.url).toBe('rediss://default:R3disPa55word@redis.example:6380/2');
+      expect(loaded.config.ha?.lease_ttl).toBe(15_000);
+      expect(loaded.config.ha?.redis.key_prefix).toBe('transfer-watch:');
+      expect(loaded.secrets).toEqual(expect.arrayContaining(['rediss://default:R3disPa55word@redis.example:6380/2', 'OtherSecret99']));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('secrets from *_file', () => {
   let dir: string;
   beforeAll(async () => {
