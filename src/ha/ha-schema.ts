@@ -11,8 +11,8 @@ export const haSchema = z
     redis: z.strictObject({
       /** `redis://[user:password@]host:port/db` or `rediss://` (TLS). */
       url: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }),
-      /** AUTH password, when not in the URL. */
-      password: z.string().optional(),
+      /** AUTH password, when not in the URL. Empty (`${REDIS_PASSWORD:-}` unset) means none. */
+      password: z.string().nullable().optional(),
       username: z.string().optional(),
       /** Several deployments may share one Redis: every key starts with this. */
       key_prefix: z.string().default('transfer-watch:'),

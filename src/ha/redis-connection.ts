@@ -37,7 +37,7 @@ export function createRedis(config: HaConfig['redis'], opts: RedisConnectionOpti
     ...(opts.commandTimeoutMs > 0 ? { commandTimeout: opts.commandTimeoutMs } : {}),
     connectTimeout: Math.max(1000, opts.commandTimeoutMs),
     retryStrategy: (times) => Math.min(2_000, 100 * times),
-    ...(config.password !== undefined ? { password: config.password } : {}),
+    ...(config.password ? { password: config.password } : {}),
     ...(config.username !== undefined ? { username: config.username } : {}),
     ...(tls ? { tls } : {}),
   };

@@ -53,6 +53,53 @@ describe('helm/transfer-watch', () => {
     expect(validateValues({ ...values, config: { ...(values.config as object), state: { dir: '/data' } } }), 'state.dir off the volume').not.toEqual([]);
   });
 
+  it('the values schema accepts replicas only with ha, and ha only with a Redis URL or Secret', () => {
+    const ha = (over: Record<string, unknown>) => ({ ...(values.ha as object), ...over });
+    const redis = { url: 'redis://redis:6379/0', password: '', existingSecret: '', keyPrefix: 'tw:', caSecret: '' };
+    expect(validateValues({ ...values, replicaCount: 3, ha: ha({ enabled: true, redis }) })).toEqual([]);
+    expect(validateValues({ ...values, replicaCount: 3, ha: ha({ enabled: true, redis: { ...redis, url: '', existingSecret: 'redis-creds' } }) })).toEqual([]);
+    expect(validateValues({ ...values, replicaCount: 3 }), 'replicas without ha').not.toEqual([]);
+    expect(validateValues({ ...values, ha: ha({ enabled: true, redis: { ...redis, url: '' } }) }), 'ha without Redis').not.toEqual([]);
+    expect(validateValues({ ...values, ha: ha({ enabled: true, redis: { ...redis, url: 'http://redis:6379' } }) }), 'not a redis URL').not.toEqual([]);
+  });
+
+  it('with ha.enabled the mounted config (the ha: section the chart adds) passes `transfer-watch check`', async () => {
+    // What _helpers.tpl's configYaml renders with ha.enabled: the values' config plus this section.
+    expect(templates['_helpers.tpl']).toContain('dict "url" "${REDIS_URL}" "password" "${REDIS_PASSWORD:-}" "key_prefix" .Values.ha.redis.keyPrefix');
+    expect(templates['_helpers.tpl']).toContain('dict "redis" $redis "lease_ttl" .Values.ha.leaseTtl "replica_name" "${POD_NAME}"');
+    const haValues = values.ha as { redis: { keyPrefix: string }; leaseTtl: string };
+    const config = {
+      ...(values.config as Record<string, unknown>),
+      ha: { redis: { url: '${REDIS_URL}', password: '${REDIS_PASSWORD:-}', key_prefix: haValues.redis.keyPrefix }, lease_ttl: haValues.leaseTtl, replica_name: '${POD_NAME}' },
+    };
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tw-chart-ha-'));
+    tmpDirs.push(dir);
+    writeFileSync(path.join(dir, 'config.yaml'), stringify(config));
+    mkdirSync(path.join(dir, 'rules'));
+    for (const [file, content] of Object.entries(values.rules as Record<string, unknown>)) writeFileSync(path.join(dir, 'rules', file), stringify(content));
+    const { code, stderr } = await runCli(['check', '--config', path.join(dir, 'config.yaml')], {
+      env: { ...CHART_SECRET_ENV, REDIS_URL: 'redis://redis:6379/0', POD_NAME: 'transfer-watch-7d9f-abcde' },
+    });
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+
+  it('with ha.enabled the Deployment rolls replicas one by one, spreads them, has a PDB, and no state volume claim', () => {
+    const deployment = templates['deployment.yaml'] ?? '';
+    expect(deployment).toMatch(/\{\{- if \.Values\.ha\.enabled \}\}[\s\S]*replicas: \{\{ \.Values\.replicaCount \}\}\s+strategy:\s+type: RollingUpdate/);
+    expect(deployment).toContain('fail "replicaCount > 1 needs ha.enabled');
+    expect(deployment).toContain('podAntiAffinity:');
+    expect(deployment).toContain('fieldPath: metadata.name');
+    expect(deployment).toMatch(/if and \.Values\.persistence\.enabled \(not \.Values\.ha\.enabled\)/);
+    expect(templates['pvc.yaml']).toContain('(not .Values.ha.enabled)');
+    expect(templates['pdb.yaml']).toMatch(/^\{\{- if and \.Values\.ha\.enabled \.Values\.podDisruptionBudget\.enabled/);
+    expect(templates['pdb.yaml']).toContain('kind: PodDisruptionBudget');
+    expect(templates['secret.yaml']).toContain('REDIS_URL:');
+    expect(templates['secret.yaml']).toContain('REDIS_PASSWORD:');
+    // Without ha the default keeps state on a volume: an emptyDir would repeat notifications after a pod move.
+    expect((values.persistence as Record<string, unknown>).enabled).toBe(true);
+  });
+
   it('files/ are the same as the project dashboard and Prometheus rules (copy them when they change)', () => {
     expect(CHART_FILE_COPIES.map(([, copy]) => copy).sort()).toEqual(readdirSync(path.join(chart, 'files')).map((f) => `helm/transfer-watch/files/${f}`).sort());
     for (const [source, copy] of CHART_FILE_COPIES) {
