@@ -8,6 +8,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measureBackfill } from './bench-backfill.js';
+import { measureFailover, measureHaThroughput, type FailoverResult, type HaThroughputResult } from './bench-ha.js';
 import { measureLatency, type LatencyResult } from './bench-latency.js';
 import { measureOverlap, type OverlapResult } from './bench-overlap.js';
 import { createPipeline, measureFetch, type PipelineResult, type ThroughputResult } from './bench-pipeline.js';
@@ -27,12 +28,15 @@ interface Sizes {
   scrapes: number;
   latencyTrials: number;
   overlapMinutes: number;
+  /** HA: minutes of dense history through Redis vs files, and replica kills for the failover gap. */
+  haMinutes: number;
+  haKills: number;
 }
 
 const SIZES: Record<Sizes['mode'], Sizes> = {
-  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, backfillRecords: 1_000_000, scrapes: 200, latencyTrials: 40, overlapMinutes: 240 },
-  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 1, backfillRecords: 100_000, scrapes: 30, latencyTrials: 6, overlapMinutes: 60 },
-  micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, backfillRecords: 5_000, scrapes: 3, latencyTrials: 2, overlapMinutes: 5 },
+  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, backfillRecords: 1_000_000, scrapes: 200, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12 },
+  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 1, backfillRecords: 100_000, scrapes: 30, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3 },
+  micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, backfillRecords: 5_000, scrapes: 3, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1 },
 };
 
 const RULE_COUNTS = [10, 100, 1000] as const;
@@ -40,7 +44,7 @@ const SCRAPE_SERIES = 10_000;
 const OVERLAP_RATE_PER_MINUTE = 200;
 
 /** The measurements `--only` can pick; all of them by default. */
-const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'latency'] as const;
+const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'latency', 'ha'] as const;
 type Part = (typeof PARTS)[number];
 
 function parseArgs(argv: string[]): { sizes: Sizes; out: string; only: Set<Part> } {
@@ -87,7 +91,7 @@ const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maxim
 
 async function main(): Promise<void> {
   const { sizes, out, only } = parseArgs(process.argv.slice(2));
-  if (only.has('latency') && !existsSync(CLI)) {
+  if ((only.has('latency') || only.has('ha')) && !existsSync(CLI)) {
     console.error(`${CLI} is missing: run "npm run build" first (npm run bench does)`);
     process.exit(2);
   }
@@ -178,6 +182,28 @@ async function main(): Promise<void> {
       `${fmt(overlap.refetchedShare * 100, 1)}% of records fetched more than once, ${fmt(overlap.fetchesPerRecord, 2)} fetches per record (${overlap.simulatedMinutes} min at ${overlap.ratePerMinute}/min, default poll settings)`,
     ]);
     Object.assign(results, { overlap });
+  }
+  if (only.has('ha')) {
+    step(`high availability: ${sizes.haMinutes} min through Redis vs files, ${sizes.haKills} replica kills`);
+    const { sim, history } = await denseHistory(sizes.haMinutes);
+    let ha: HaThroughputResult;
+    try {
+      ha = await measureHaThroughput(history, benchRules(100));
+    } finally {
+      await sim.close();
+    }
+    rows.push([
+      'HA pipeline (Redis state), 100 rules',
+      `${fmt(ha.redisRecordsPerSecond)} records/s`,
+      `ratio ${fmt(ha.ratio, 2)} (goal >= 0.9) to ${fmt(ha.fileRecordsPerSecond)} records/s with file state, same slice, ${fmt(ha.records)} records`,
+    ]);
+    const failover: FailoverResult = await measureFailover(CLI, sizes.haKills);
+    rows.push([
+      'HA failover gap',
+      `p50 ${fmt(failover.p50Ms)} ms, p99 ${fmt(failover.p99Ms)} ms`,
+      `${failover.kills} kill -9 of the polling replica, lease_ttl ${failover.leaseTtlMs} ms, interval ${failover.pollIntervalMs} ms (goal p99 <= ${fmt(failover.goalMs)} ms)`,
+    ]);
+    Object.assign(results, { ha: { throughput: ha, failover } });
   }
   const loadAfter = loadavg();
   results.machine = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memoryGb: Math.round(totalmem() / 2 ** 30), loadBefore, loadAfter };

@@ -364,9 +364,11 @@ export class Daemon {
     void cluster.consume(consumed, () => this.leading && epoch === this.leadership, async (entries) => {
       let last: string | undefined;
       for (const e of entries) {
-        if ('transfer' in e) {
-          this.engine.observe(e.transfer);
-          this.nextEngine?.observe(e.transfer);
+        if ('transfers' in e) {
+          for (const t of e.transfers) {
+            this.engine.observe(t);
+            this.nextEngine?.observe(t);
+          }
         } else {
           progress.apply(e.progress);
         }

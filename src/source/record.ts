@@ -124,8 +124,13 @@ export function parseRecord(raw: unknown, source: string): RecordResult {
     if (err instanceof RecordProblem) return { ok: false, reason: err.message };
     throw err;
   }
-  const transfer: Transfer = {
-    id: recordIdentity(record),
+  return { ok: true, transfer: transferOf(record, recordIdentity(record), source) };
+}
+
+/** The typed transfer of a normalised record whose identity is known (parsed here, or sent between replicas). */
+export function transferOf(record: ServiceRecord, id: string, source: string): Transfer {
+  return {
+    id,
     source,
     time: Date.parse(record.DATAHORA),
     instance: record.INSTANCE,
@@ -140,5 +145,4 @@ export function parseRecord(raw: unknown, source: string): RecordResult {
     tags: record.TAGS,
     record,
   };
-  return { ok: true, transfer };
 }
