@@ -114,6 +114,27 @@ describe.skipIf(!existsSync(CLI) || !HAVE_REDIS).concurrent('high availability o
     }
   }, 90_000);
 
+  it("the outbox of a dead leader is taken over: a notification it could not deliver is delivered once by the next", async () => {
+    const s = await HaScenario.create(['east']);
+    try {
+      s.write({ rules: [crossSourceBurst] });
+      for (const r of ['r1', 'r2']) await s.start(r);
+      const leader = await s.leader(['r1', 'r2']);
+      s.receiverDown = true;
+      s.inject('east', burst(Date.now(), 'BANK7', 6, 'O'));
+      // Queued and failing: the leader retries from its outbox (in Redis).
+      await s.replica(leader).waitForLog((l) => l.msg === 'notification failed; will retry', 20_000);
+      await s.replica(leader).kill('SIGKILL');
+      s.receiverDown = false;
+      await s.leader([leader === 'r1' ? 'r2' : 'r1']);
+      await eventually(async () => s.hook.requests.length >= 1, 30_000);
+      await sleep(4_000);
+      expect(s.payloads().map((p) => `${p.status}:${p.alerts.map((a) => a.labels['user']).join(',')}`)).toEqual(['firing:BANK7']);
+    } finally {
+      await s.cleanup();
+    }
+  }, 90_000);
+
   it('a silence added on one replica applies on another within a second, and nothing is sent for it', async () => {
     const s = await HaScenario.create(['east']);
     try {

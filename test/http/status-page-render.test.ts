@@ -213,6 +213,17 @@ describe('renderStatusPage', () => {
     expect(page).toContain('<td data-label="Rule" class="rule">DailyStatementMissing');
   });
 
+  it('with ha: shows the replicas, the leader and which replica polls each source', () => {
+    const page = renderStatusPage(
+      data({ cluster: { replica: 'tw-1', leader: 'tw-0', leading: false, redisUp: false, replicas: ['tw-0', 'tw-1', 'tw-2'], sources: { east: 'tw-1', west: null } } }),
+      OPTS,
+    );
+    expect(page).toContain('<h3>Replicas <span class="muted">3 live · this is tw-1 · leader: tw-0 · <span class="error">Redis unreachable</span></span></h3>');
+    expect(page).toContain('<td data-label="Source">east</td><td data-label="Polled by">tw-1 <span class="muted">(this replica)</span></td>');
+    expect(page).toContain('<td data-label="Source">west</td><td data-label="Polled by"><span class="error">nobody (lease free)</span></td>');
+    expect(renderStatusPage(data(), OPTS)).not.toContain('id="cluster"');
+  });
+
   it('lists at most MAX_ALERTS_PER_GROUP alerts of one name and says how many more there are', () => {
     const many = Array.from({ length: MAX_ALERTS_PER_GROUP + 7 }, (_, i) => alert({ alertname: 'Burst', user: `U${i}` }));
     const page = renderStatusPage(data({ alerts: many }), OPTS);

@@ -40,11 +40,17 @@ export class HaScenario {
     this.configFile = join(this.dir, 'config.yaml');
   }
 
+  /** `receiverDown` while true, the webhook answers 503 (the notification waits in the leader's outbox). */
+  receiverDown = false;
+
   static async create(sources: string[]): Promise<HaScenario> {
     const redis = await RedisServer.start();
     const sims = new Map<string, RunningSimulator>();
     for (const s of sources) sims.set(s, await startSimulator({ generate: false, seed: 3, username: 'watch', password: MFT_PASSWORD }));
-    return new HaScenario(redis, sims, await startCaptureServer());
+    let scenario: HaScenario | undefined = undefined;
+    const hook = await startCaptureServer(() => (scenario?.receiverDown ? { status: 503, body: 'down' } : { status: 200, body: 'ok' }));
+    scenario = new HaScenario(redis, sims, hook);
+    return scenario;
   }
 
   write(opts: { rules: unknown[]; route?: Record<string, unknown> }): void {
