@@ -5,6 +5,7 @@ import { loadConfig } from '../config/load-config.js';
 import type { Problem } from '../config/problem.js';
 import { formatProblem } from '../config/problem.js';
 import { loadRuleFiles } from '../rules/load-rules.js';
+import { loadWebConfig } from '../http/security/web-config.js';
 import { errorMessage } from '../util/errors.js';
 import { redactSecrets } from '../util/redact.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
@@ -44,6 +45,16 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
     }
   }
 
+  const webConfigFile = loaded?.config.server.web_config_file;
+  if (webConfigFile !== undefined) {
+    try {
+      await loadWebConfig(webConfigFile);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+    }
+  }
+
   if (problems.length > 0) {
     const secrets = loaded?.secrets ?? [];
     for (const p of problems) out.stderr(redactSecrets(formatProblem(p), secrets));
@@ -51,6 +62,7 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
   }
   out.stdout(`OK: ${configFile}`);
   for (const file of ruleFiles) out.stdout(`OK: ${file}`);
+  if (webConfigFile !== undefined) out.stdout(`OK: ${webConfigFile}`);
   return EXIT_OK;
 }
 

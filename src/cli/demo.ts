@@ -57,7 +57,7 @@ export function registerDemo(program: Command): void {
         });
         const { rules, problems } = await loadRuleFiles(config.rule_files, RULES_DIR);
         if (problems.length > 0) throw new ConfigError(problems);
-        return { config, file: '<demo>', dir: RULES_DIR, secrets: [DEMO_PASSWORD], rules, templates: undefined };
+        return { config, file: '<demo>', dir: RULES_DIR, secrets: [DEMO_PASSWORD], rules, templates: undefined, webConfig: undefined };
       };
       const daemon = new Daemon({ load, clock: systemClock, logger, version: packageVersion() });
       process.on('exit', () => void simulator.close());

@@ -12,6 +12,8 @@ export function resolveConfigPaths(config: Config, dir: string): Config {
     ...config,
     sources: config.sources.map((s) => ({ ...s, tls: { ...s.tls, ca_file: abs(s.tls.ca_file) } })),
     state: { ...config.state, dir: abs(config.state.dir) },
+    server: { ...config.server, ...(config.server.web_config_file !== undefined ? { web_config_file: abs(config.server.web_config_file) } : {}) },
+    ...(config.ha ? { ha: { ...config.ha, redis: { ...config.ha.redis, tls: { ...config.ha.redis.tls, ca_file: abs(config.ha.redis.tls.ca_file) } } } } : {}),
     rule_files: config.rule_files.map(abs),
     templates: config.templates.map(abs),
     receivers: config.receivers.map((r) =>

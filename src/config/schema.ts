@@ -64,6 +64,17 @@ export const configSchema = z
         listen: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}$/, 'must be HOST:PORT').default('0.0.0.0:9464'),
         /** The URL people reach the daemon at; used in links (Alertmanager `generatorURL`, messages). */
         external_url: z.url().optional(),
+        /**
+         * Prometheus exporter-toolkit web config (TLS, basic auth users with bcrypt hashes, headers). Without
+         * one, writes are accepted from loopback only (contract section 10, docs/security.md).
+         */
+        web_config_file: z.string().min(1).optional(),
+        /** More host names the status page and writes may be reached by (DNS rebinding defence), e.g. an ingress host. */
+        allowed_hosts: z.array(z.string().min(1)).default([]),
+        /** Silences kept at most (active and pending); more are refused with 429, as Alertmanager's --silences.max-silences. */
+        max_silences: z.number().int().min(1).default(1_000),
+        /** Largest silence accepted, in bytes of JSON (Alertmanager's --silences.max-silence-size-bytes). */
+        max_silence_size_bytes: z.number().int().min(256).default(8_192),
       })
       .prefault({}),
     log: z

@@ -26,7 +26,8 @@ import { Notifier } from '../notify/notifier.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { configuredIntegrationKinds } from '../notify/integrations/registry.js';
 import { TransferWatchMetrics } from '../metrics/transfer-watch-metrics.js';
-import { startHttpServer } from '../http/http-server.js';
+import { startHttpServer, type RunningHttpServer } from '../http/http-server.js';
+import { HttpSecurity } from '../http/security/http-security.js';
 import type { StatusPageData } from '../http/status-page/status-page-data.js';
 import type { LoadedSetup } from './load-setup.js';
 
@@ -106,7 +107,7 @@ export class Daemon {
   private nextEngine: RuleEngine | undefined;
   private notifier!: Notifier;
   private poller!: Poller;
-  private http: { url: string; port: number; close(): Promise<void> } | undefined;
+  private http: RunningHttpServer | undefined;
   private ready = false;
   private stopping = false;
   private evaluating: Promise<void> | undefined;
@@ -182,10 +183,17 @@ export class Daemon {
     }
 
     // Serve health and metrics while windows are rebuilt; /readyz says 503 until then.
+    if (!this.setup.webConfig?.authenticates) {
+      logger.warn(
+        'no server.web_config_file with authentication: reads are open, and writes (silences, reload) are accepted from this machine (loopback) only; see docs/security.md',
+      );
+    }
     this.http = await startHttpServer({
       listen: this.opts.listen ?? config.server.listen,
       logger,
       metrics: this.metrics,
+      security: this.httpSecurity(),
+      ...(this.setup.webConfig?.tls ? { tls: this.setup.webConfig.tls } : {}),
       api: {
         ready: () => this.ready && !this.stopping,
         alerts: () => this.apiAlerts(),
@@ -237,6 +245,18 @@ export class Daemon {
     this.notifier.start();
     this.tick = setInterval(() => void this.evaluate(), EVALUATION_TICK_MS);
     this.tick.unref();
+  }
+
+  /** Authentication, write rules and headers of the HTTP server, from the current setup. */
+  private httpSecurity(): HttpSecurity {
+    const server = this.setup.config.server;
+    const external = server.external_url ? [new URL(server.external_url).hostname] : [];
+    return new HttpSecurity({
+      webConfig: this.setup.webConfig,
+      allowedHosts: [...server.allowed_hosts, ...external],
+      logger: this.logger,
+      onAuthFailure: () => this.metrics.addHttpAuthFailure(),
+    });
   }
 
   private newNotifier(): Notifier {
@@ -706,6 +726,10 @@ export class Daemon {
     // Alerts of rules that no longer exist resolve now instead of firing forever.
     this.alerts.retainRules(next.rules.map((r) => r.name), clock.now());
     this.notifier.reload(this.setup.config, next.templates);
+    if (Boolean(next.webConfig?.tls) !== Boolean(this.http?.url.startsWith('https:'))) {
+      this.logger.warn('turning TLS on or off takes effect at the next restart; users, headers and certificates are reloaded now');
+    }
+    this.http?.setSecurity(this.httpSecurity());
     this.initReceiverMetrics();
     if (restartPoller) this.poller.start();
     this.metrics.setConfigReload(true, clock.now());

@@ -2,6 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { AlertmanagerAlertQuery, AlertmanagerView, SilenceApi } from './daemon-api.js';
 import { HttpError } from './http-error.js';
 import { readJsonBody } from './read-body.js';
+import { silenceHttpError } from './silence-errors.js';
+import { authenticatedUser } from './security/http-security.js';
 
 /** A route of the daemon's server: path (`:name` captures a segment) and a handler per method. */
 export interface V2Route {
@@ -29,11 +31,11 @@ export function alertmanagerV2Routes(view: AlertmanagerView, silences: SilenceAp
         const input = await readJsonBody(req);
         if (input === undefined) throw new HttpError(400, 'http_empty_body', 'request body is empty; expected a silence as JSON');
         try {
-          const silence = await silences.create(input);
+          const user = authenticatedUser(req);
+          const silence = await silences.create(user !== undefined && typeof input === 'object' && input !== null ? { ...input, createdBy: user } : input);
           return { silenceID: idOf(silence) };
         } catch (err) {
-          if (codeOf(err) === 'silence_invalid') throw new HttpError(400, 'silence_invalid', err instanceof Error ? err.message : String(err));
-          throw err;
+          throw silenceHttpError(err);
         }
       },
     },

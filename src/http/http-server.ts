@@ -1,4 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { TlsOptions } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
@@ -7,6 +9,9 @@ import type { DaemonApi, MetricsSource } from './daemon-api.js';
 import { HttpError } from './http-error.js';
 import { readBody, readJsonBody } from './read-body.js';
 import { readRunbook } from './runbook-pages.js';
+import { silenceHttpError } from './silence-errors.js';
+import { authenticatedUser, HttpSecurity } from './security/http-security.js';
+import type { WriteKind } from './security/request-guard.js';
 import { StatusPageHandler } from './status-page/status-page-handler.js';
 
 export interface HttpServerOptions {
@@ -15,6 +20,13 @@ export interface HttpServerOptions {
   logger: Logger;
   metrics: MetricsSource;
   api: DaemonApi;
+  /**
+   * Authentication, who may write and by which Host, response headers (default: no web config: writes from
+   * loopback only; the page by IP literal, localhost or the host name).
+   */
+  security?: HttpSecurity;
+  /** Serve HTTPS with these options (a web config's tls_server_config); set at start, renewed on reload. */
+  tls?: TlsOptions;
 }
 
 export interface RunningHttpServer {
@@ -23,7 +35,14 @@ export interface RunningHttpServer {
   port: number;
   /** Stop accepting, let requests in flight finish, close keep-alive sockets. */
   close(): Promise<void>;
+  /** A reloaded web config: new users, headers and certificates (HTTP vs HTTPS itself needs a restart). */
+  setSecurity(security: HttpSecurity): void;
 }
+
+/** Connections served at once; more wait in the kernel's backlog, so a flood cannot starve the poll loop. */
+export const MAX_CONNECTIONS = 256;
+/** Concurrent scrapes share one rendering made at most this long ago. */
+const METRICS_REUSE_MS = 250;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -79,12 +98,6 @@ function matchRoute(r: Route, pathSegments: string[]): Record<string, string> | 
   return params;
 }
 
-/** The error code of any thrown value that carries a string `code`, without casting it. */
-function codeOf(err: unknown): string | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
-  return undefined;
-}
-
 function isMethod(m: string): m is Method {
   return m === 'GET' || m === 'POST' || m === 'DELETE';
 }
@@ -109,8 +122,22 @@ function indexPage(): string {
   return `<!doctype html>\n<html><head><meta charset="utf-8"><title>transfer-watch</title></head>\n<body><h1>transfer-watch</h1>\n<ul>\n${items}\n</ul></body></html>\n`;
 }
 
+/** The silence to create, with `createdBy` set to the authenticated user when there is one (nobody can pose as another). */
+function withAuthor(input: unknown, req: IncomingMessage): unknown {
+  const user = authenticatedUser(req);
+  if (user === undefined || typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  return { ...input, createdBy: user };
+}
+
 function buildRoutes(opts: HttpServerOptions): Route[] {
   const { api, metrics, logger } = opts;
+  // A flood of scrapes shares renderings instead of queueing one CPU-bound rendering per request.
+  let rendering: { at: number; body: Promise<string> } | undefined;
+  const renderMetrics = (): Promise<string> => {
+    const now = Date.now();
+    if (!rendering || now - rendering.at > METRICS_REUSE_MS) rendering = { at: now, body: metrics.metrics() };
+    return rendering.body;
+  };
   const statusPage = api.statusPage ? new StatusPageHandler({ data: api.statusPage.bind(api), silences: api.silences }) : undefined;
   return [
     route('/', {
@@ -123,7 +150,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
         ]
       : []),
     route('/metrics', {
-      GET: async () => ({ status: 200, contentType: metrics.contentType, body: await metrics.metrics() }),
+      GET: async () => ({ status: 200, contentType: metrics.contentType, body: await renderMetrics() }),
     }),
     route('/healthz', { GET: async () => text(200, 'ok\n') }),
     route('/readyz', {
@@ -160,15 +187,14 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
         const input = await readJsonBody(req);
         if (input === undefined) throw new HttpError(400, 'http_empty_body', 'request body is empty; expected a silence as JSON');
         try {
-          const silence = await api.silences.create(input);
+          const silence = await api.silences.create(withAuthor(input, req));
           const silenceID =
             typeof silence === 'object' && silence !== null && 'id' in silence && typeof silence.id === 'string'
               ? silence.id
               : undefined;
           return json(200, { status: 'success', silenceID, silence });
         } catch (err) {
-          if (codeOf(err) === 'silence_invalid') throw new HttpError(400, 'silence_invalid', errorMessage(err));
-          throw err;
+          throw silenceHttpError(err);
         }
       },
     }),
@@ -203,6 +229,15 @@ function toRoute(r: V2Route): Route {
   });
 }
 
+/** The path of a request URL, without the query (logs must not carry query strings). */
+function pathOf(url: string | undefined): string {
+  try {
+    return new URL(url ?? '/', 'http://localhost').pathname;
+  } catch {
+    return '/';
+  }
+}
+
 /** Parse `host:port` / `[v6]:port`; an empty host means all interfaces. */
 function parseListen(listen: string): { host: string | undefined; port: number } {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]*)):(\d{1,5})$/.exec(listen);
@@ -233,23 +268,25 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let reply: Reply;
+    const current = security;
     try {
+      await current.authenticate(req, pathOf(req.url));
       reply = await dispatch(req);
     } catch (err) {
       if (err instanceof HttpError) {
         reply = errorReply(err.status, err.message, err.headers);
       } else {
         // Unexpected errors may carry details (paths, upstream text) not meant for clients: log, answer generically.
-        logger.error({ err: errorMessage(err), method: req.method, path: req.url }, 'http handler failed');
+        logger.error({ err, method: req.method, path: pathOf(req.url) }, 'http handler failed');
         reply = errorReply(500, 'internal error');
       }
     }
     const body = Buffer.from(reply.body, 'utf8');
     const headers: Record<string, string | number> = {
+      ...current.headers,
       'Content-Type': reply.contentType,
       'Content-Length': body.length,
       'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
       ...reply.headers,
     };
     // A body we refused is still on the socket; the connection cannot be reused.
@@ -257,6 +294,19 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
     res.writeHead(reply.status, headers);
     // Node leaves out the body itself for HEAD requests.
     res.end(body);
+  }
+
+  let security = opts.security ?? new HttpSecurity({ webConfig: undefined, allowedHosts: [], logger });
+
+  /** Writes and the page that hands out the form token are checked before any handler runs. */
+  function protect(req: IncomingMessage, method: string, segments: string[]): void {
+    if (method === 'POST' || method === 'DELETE') {
+      const path = `/${segments.join('/')}`;
+      const kind: WriteKind = path.startsWith('/-/ui/') ? 'form' : path === '/-/reload' || method === 'DELETE' ? 'empty' : 'json';
+      security.guard.checkWrite(req, kind);
+    } else if (segments.length === 0) {
+      security.guard.checkHost(req);
+    }
   }
 
   async function dispatch(req: IncomingMessage): Promise<Reply> {
@@ -280,20 +330,24 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
           Allow: allowedMethods(r),
         });
       }
+      protect(req, method, segments);
       return handler(req, params);
     }
     throw new HttpError(404, 'http_not_found', 'not found');
   }
 
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((err: unknown) => {
       logger.error({ err: errorMessage(err) }, 'http response failed');
       res.destroy();
     });
-  });
-  // Bounds slow clients; nothing we serve takes long.
+  };
+  const server = opts.tls ? createHttpsServer(opts.tls, onRequest) : createServer(onRequest);
+  // Bounds slow clients (headers and body) and floods; nothing we serve takes long.
   server.requestTimeout = 30_000;
   server.headersTimeout = 15_000;
+  server.maxConnections = MAX_CONNECTIONS;
+  server.keepAliveTimeout = 5_000;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -309,12 +363,17 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
     throw new TransferWatchError('http_bad_listen', 'server is not listening on a TCP port');
   }
   const info: AddressInfo = address;
-  const url = `http://${displayHost(info.address)}:${info.port}`;
+  const url = `${opts.tls ? 'https' : 'http'}://${displayHost(info.address)}:${info.port}`;
   logger.debug({ url, listen: opts.listen }, 'http server listening');
 
   return {
     url,
     port: info.port,
+    setSecurity: (next) => {
+      security = next;
+      const tls = next.opts.webConfig?.tls;
+      if (tls && 'setSecureContext' in server) server.setSecureContext(tls);
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
         closing = true;

@@ -143,6 +143,14 @@ export const METRICS = {
     [],
     false,
   ),
+  httpAuthFailures: def(
+    'transfer_watch_http_auth_failures_total',
+    'counter',
+    [],
+    'HTTP requests refused for wrong or missing credentials (server.web_config_file basic auth).',
+    [],
+    false,
+  ),
   haRedisUp: def('transfer_watch_ha_redis_up', 'gauge', [], 'High availability: 1 while this replica reaches Redis, else 0 (only with ha:).'),
   haLeases: def(
     'transfer_watch_ha_leases',

@@ -86,6 +86,7 @@ export class TransferWatchMetrics {
   private readonly configLastReloadSuccessTimestamp: Gauge<string>;
   private readonly stateWriteOk: Gauge<string>;
   private readonly seriesFolded: Counter<string>;
+  private readonly httpAuthFailures: Counter<string>;
   private readonly ha: { redisUp: Gauge<string>; leases: Gauge<string>; changes: Counter<string> } | undefined;
 
   constructor(opts: TransferWatchMetricsOptions) {
@@ -131,6 +132,8 @@ export class TransferWatchMetrics {
     this.stateWriteOk = gauge(METRICS.stateWriteOk);
     this.seriesFolded = counter(METRICS.seriesFolded);
     const buildInfo = gauge(METRICS.buildInfo);
+    this.httpAuthFailures = counter(METRICS.httpAuthFailures);
+    this.httpAuthFailures.inc(0);
     // Only a replica of an HA deployment has these; a single process would show a misleading redis_up 0.
     this.ha = opts.haLeases
       ? { redisUp: gauge(METRICS.haRedisUp), leases: gauge(METRICS.haLeases), changes: counter(METRICS.haLeaseChanges) }
@@ -292,6 +295,10 @@ export class TransferWatchMetrics {
   setConfigReload(ok: boolean, at: number): void {
     this.configLastReloadSuccessful.set(ok ? 1 : 0);
     if (ok) this.configLastReloadSuccessTimestamp.set(at / 1000);
+  }
+
+  addHttpAuthFailure(): void {
+    this.httpAuthFailures.inc();
   }
 
   setRedisUp(up: boolean): void {

@@ -109,10 +109,17 @@ export class Notifier {
     this.stopTimeoutMs = opts.stopTimeoutMs ?? 5_000;
     const nflog = new NotificationLog(opts.state, opts.logger);
     const outbox = new Outbox(opts.state, opts.logger);
-    this.silenceStore = new SilenceStore(opts.clock, opts.silenceState ?? opts.state, opts.logger, () => {
-      opts.onSilencesChanged?.();
-      this.schedule();
-    });
+    this.silenceStore = new SilenceStore(
+      opts.clock,
+      opts.silenceState ?? opts.state,
+      opts.logger,
+      () => {
+        opts.onSilencesChanged?.();
+        this.schedule();
+      },
+      undefined,
+      { maxSilences: opts.config.server.max_silences, maxSizeBytes: opts.config.server.max_silence_size_bytes },
+    );
     this.silences = this.silenceStore;
     this.server = opts.config.server;
     this.pipeline = this.buildPipeline(opts.config);

@@ -5,7 +5,7 @@ import { schemaKeysAt } from '../../src/config/schema-keys.js';
 
 describe('nearestKey', () => {
   it('suggests the closest key for typos, swaps and case slips', () => {
-    expect(nearestKey('listn', ['listen', 'external_url'])).toBe('listen');
+    expect(nearestKey('listn', ['listen', 'external_url', 'web_config_file', 'allowed_hosts', 'max_silences', 'max_silence_size_bytes'])).toBe('listen');
     expect(nearestKey('recievers', ['receivers', 'route'])).toBe('receivers');
     expect(nearestKey('Interval', ['interval', 'delay'])).toBe('interval');
   });
@@ -24,7 +24,7 @@ describe('nearestKey', () => {
 
 describe('schemaKeysAt', () => {
   it('reads valid keys from the schema through arrays, defaults, optionals and the recursive route', () => {
-    expect(schemaKeysAt(configSchema, ['server'])).toEqual(['listen', 'external_url']);
+    expect(schemaKeysAt(configSchema, ['server'])).toEqual(['listen', 'external_url', 'web_config_file', 'allowed_hosts', 'max_silences', 'max_silence_size_bytes']);
     expect(schemaKeysAt(configSchema, ['sources', 0, 'tls'])).toEqual(['ca_file', 'insecure_skip_verify']);
     expect(schemaKeysAt(configSchema, ['receivers', 2, 'email', 'smtp'])).toContain('password');
     expect(schemaKeysAt(configSchema, ['route', 'routes', 0, 'routes', 1])).toContain('matchers');

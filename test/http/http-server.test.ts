@@ -222,14 +222,17 @@ describe('http server: silences', () => {
     expect((await request(`${server.url}/api/v1/silences/s1`, { method: 'DELETE' })).status).toBe(404);
   });
 
-  it('answers 400 with the message for an invalid silence, bad JSON or an empty body', async () => {
-    const invalid = await request(`${server.url}/api/v1/silences`, { method: 'POST', body: '{"comment":"x"}' });
+  it('answers 400 with the message for an invalid silence, bad JSON or an empty body; 415 when not sent as JSON', async () => {
+    const json = { 'content-type': 'application/json' };
+    const plain = await request(`${server.url}/api/v1/silences`, { method: 'POST', body: '{"matchers":[]}', headers: { 'content-type': 'text/plain' } });
+    expect(plain.status).toBe(415);
+    const invalid = await request(`${server.url}/api/v1/silences`, { method: 'POST', body: '{"comment":"x"}', headers: json });
     expect(invalid.status).toBe(400);
     expect(JSON.parse(invalid.body)).toEqual({ status: 'error', error: 'matchers: required' });
-    const badJson = await request(`${server.url}/api/v1/silences`, { method: 'POST', body: '{"matchers":' });
+    const badJson = await request(`${server.url}/api/v1/silences`, { method: 'POST', body: '{"matchers":', headers: json });
     expect(badJson.status).toBe(400);
     expect(JSON.parse(badJson.body)).toMatchObject({ status: 'error' });
-    const empty = await request(`${server.url}/api/v1/silences`, { method: 'POST' });
+    const empty = await request(`${server.url}/api/v1/silences`, { method: 'POST', headers: json });
     expect(empty.status).toBe(400);
     expect(daemon.store.size).toBe(0);
   });

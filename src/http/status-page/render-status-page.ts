@@ -11,6 +11,8 @@ export interface RenderOptions {
   nonce: string;
   /** A fixed message key from the redirect after an action (never free text from the URL). */
   notice?: string | undefined;
+  /** The authenticated user: silences are created in this name, the form does not ask for one. */
+  user?: string;
 }
 
 /** Where the page's forms post; the HTTP server routes these. */
@@ -90,14 +92,14 @@ export function groupAlerts(alerts: readonly StatusPageAlert[]): Array<{ alertna
     .sort((a, b) => rank(a.alerts) - rank(b.alerts) || a.alertname.localeCompare(b.alertname));
 }
 
-function silenceForm(alert: StatusPageAlert, csrfToken: string): SafeHtml {
+function silenceForm(alert: StatusPageAlert, csrfToken: string, user: string | undefined): SafeHtml {
   const options = SILENCE_DURATIONS.map((d) => html`<option value="${d}"${d === '2h' ? html` selected` : ''}>${d}</option>`);
   return html`<details class="action"><summary>Silence…</summary>
 <form method="post" action="${SILENCE_ACTION}" class="silence-form">
 <input type="hidden" name="csrf" value="${csrfToken}">
 <input type="hidden" name="fingerprint" value="${alert.fingerprint}">
 <label>For <select name="duration">${options}</select></label>
-<label>Your name <input type="text" name="author" required maxlength="100" autocomplete="name"></label>
+${user === undefined ? html`<label>Your name <input type="text" name="author" required maxlength="100" autocomplete="name"></label>` : html`<span class="muted">as ${user}</span>`}
 <label>Comment <input type="text" name="comment" required maxlength="500" placeholder="why, ticket…"></label>
 <button type="submit">Silence this alert</button>
 </form></details>`;
@@ -116,7 +118,7 @@ function hidden(alert: StatusPageAlert): boolean {
   return alert.silencedBy.length > 0 || alert.inhibitedBy.length > 0;
 }
 
-function renderAlert(alert: StatusPageAlert, data: StatusPageData, csrfToken: string): SafeHtml {
+function renderAlert(alert: StatusPageAlert, data: StatusPageData, csrfToken: string, user?: string): SafeHtml {
   const silences = alert.silencedBy.map((id) => data.silences.find((s) => s.id === id)).filter((s): s is Silence => s !== undefined);
   const silenced = alert.silencedBy.length > 0;
   const severity = alert.labels['severity'];
@@ -129,16 +131,16 @@ ${summary || alert.annotations['runbook_url'] ? html`<p class="summary">${summar
 ${labelChips(alert.labels, ['alertname', 'severity'])}
 ${alert.inhibitedBy.length > 0 ? html`<p class="silenced-by">Inhibited by ${alert.inhibitedBy.length} firing alert${alert.inhibitedBy.length === 1 ? '' : 's'} (inhibit_rules): not notified while ${alert.inhibitedBy.length === 1 ? 'it fires' : 'they fire'}.</p>` : ''}
 ${silences.map((s) => html`<p class="silenced-by">Silenced by ${s.createdBy} until ${time(Date.parse(s.endsAt), data.timezone, data.now)}: ${s.comment}</p>`)}
-${silenced ? '' : silenceForm(alert, csrfToken)}
+${silenced ? '' : silenceForm(alert, csrfToken, user)}
 </li>`;
 }
 
-function alertGroupsHtml(alerts: readonly StatusPageAlert[], data: StatusPageData, csrfToken: string): SafeHtml[] {
+function alertGroupsHtml(alerts: readonly StatusPageAlert[], data: StatusPageData, csrfToken: string, user?: string): SafeHtml[] {
   return groupAlerts(alerts).map((g) => {
           const firing = g.alerts.filter((a) => a.state === 'firing').length;
           const pending = g.alerts.length - firing;
           return html`<div class="group"><h3>${g.alertname} <span class="muted">${firing} firing${pending > 0 ? `, ${pending} pending` : ''}</span></h3>
-<ul class="alerts">${g.alerts.slice(0, MAX_ALERTS_PER_GROUP).map((a) => renderAlert(a, data, csrfToken))}</ul>${
+<ul class="alerts">${g.alerts.slice(0, MAX_ALERTS_PER_GROUP).map((a) => renderAlert(a, data, csrfToken, user))}</ul>${
             g.alerts.length > MAX_ALERTS_PER_GROUP
               ? html`<p class="muted">${g.alerts.length - MAX_ALERTS_PER_GROUP} more not shown; see <a href="/api/v1/alerts">/api/v1/alerts</a>.</p>`
               : ''
@@ -146,20 +148,23 @@ function alertGroupsHtml(alerts: readonly StatusPageAlert[], data: StatusPageDat
   });
 }
 
-function alertsSection(data: StatusPageData, csrfToken: string): SafeHtml {
+function alertsSection(data: StatusPageData, csrfToken: string, user?: string): SafeHtml {
   const shown = data.alerts.filter((a) => !hidden(a));
   const muted = data.alerts.filter(hidden);
-  const body = shown.length === 0 ? html`<p class="ok">No firing or pending alerts.</p>` : alertGroupsHtml(shown, data, csrfToken);
+  const body = shown.length === 0 ? html`<p class="ok">No firing or pending alerts.</p>` : alertGroupsHtml(shown, data, csrfToken, user);
   const mutedPart =
     muted.length === 0
       ? ''
-      : html`<div id="muted-alerts" data-section="muted-alerts"><h3>Silenced or inhibited <span class="muted">${muted.length} (firing, but nobody is notified)</span></h3>${alertGroupsHtml(muted, data, csrfToken)}</div>`;
+      : html`<div id="muted-alerts" data-section="muted-alerts"><h3>Silenced or inhibited <span class="muted">${muted.length} (firing, but nobody is notified)</span></h3>${alertGroupsHtml(muted, data, csrfToken, user)}</div>`;
   return html`<section id="alerts" data-section="alerts"><h2>Alerts</h2>${body}${mutedPart}</section>`;
 }
 
+/** Silences listed on the page; the rest are counted and left to the API (a flood must not make a 100 MB page). */
+export const MAX_SILENCES_SHOWN = 50;
+
 function silencesSection(data: StatusPageData, csrfToken: string): SafeHtml {
   const live = data.silences.filter((s) => s.status.state !== 'expired');
-  const rows = live.map(
+  const rows = live.slice(0, MAX_SILENCES_SHOWN).map(
     (s) => html`<li class="silence" data-silence-id="${s.id}"><span class="badge">${s.status.state}</span> ${labelChips(
       Object.fromEntries(s.matchers.map((m) => [m.name, `${m.isEqual ? '' : '!'}${m.isRegex ? '~' : ''}${m.value}`])),
       [],
@@ -167,9 +172,10 @@ function silencesSection(data: StatusPageData, csrfToken: string): SafeHtml {
 <p>${s.comment} <span class="muted">— ${s.createdBy}, until ${time(Date.parse(s.endsAt), data.timezone, data.now)}</span></p>
 <form method="post" action="${EXPIRE_ACTION}"><input type="hidden" name="csrf" value="${csrfToken}"><input type="hidden" name="id" value="${s.id}"><button type="submit" class="secondary">Expire</button></form></li>`,
   );
+  const more = live.length - rows.length;
   return html`<section id="silences" data-section="silences"><h2>Silences</h2>${
     rows.length === 0 ? html`<p class="muted">No active silences.</p>` : html`<ul class="silences">${rows}</ul>`
-  }</section>`;
+  }${more > 0 ? html`<p class="muted">${more} more not shown; see <a href="/api/v2/silences">/api/v2/silences</a> or <code>transfer-watch silence list</code>.</p>` : ''}</section>`;
 }
 
 function expectationsSection(data: StatusPageData): SafeHtml {
@@ -259,7 +265,7 @@ export function renderStatusPage(data: StatusPageData, opts: RenderOptions): str
 <body><header><h1>transfer-watch</h1>${headerSummary(data)}<p class="muted" id="refresh-state" aria-live="polite">Refreshes every 15 s.</p></header>
 ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
 <main>
-${alertsSection(data, opts.csrfToken)}
+${alertsSection(data, opts.csrfToken, opts.user)}
 ${expectationsSection(data)}
 ${sourcesSection(data)}
 ${notificationsSection(data)}

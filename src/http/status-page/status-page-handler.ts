@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { authenticatedUser } from '../security/http-security.js';
 import { parseDuration } from '../../config/duration.js';
 import { errorMessage } from '../../util/errors.js';
 import type { SilenceApi } from '../daemon-api.js';
@@ -72,7 +73,8 @@ export class StatusPageHandler {
   page(req: IncomingMessage): PageReply {
     const nonce = randomBytes(16).toString('base64');
     const notice = new URL(req.url ?? '/', 'http://localhost').searchParams.get('notice') ?? undefined;
-    const body = renderStatusPage(this.deps.data(), { csrfToken: this.csrf.token, nonce, notice });
+    const user = authenticatedUser(req);
+    const body = renderStatusPage(this.deps.data(), { csrfToken: this.csrf.token, nonce, notice, ...(user !== undefined ? { user } : {}) });
     return { status: 200, contentType: HTML_TYPE, body, headers: { ...securityHeaders(nonce), 'Set-Cookie': this.csrf.cookie() } };
   }
 
@@ -98,7 +100,8 @@ export class StatusPageHandler {
       await this.deps.silences.create({
         matchers: Object.entries(alert.labels).map(([name, value]) => ({ name, value, isRegex: false, isEqual: true })),
         endsAt: new Date(data.now + durationMs).toISOString(),
-        createdBy: form.get('author') ?? '',
+        // The authenticated user, when there is one: nobody silences in someone else's name.
+        createdBy: authenticatedUser(req) ?? form.get('author') ?? '',
         comment: form.get('comment') ?? '',
       });
     } catch (err) {
@@ -120,5 +123,6 @@ export class StatusPageHandler {
 }
 
 function isSilenceInvalid(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && 'code' in err && err.code === 'silence_invalid';
+  // Invalid, too large or one too many: the person is told why on a page; anything else is a 500.
+  return typeof err === 'object' && err !== null && 'code' in err && (err.code === 'silence_invalid' || err.code === 'silence_too_large' || err.code === 'silence_limit');
 }

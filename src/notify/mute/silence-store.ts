@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Labels } from '../../alerts/alert.js';
 import type { StateStore } from '../../state/state-store.js';
+import { TransferWatchError } from '../../util/errors.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import { matchesAll, type Matcher } from '../matcher.js';
@@ -24,6 +25,14 @@ const snapshotSchema = z.object({ version: z.literal(1), silences: z.array(z.unk
 
 const STATE_ORDER = { active: 0, pending: 1, expired: 2 } as const;
 
+/** A silence refused by a limit (HTTP 413 for size, 429 for count). */
+export class SilenceLimitError extends TransferWatchError {
+  constructor(code: 'silence_too_large' | 'silence_limit', message: string) {
+    super(code, message);
+    this.name = 'SilenceLimitError';
+  }
+}
+
 /** The silences of one daemon, persisted under state key `silences` after every change. */
 export class SilenceStore implements SilenceApi {
   private staleSince: number | undefined;
@@ -36,6 +45,8 @@ export class SilenceStore implements SilenceApi {
     /** Called after a change, so the notifier can re-evaluate what is silenced. */
     private readonly onChange: () => void = () => undefined,
     private readonly newId: () => string = randomUUID,
+    /** Limits against a flood of silences (Alertmanager's --silences.max-silences / max-silence-size-bytes). */
+    private readonly limits: { maxSilences: number; maxSizeBytes: number } = { maxSilences: 1_000, maxSizeBytes: 8_192 },
   ) {}
 
   /** Load the silences from the store, replacing those in memory (also: another replica changed them). */
@@ -81,7 +92,15 @@ export class SilenceStore implements SilenceApi {
 
   async create(input: unknown): Promise<Silence> {
     const now = this.clock.now();
+    const size = Buffer.byteLength(JSON.stringify(input) ?? '');
+    if (size > this.limits.maxSizeBytes) {
+      throw new SilenceLimitError('silence_too_large', `a silence may take at most ${this.limits.maxSizeBytes} bytes (server.max_silence_size_bytes); this one takes ${size}`);
+    }
     const parsed = parseSilenceInput(input, now);
+    const live = [...this.silences.values()].filter((s) => silenceState(s.stored, now) !== 'expired' && s.stored.id !== parsed.id).length;
+    if (live >= this.limits.maxSilences) {
+      throw new SilenceLimitError('silence_limit', `${live} silences are active or pending, the most allowed (server.max_silences); expire some first`);
+    }
     // Updating an existing silence keeps its id, like Alertmanager; an unknown id gets a new one.
     const id = parsed.id !== undefined && this.silences.has(parsed.id) ? parsed.id : this.newId();
     const stored: StoredSilence = {
