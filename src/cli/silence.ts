@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { parseDuration } from '../config/duration.js';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
+import { daemonClient, unreachable, type DaemonClientOptions } from './daemon-http-client.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
 /**
@@ -32,30 +33,27 @@ export class SilenceRequestError extends TransferWatchError {
   }
 }
 
-export interface SilenceClientOptions {
-  url: string;
-  /** Per request, ms. */
-  timeoutMs?: number;
-}
+export type SilenceClientOptions = DaemonClientOptions;
 
-async function request(opts: SilenceClientOptions, method: string, path: string, body?: unknown): Promise<unknown> {
-  const base = opts.url.replace(/\/+$/, '');
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000),
-  });
-  const text = await res.text();
+async function request(opts: SilenceClientOptions, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+  const client = daemonClient(opts);
+  const url = `${client.base}${path}`;
+  let res;
+  try {
+    res = await client.http(url, { method, ...(body === undefined ? {} : { json: body }) });
+  } catch (err) {
+    throw unreachable(client.base, err);
+  }
+  const text = res.body;
   let parsed: unknown = undefined;
   try {
     parsed = text ? (JSON.parse(text) as unknown) : undefined;
   } catch {
     parsed = undefined;
   }
-  if (!res.ok) {
+  if (res.statusCode < 200 || res.statusCode >= 300) {
     const detail = z.object({ error: z.string() }).safeParse(parsed);
-    throw new SilenceRequestError(`${method} ${path}: HTTP ${res.status}${detail.success ? `: ${detail.data.error}` : text ? `: ${text.slice(0, 200)}` : ''}`, res.status);
+    throw new SilenceRequestError(`${method} ${url}: HTTP ${res.statusCode}${detail.success ? `: ${detail.data.error}` : text ? `: ${text.slice(0, 200)}` : ''}`, res.statusCode);
   }
   return parsed;
 }
@@ -122,18 +120,48 @@ function fail(err: unknown): void {
   process.exitCode = err instanceof SilenceRequestError ? EXIT_FAILURE : EXIT_USAGE;
 }
 
+interface ConnectionFlags {
+  url: string;
+  /** Commander keeps the dots of `--http.config.file` in the key. */
+  'http.config.file'?: string;
+  user?: string;
+  caFile?: string;
+}
+
+/** The connection options every subcommand takes (amtool's names where amtool has one). */
+function withConnection(cmd: Command): Command {
+  return cmd
+    .option('--url <url>', 'base URL of the daemon (http:// or https://)', DEFAULT_DAEMON_URL)
+    .option('--http.config.file <file>', "HTTP client config (amtool's format: basic_auth, bearer_token, tls_config)")
+    .option('--user <name>', 'basic auth user name (password from $TRANSFER_WATCH_PASSWORD)')
+    .option('--ca-file <file>', "CA bundle that signed the daemon's certificate");
+}
+
+function connection(o: ConnectionFlags): SilenceClientOptions {
+  const configFile = o['http.config.file'];
+  const password = process.env.TRANSFER_WATCH_PASSWORD;
+  return {
+    url: o.url,
+    ...(typeof configFile === 'string' ? { httpConfigFile: configFile } : {}),
+    ...(o.user !== undefined ? { user: o.user } : {}),
+    ...(password !== undefined ? { password } : {}),
+    ...(o.caFile !== undefined ? { caFile: o.caFile } : {}),
+  };
+}
+
 export function registerSilence(program: Command): void {
   const silence = program.command('silence').description('add, list or expire silences on a running daemon');
 
-  silence
-    .command('add')
-    .description('silence the alerts matching every MATCHER (e.g. alertname="DailyStatementMissing")')
-    .argument('<matcher...>', 'Alertmanager-style matchers: name="v", name!="v", name=~"re", name!~"re"')
-    .option('--url <url>', 'base URL of the daemon', DEFAULT_DAEMON_URL)
+  withConnection(
+    silence
+      .command('add')
+      .description('silence the alerts matching every MATCHER (e.g. alertname="DailyStatementMissing")')
+      .argument('<matcher...>', 'Alertmanager-style matchers: name="v", name!="v", name=~"re", name!~"re"'),
+  )
     .option('--duration <duration>', 'how long the silence lasts (30m, 2h, 1d)', '1h')
-    .requiredOption('--comment <text>', 'why (shown to everyone)')
-    .option('--author <name>', 'who silences', process.env.USER ?? 'transfer-watch')
-    .action(async (matchers: string[], o: { url: string; duration: string; comment: string; author: string }) => {
+    .requiredOption('--comment <text>', 'why (required; shown to everyone)')
+    .option('--author <name>', 'who silences (default: the authenticated user, else $USER; a daemon with authentication records its user)')
+    .action(async (matchers: string[], o: ConnectionFlags & { duration: string; comment: string; author?: string }) => {
       let durationMs: number;
       try {
         durationMs = parseDuration(o.duration);
@@ -144,7 +172,9 @@ export function registerSilence(program: Command): void {
         return;
       }
       try {
-        const s = await addSilence({ url: o.url }, { matchers, durationMs, comment: o.comment, author: o.author, now: Date.now() });
+        const conn = connection(o);
+        const author = o.author ?? daemonClient(conn).user ?? process.env.USER ?? 'transfer-watch';
+        const s = await addSilence(conn, { matchers, durationMs, comment: o.comment, author, now: Date.now() });
         process.stdout.write(`${s.id}\n`);
         process.exitCode = EXIT_OK;
       } catch (err) {
@@ -152,14 +182,11 @@ export function registerSilence(program: Command): void {
       }
     });
 
-  silence
-    .command('list')
-    .description('list the silences of the daemon')
-    .option('--url <url>', 'base URL of the daemon', DEFAULT_DAEMON_URL)
+  withConnection(silence.command('list').description('list the silences of the daemon'))
     .option('--json', 'print JSON instead of a table')
-    .action(async (o: { url: string; json?: boolean }) => {
+    .action(async (o: ConnectionFlags & { json?: boolean }) => {
       try {
-        const list = await listSilences({ url: o.url });
+        const list = await listSilences(connection(o));
         process.stdout.write(o.json ? `${JSON.stringify(list, null, 2)}\n` : formatSilenceTable(list));
         process.exitCode = EXIT_OK;
       } catch (err) {
@@ -167,18 +194,15 @@ export function registerSilence(program: Command): void {
       }
     });
 
-  silence
-    .command('expire')
-    .description('end a silence now')
-    .argument('<id>', 'silence id (from `silence list`)')
-    .option('--url <url>', 'base URL of the daemon', DEFAULT_DAEMON_URL)
-    .action(async (id: string, o: { url: string }) => {
+  withConnection(silence.command('expire').description('end a silence now').argument('<id>', 'silence id (from `silence list`)')).action(
+    async (id: string, o: ConnectionFlags) => {
       try {
-        await expireSilence({ url: o.url }, id);
+        await expireSilence(connection(o), id);
         process.stdout.write(`expired ${id}\n`);
         process.exitCode = EXIT_OK;
       } catch (err) {
         fail(err);
       }
-    });
+    },
+  );
 }

@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { got, RequestError, type Got } from 'got';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { TransferWatchError, errorMessage } from '../util/errors.js';
+
+/**
+ * How a CLI command reaches a running daemon's HTTP API: its URL, and the same client settings as amtool's
+ * `--http.config.file` (Prometheus common HTTP client config: basic auth, bearer token, TLS), or flags.
+ */
+export interface DaemonClientOptions {
+  url: string;
+  /** Per request, ms. */
+  timeoutMs?: number;
+  /** A Prometheus HTTP client config file (amtool's `--http.config.file`). */
+  httpConfigFile?: string;
+  user?: string;
+  password?: string;
+  /** CA bundle that signed the daemon's certificate (https). */
+  caFile?: string;
+}
+
+const httpConfigSchema = z.strictObject({
+  basic_auth: z.strictObject({ username: z.string(), password: z.string().optional(), password_file: z.string().optional() }).optional(),
+  bearer_token: z.string().optional(),
+  bearer_token_file: z.string().optional(),
+  tls_config: z
+    .strictObject({
+      ca_file: z.string().optional(),
+      cert_file: z.string().optional(),
+      key_file: z.string().optional(),
+      server_name: z.string().optional(),
+      insecure_skip_verify: z.boolean().default(false),
+    })
+    .optional(),
+  follow_redirects: z.boolean().optional(),
+  enable_http2: z.boolean().optional(),
+});
+
+/** The resolved client: a got instance with auth and TLS, and the user it authenticates as (for `--author`). */
+export interface DaemonClient {
+  http: Got;
+  base: string;
+  user: string | undefined;
+}
+
+export function daemonClient(opts: DaemonClientOptions): DaemonClient {
+  let user = opts.user;
+  let password = opts.password;
+  let bearer: string | undefined;
+  const tls: { ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean } = {};
+  if (opts.httpConfigFile) {
+    const file = opts.httpConfigFile;
+    const at = (p: string): string => (isAbsolute(p) ? p : resolve(dirname(file), p));
+    const read = (p: string, what: string): string => {
+      try {
+        return readFileSync(at(p), 'utf8');
+      } catch (err) {
+        throw new TransferWatchError('client_config', `${file}: cannot read ${what} ${at(p)}: ${errorMessage(err)}`);
+      }
+    };
+    let raw: unknown;
+    try {
+      raw = parse(readFileSync(file, 'utf8')) ?? {};
+    } catch (err) {
+      throw new TransferWatchError('client_config', `--http.config.file ${file}: ${errorMessage(err)}`);
+    }
+    const parsed = httpConfigSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new TransferWatchError('client_config', `${file}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    }
+    const c = parsed.data;
+    if (c.basic_auth) {
+      user ??= c.basic_auth.username;
+      password ??= c.basic_auth.password ?? (c.basic_auth.password_file ? read(c.basic_auth.password_file, 'password_file').replace(/\r?\n$/, '') : undefined);
+    }
+    bearer = c.bearer_token ?? (c.bearer_token_file ? read(c.bearer_token_file, 'bearer_token_file').trim() : undefined);
+    if (c.tls_config?.ca_file) tls.ca = read(c.tls_config.ca_file, 'ca_file');
+    if (c.tls_config?.cert_file) tls.cert = read(c.tls_config.cert_file, 'cert_file');
+    if (c.tls_config?.key_file) tls.key = read(c.tls_config.key_file, 'key_file');
+    if (c.tls_config?.server_name) throw new TransferWatchError('client_config', `${file}: tls_config.server_name is not supported; use the certificate's name in --url`);
+    if (c.tls_config?.insecure_skip_verify) tls.rejectUnauthorized = false;
+  }
+  if (opts.caFile) {
+    try {
+      tls.ca = readFileSync(opts.caFile, 'utf8');
+    } catch (err) {
+      throw new TransferWatchError('client_config', `--ca-file ${opts.caFile}: ${errorMessage(err)}`);
+    }
+  }
+  const headers: Record<string, string> = {};
+  if (user !== undefined) headers.authorization = `Basic ${Buffer.from(`${user}:${password ?? ''}`).toString('base64')}`;
+  else if (bearer !== undefined) headers.authorization = `Bearer ${bearer}`;
+  const http = got.extend({
+    headers,
+    timeout: { request: opts.timeoutMs ?? 10_000 },
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    followRedirect: false,
+    https: {
+      ...(tls.ca !== undefined ? { certificateAuthority: tls.ca } : {}),
+      ...(tls.cert !== undefined ? { certificate: tls.cert } : {}),
+      ...(tls.key !== undefined ? { key: tls.key } : {}),
+      ...(tls.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+    },
+  });
+  return { http, base: opts.url.replace(/\/+$/, ''), user };
+}
+
+/** A request the daemon never answered: the message names the URL and the cause (refused, TLS, timeout). */
+export function unreachable(url: string, err: unknown): TransferWatchError {
+  const detail = err instanceof RequestError ? `${err.code}: ${err.message}` : errorMessage(err);
+  return new TransferWatchError('daemon_unreachable', `cannot reach the daemon at ${url} (${detail})`);
+}
