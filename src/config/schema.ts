@@ -27,6 +27,11 @@ export const sourceSchema = z.strictObject({
   timeout: duration().prefault('30s'),
   /** Attempts per request for timeouts, network errors and 5xx (the first try included). */
   retries: z.number().int().min(0).max(10).default(3),
+  /**
+   * Most records one poll window may have; with `poll.page_size` it bounds the pages of one pagination, so a
+   * service whose `next` never ends fails the window (reason `too_many_pages`) instead of polling forever.
+   */
+  max_records_per_window: z.number().int().min(1000).default(1_000_000),
   tls: tlsSchema,
 });
 

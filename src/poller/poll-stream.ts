@@ -130,7 +130,12 @@ export class PollStream {
       let invalid = 0;
       try {
         for await (const page of this.opts.pager.pages(this.query(window.start, window.end), signal)) {
-          invalid += page.invalid;
+          // Each bad record once, however often overlapping windows fetch it (as the valid ones).
+          if (page.invalidIds) {
+            for (const id of page.invalidIds) if (this.seen.add(id, window.end)) invalid += 1;
+          } else {
+            invalid += page.invalid;
+          }
           for (const t of page.transfers) {
             if (this.seen.add(t.id, t.time)) {
               fresh += 1;

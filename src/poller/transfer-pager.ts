@@ -16,6 +16,8 @@ export interface PagerQuery {
 export interface PagerPage {
   transfers: Transfer[];
   invalid: number;
+  /** An identity per unreadable record (a hash of its raw JSON), so a re-fetched one is counted once. */
+  invalidIds?: string[];
 }
 
 export interface TransferPager {

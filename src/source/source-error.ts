@@ -12,6 +12,7 @@ export const SOURCE_ERROR_REASONS = [
   'network',
   'bad_next',
   'pagination_loop',
+  'too_many_pages',
   'invalid_response',
   'tls',
 ] as const;

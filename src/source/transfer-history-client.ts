@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Got, Response } from 'got';
 import type { SourceConfig } from '../config/schema.js';
@@ -20,6 +21,8 @@ export interface TransferPage {
   transfers: Transfer[];
   /** Records that could not be read (each reported through `onInvalidRecord`). */
   invalid: number;
+  /** A hash of each unreadable record's raw JSON: the poller counts a bad record once, however often it is fetched. */
+  invalidIds: string[];
   /** Readable records outside the query's filters (the service ignored a filter). */
   dropped: number;
 }
@@ -109,10 +112,19 @@ export class TransferHistoryClient {
   ): AsyncGenerator<TransferPage> {
     let url = firstUrl;
     const followed = new Set([pageKey(url)]);
-    for (;;) {
+    // A service whose `next` never ends (a new index on every page) must not hold the poll forever, nor grow
+    // memory: a window has at most max_records_per_window records, so at most this many pages.
+    const maxPages = Math.ceil(this.source.max_records_per_window / Math.max(1, query.limit ?? 1000)) + 1;
+    for (let pages = 1; ; pages++) {
       const { page, nextUrl } = await this.readNextPage(transfers, tokens, url, query, followed, invalidLog, signal);
       yield page;
       if (!nextUrl) return;
+      if (pages >= maxPages) {
+        throw new SourceError(
+          'too_many_pages',
+          `more than ${maxPages} pages (${this.source.max_records_per_window} records at limit ${query.limit ?? 1000}) in one window; the window is abandoned (sources[].max_records_per_window)`,
+        );
+      }
       url = nextUrl;
     }
   }
@@ -230,12 +242,13 @@ export class TransferHistoryClient {
   }
 
   private readPage(data: unknown[], query: TransfersQuery, invalidLog: InvalidLog): TransferPage {
-    const page: TransferPage = { transfers: [], invalid: 0, dropped: 0 };
+    const page: TransferPage = { transfers: [], invalid: 0, invalidIds: [], dropped: 0 };
     const samples = new Set<string>();
     for (const raw of data) {
       const result = parseRecord(raw, this.source.name);
       if (!result.ok) {
         page.invalid += 1;
+        page.invalidIds.push(hash('sha256', JSON.stringify(raw) ?? '', 'hex').slice(0, 32));
         if (samples.size < INVALID_SAMPLES) samples.add(result.reason);
         this.hooks.onInvalidRecord?.(result.reason);
       } else if (matchesQuery(result.transfer, query)) {

@@ -31,13 +31,16 @@ function transfer(id: string, time: number, code = 36): Transfer {
 class FakePager implements TransferPager {
   queries: PagerQuery[] = [];
   failOnPage: number | undefined;
+  /** Unreadable records in the history, by time, each with its identity (a hash of its raw JSON). */
+  invalid: Array<{ id: string; time: number }> = [];
   constructor(public history: Transfer[]) {}
   async *pages(q: PagerQuery): AsyncGenerator<PagerPage> {
     this.queries.push(q);
     const rows = this.history.filter((t) => t.time >= q.start && t.time <= q.end && (q.results === 0) === (t.code === 0));
     for (let i = 0, page = 0; i < Math.max(rows.length, 1); i += 2, page += 1) {
       if (this.failOnPage === page) throw Object.assign(new Error('boom'), { reason: 'server_error' });
-      yield { transfers: rows.slice(i, i + 2), invalid: 0 };
+      const bad = page === 0 ? this.invalid.filter((b) => b.time >= q.start && b.time <= q.end && q.results !== 0) : [];
+      yield { transfers: rows.slice(i, i + 2), invalid: bad.length, invalidIds: bad.map((b) => b.id) };
     }
   }
 }
@@ -53,6 +56,7 @@ function setup(history: Transfer[], cfg = config()) {
   const clock = new ManualClock(Date.UTC(2026, 10, 22, 12, 0, 0));
   const pager = new FakePager(history);
   const sunk: string[] = [];
+  const invalidCounted: number[] = [];
   const state = new MemoryStateStore();
   const make = () =>
     new Poller({
@@ -63,12 +67,26 @@ function setup(history: Transfer[], cfg = config()) {
       logger: silentLogger(),
       state,
       sink: (t) => sunk.push(t.id),
+      hooks: { onInvalidRecords: (_source, n) => invalidCounted.push(n) },
       startedAt: clock.now(),
     });
-  return { clock, pager, sunk, state, make };
+  return { clock, pager, sunk, state, make, invalidCounted };
 }
 
 describe('Poller', () => {
+  it('counts an unreadable record once although overlapping windows fetch it again (as valid ones)', async () => {
+    const { clock, pager, make, invalidCounted } = setup([]);
+    pager.invalid.push({ id: 'a'.repeat(32), time: clock.now() - 50_000 });
+    const poller = make();
+    await poller.restore();
+    await poller.streams[0]!.runCycle();
+    clock.advance(10_000);
+    await poller.streams[0]!.runCycle();
+    // Two windows both covered the bad record (overlap 2m); it counts once.
+    expect(pager.queries).toHaveLength(2);
+    expect(invalidCounted.reduce((a, b) => a + b, 0)).toBe(1);
+  });
+
   it('hands each transfer on once although overlapping windows fetch it again', async () => {
     const t0 = Date.UTC(2026, 10, 22, 11, 50, 0);
     const { clock, pager, sunk, make } = setup([transfer('a', t0), transfer('b', t0 + 1000)]);

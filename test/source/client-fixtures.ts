@@ -16,6 +16,7 @@ export function sourceConfig(baseUrl: string, overrides: Partial<SourceConfig> =
     tags: '',
     timeout: 2000,
     retries: 3,
+    max_records_per_window: 1_000_000,
     tls: { ca_file: '', insecure_skip_verify: false },
     ...overrides,
   };

@@ -16,10 +16,10 @@ async function fake(options: FakeServiceOptions = {}): Promise<FakeTransferServi
   return s;
 }
 
-function client(baseUrl: string, extra: { hooks?: ClientHooks; retries?: number; timeout?: number; logger?: ReturnType<typeof silentLogger> } = {}) {
+function client(baseUrl: string, extra: { hooks?: ClientHooks; retries?: number; timeout?: number; logger?: ReturnType<typeof silentLogger>; maxRecords?: number } = {}) {
   const retryDelays: Array<[number, number | undefined]> = [];
   const c = new TransferHistoryClient({
-    source: sourceConfig(baseUrl, { retries: extra.retries ?? 3, timeout: extra.timeout ?? 2000 }),
+    source: sourceConfig(baseUrl, { retries: extra.retries ?? 3, timeout: extra.timeout ?? 2000, ...(extra.maxRecords ? { max_records_per_window: extra.maxRecords } : {}) }),
     logger: extra.logger ?? silentLogger(),
     hooks: extra.hooks,
     retryDelay: (attempt, retryAfterMs) => {
@@ -126,7 +126,7 @@ describe('TransferHistoryClient pagination', () => {
     const s = await fake({ records: [] });
     const { c } = client(s.baseUrl);
     const got = await collect(c, query());
-    expect(got.pages).toEqual([{ transfers: [], invalid: 0, dropped: 0 }]);
+    expect(got.pages).toEqual([{ transfers: [], invalid: 0, invalidIds: [], dropped: 0 }]);
     expect(s.transfersRequests).toHaveLength(1);
   });
 
@@ -178,6 +178,17 @@ describe('TransferHistoryClient pagination', () => {
     const err = await failure(collect(c, query({ limit: 2 })));
     expect(err.reason).toBe('pagination_loop');
     expect(s.transfersRequests).toHaveLength(2);
+  });
+
+  it('stops a never-ending pagination (a new index on every page) at max_records_per_window / limit pages: too_many_pages', async () => {
+    let index = 1;
+    const s = await fake({ records: wireRecords(3000, '2024-05-01T10:00:00Z'), nextLink: () => `/reports/v2/transfers?index=${++index}` });
+    const { c } = client(s.baseUrl, { maxRecords: 1000 });
+    const err = await failure(collect(c, query({ limit: 100 })));
+    expect(err.reason).toBe('too_many_pages');
+    expect(err.message).toContain('max_records_per_window');
+    // 1000 records at 100 a page: 10 pages, and one more to see that it goes on.
+    expect(s.transfersRequests).toHaveLength(11);
   });
 
   it('treats the same next with its parameters in another order as a loop', async () => {
