@@ -100,6 +100,18 @@ describe('helm/transfer-watch', () => {
     expect((values.persistence as Record<string, unknown>).enabled).toBe(true);
   });
 
+  it('a web config from a Secret is mounted and named in the config; probes and the ServiceMonitor follow its TLS and basic auth', () => {
+    const deployment = templates['deployment.yaml'] ?? '';
+    expect(deployment).toMatch(/if \.Values\.webConfig\.existingSecret \}\}\s+- name: web-config\s+mountPath: \/etc\/transfer-watch\/web/);
+    expect(deployment).toContain('secretName: {{ .Values.webConfig.existingSecret }}');
+    expect(deployment).toContain('set $live.httpGet "scheme" "HTTPS"');
+    expect(templates['_helpers.tpl']).toContain('"web_config_file" "/etc/transfer-watch/web/web-config.yml"');
+    const monitor = templates['servicemonitor.yaml'] ?? '';
+    expect(monitor).toMatch(/if \.Values\.webConfig\.tls \}\}\s+scheme: https/);
+    expect(monitor).toContain('.Values.serviceMonitor.basicAuth');
+    expect(monitor).toContain('.Values.serviceMonitor.tlsConfig');
+  });
+
   it('files/ are the same as the project dashboard and Prometheus rules (copy them when they change)', () => {
     expect(CHART_FILE_COPIES.map(([, copy]) => copy).sort()).toEqual(readdirSync(path.join(chart, 'files')).map((f) => `helm/transfer-watch/files/${f}`).sort());
     for (const [source, copy] of CHART_FILE_COPIES) {

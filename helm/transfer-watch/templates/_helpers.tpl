@@ -95,14 +95,18 @@ Image reference: registry/repository, then @digest or :tag (default appVersion).
 The config file the chart mounts (config.yaml).
 */}}
 {{- define "transfer-watch.configYaml" -}}
+{{- $config := deepCopy .Values.config }}
+{{- if .Values.webConfig.existingSecret }}
+{{- $_ := set $config "server" (merge (dict "web_config_file" "/etc/transfer-watch/web/web-config.yml") (default (dict) $config.server)) }}
+{{- end }}
 {{- if .Values.ha.enabled }}
 {{- $redis := dict "url" "${REDIS_URL}" "password" "${REDIS_PASSWORD:-}" "key_prefix" .Values.ha.redis.keyPrefix }}
 {{- if .Values.ha.redis.caSecret }}
 {{- $_ := set $redis "tls" (dict "ca_file" "/etc/transfer-watch-redis-ca/ca.crt") }}
 {{- end }}
 {{- $ha := dict "redis" $redis "lease_ttl" .Values.ha.leaseTtl "replica_name" "${POD_NAME}" }}
-{{ toYaml (merge (dict "ha" $ha) (deepCopy .Values.config)) }}
+{{ toYaml (merge (dict "ha" $ha) $config) }}
 {{- else }}
-{{ toYaml .Values.config }}
+{{ toYaml $config }}
 {{- end }}
 {{- end }}
