@@ -26,6 +26,27 @@ describe('SilenceStore', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('refuses a silence over max_silence_size_bytes and one over max_silences (a flood of 2,000 stops at the limit)', async () => {
+    const state = new FileStateStore(dir, silentLogger(), clock);
+    await state.init();
+    const store = new SilenceStore(clock, state, silentLogger(), () => undefined, () => `s${++ids}`, { maxSilences: 5, maxSizeBytes: 1_024 });
+    const silence = (i: number, comment = 'flood') => ({
+      matchers: [{ name: 'user', value: `U${i}`, isRegex: false, isEqual: true }],
+      startsAt: new Date(T0).toISOString(),
+      endsAt: new Date(T0 + 3_600_000).toISOString(),
+      createdBy: 'mallory',
+      comment,
+    });
+    await expect(store.create(silence(0, 'x'.repeat(2_000)))).rejects.toMatchObject({ code: 'silence_too_large' });
+    const results = await Promise.allSettled(Array.from({ length: 2_000 }, (_, i) => store.create(silence(i))));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+    expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason.code === 'silence_limit')).toBe(true);
+    expect(store.list()).toHaveLength(5);
+    // Expired silences do not count: expiring one makes room for one.
+    await store.expire('s1');
+    await expect(store.create(silence(9_999))).resolves.toMatchObject({ status: { state: 'active' } });
+  });
+
   it('creates, matches, lists, expires and persists silences', async () => {
     const state = new FileStateStore(dir, silentLogger(), clock);
     await state.init();

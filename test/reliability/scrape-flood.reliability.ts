@@ -1,0 +1,84 @@
+import http from 'node:http';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSimulator } from '../../src/simulator/start-simulator.js';
+import { sleep, startDaemonProcess, stopDaemon, tempDir, writeYaml, type DaemonProcess } from './harness.js';
+
+/**
+ * A scrape flood (issue 14): thousands of concurrent `GET /metrics` against the daemon while it polls every
+ * second. HTTP work must not stall the poll loop: connections are bounded and concurrent scrapes share one
+ * rendering. Measured from the service's side: the gap between the daemon's report requests during the flood.
+ */
+
+const CONNECTIONS = 2_000;
+const FLOOD_MS = 10_000;
+
+describe('reliability: a flood of scrapes', () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  it(`keeps polling every second under ${CONNECTIONS} concurrent GET /metrics`, async () => {
+    const tmp = tempDir('tw-rel-flood-');
+    cleanups.push(() => tmp.cleanup());
+    const sim = await startSimulator({ seed: 5, scenario: 'steady', ratePerMinute: 600 });
+    cleanups.push(() => sim.close());
+    const config = writeYaml(join(tmp.dir, 'config.yaml'), {
+      sources: [{ name: 'sim', base_url: sim.url, username: 'demo', password: 'demo', timeout: '5s' }],
+      poll: { interval: '1s', success_interval: '1s', delay: '1s', initial_lookback: '2m' },
+      state: { dir: join(tmp.dir, 'state') },
+      server: { listen: '127.0.0.1:0' },
+      log: { level: 'info' },
+    });
+    const daemon: DaemonProcess = await startDaemonProcess(config);
+    cleanups.push(() => stopDaemon(daemon));
+    await sleep(3_000);
+
+    const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+    cleanups.push(() => agent.destroy());
+    let stop = false;
+    let answered = 0;
+    let refused = 0;
+    const scrape = (): Promise<void> =>
+      new Promise((resolve) => {
+        const req = http.get(`${daemon.url}/metrics`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => {
+            answered++;
+            resolve();
+          });
+          res.on('error', () => resolve());
+        });
+        req.on('error', () => {
+          refused++;
+          setTimeout(resolve, 20);
+        });
+      });
+    const workers = Array.from({ length: CONNECTIONS }, async () => {
+      while (!stop) await scrape();
+    });
+
+    // The service counts the daemon's report requests: sample it and keep the longest gap between two.
+    const started = Date.now();
+    let last = sim.stats().reportRequests;
+    let lastChange = Date.now();
+    let longestGap = 0;
+    while (Date.now() - started < FLOOD_MS) {
+      await sleep(100);
+      const now = sim.stats().reportRequests;
+      if (now !== last) {
+        longestGap = Math.max(longestGap, Date.now() - lastChange);
+        last = now;
+        lastChange = Date.now();
+      }
+    }
+    longestGap = Math.max(longestGap, Date.now() - lastChange);
+    stop = true;
+    await Promise.all(workers);
+    console.log(`scrape flood: ${answered} scrapes answered, ${refused} connections refused or reset, longest gap between polls ${longestGap} ms`);
+    expect(answered).toBeGreaterThan(CONNECTIONS);
+    // Two streams polled every second: a gap over 5 s would mean the flood starved the poll loop.
+    expect(longestGap).toBeLessThan(5_000);
+  }, 60_000);
+});
