@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { CLI, eventually, runCli } from '../helpers/daemon-process.js';
+import { parse, stringify } from 'yaml';
+import { CLI, eventually, runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon-process.js';
 import { makeTestCertificates } from '../helpers/test-certificates.js';
 import { Scenario } from './helpers/e2e-daemon.js';
 
@@ -30,6 +30,15 @@ async function curl(...args: string[]): Promise<{ code: number; status: string; 
   }
 }
 
+/** Start the scenario's daemon with `server.web_config_file` added to its config. */
+async function startWithWebConfig(s: Scenario, webConfig: string): Promise<DaemonProcess> {
+  s.write({ rules: [], receivers: [{ name: 'none', console: {} }], route: { receiver: 'none' } });
+  const config = parse(readFileSync(s.configFile, 'utf8')) as Record<string, Record<string, unknown>>;
+  config['server'] = { ...config['server'], web_config_file: webConfig };
+  writeFileSync(s.configFile, stringify(config));
+  return startDaemonProcess(s.configFile, { timeoutMs: 30_000 });
+}
+
 describe.skipIf(!existsSync(CLI) || !HAVE_CURL).concurrent('the daemon behind its own TLS and basic auth (issue 14)', () => {
   it('HTTPS with basic auth: 401 without or with wrong credentials (counted, logged without the password), open probes, createdBy is the user; a bad web config on reload keeps the last good', async () => {
     const certs = makeTestCertificates();
@@ -44,17 +53,7 @@ describe.skipIf(!existsSync(CLI) || !HAVE_CURL).concurrent('the daemon behind it
           http_server_config: { headers: { 'Strict-Transport-Security': 'max-age=31536000' } },
         }),
       );
-      s.write({ rules: [], receivers: [{ name: 'none', console: {} }], route: { receiver: 'none' }, extra: {} });
-      // The scenario's config plus the web config.
-      const { parse } = await import('yaml');
-      const { readFileSync } = await import('node:fs');
-      const config = parse(readFileSync(s.configFile, 'utf8')) as Record<string, Record<string, unknown>>;
-      config['server'] = { ...config['server'], web_config_file: webConfig };
-      writeFileSync(s.configFile, stringify(config));
-      const d = await (async () => {
-        const { startDaemonProcess } = await import('../helpers/daemon-process.js');
-        return startDaemonProcess(s.configFile, { timeoutMs: 30_000 });
-      })();
+      const d = await startWithWebConfig(s, webConfig);
       expect(d.url.startsWith('https://')).toBe(true);
       const base = d.url;
       const tls = ['--cacert', certs.caCert];
@@ -117,14 +116,7 @@ describe.skipIf(!existsSync(CLI) || !HAVE_CURL).concurrent('the daemon behind it
         webConfig,
         stringify({ tls_server_config: { cert_file: certs.serverCert, key_file: certs.serverKey, client_auth_type: 'RequireAndVerifyClientCert', client_ca_file: certs.caCert } }),
       );
-      s.write({ rules: [], receivers: [{ name: 'none', console: {} }], route: { receiver: 'none' } });
-      const { parse } = await import('yaml');
-      const { readFileSync } = await import('node:fs');
-      const config = parse(readFileSync(s.configFile, 'utf8')) as Record<string, Record<string, unknown>>;
-      config['server'] = { ...config['server'], web_config_file: webConfig };
-      writeFileSync(s.configFile, stringify(config));
-      const { startDaemonProcess } = await import('../helpers/daemon-process.js');
-      const d = await startDaemonProcess(s.configFile, { timeoutMs: 30_000 });
+      const d = await startWithWebConfig(s, webConfig);
       const mtls = ['--cacert', certs.caCert, '--cert', certs.clientCert, '--key', certs.clientKey];
       await eventually(async () => (await curl(...mtls, `${d.url}/readyz`)).status === '200', 20_000);
       expect((await curl('--cacert', certs.caCert, `${d.url}/api/v1/alerts`)).code).not.toBe(0);

@@ -1,3 +1,6 @@
+import { afterEach, beforeEach } from 'vitest';
+import { ManualClock } from '../../../src/util/clock.js';
+import { silentLogger, type Logger } from '../../../src/util/logger.js';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -63,4 +66,25 @@ export class CaptureServer {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/**
+ * A fresh capture server for each test of the calling `describe` (started before each, closed after), and the
+ * integration deps every HTTP integration test passes: a silent logger, no user templates, a manual clock at `at`.
+ */
+export function captureServerPerTest(at: number): { server: () => CaptureServer; deps: { logger: Logger; templates: undefined; clock: ManualClock } } {
+  let current: CaptureServer | undefined;
+  beforeEach(async () => {
+    current = await CaptureServer.start();
+  });
+  afterEach(async () => {
+    await current?.close();
+  });
+  return {
+    server: () => {
+      if (!current) throw new Error('capture server not started (call captureServerPerTest inside describe)');
+      return current;
+    },
+    deps: { logger: silentLogger(), templates: undefined, clock: new ManualClock(at) },
+  };
 }

@@ -1,11 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createMsteamsIntegration } from '../../../src/notify/integrations/msteams/msteams-integration.js';
 import { msteamsConfigSchema } from '../../../src/notify/integrations/msteams/msteams-schema.js';
 import { NotifyError } from '../../../src/notify/notification.js';
 import { TemplateSet } from '../../../src/notify/templates/template-set.js';
-import { ManualClock } from '../../../src/util/clock.js';
-import { silentLogger } from '../../../src/util/logger.js';
-import { CaptureServer } from './capture-server.js';
+import { captureServerPerTest, type CaptureServer } from './capture-server.js';
 import { burstAlert, notificationOf, T0 } from './notification-fixture.js';
 
 interface Card {
@@ -22,15 +20,10 @@ function texts(node: unknown): string[] {
 }
 
 describe('msteams integration (Workflows / incoming webhook, Adaptive Card)', () => {
+  const { server: current, deps } = captureServerPerTest(T0);
   let server: CaptureServer;
-  const clock = new ManualClock(T0);
-  const deps = { logger: silentLogger(), templates: undefined, clock };
-
-  beforeEach(async () => {
-    server = await CaptureServer.start();
-  });
-  afterEach(async () => {
-    await server.close();
+  beforeEach(() => {
+    server = current();
   });
 
   it('posts one Adaptive Card naming the alert, its labels, count, window, samples and runbook', async () => {

@@ -1,25 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { pagerdutyDedupKey } from '../../../src/notify/integrations/pagerduty/pagerduty-event.js';
 import { createPagerdutyIntegration } from '../../../src/notify/integrations/pagerduty/pagerduty-integration.js';
 import { pagerdutyConfigSchema } from '../../../src/notify/integrations/pagerduty/pagerduty-schema.js';
 import type { NotifyError } from '../../../src/notify/notification.js';
-import { ManualClock } from '../../../src/util/clock.js';
-import { silentLogger } from '../../../src/util/logger.js';
-import { CaptureServer } from './capture-server.js';
+import { captureServerPerTest, type CaptureServer } from './capture-server.js';
 import { burstAlert, notificationOf, T0 } from './notification-fixture.js';
 
 const ROUTING_KEY = 'R0UT1NGKEY0123456789abcdef012345';
 
 describe('pagerduty integration (Events API v2)', () => {
+  const { server: current, deps } = captureServerPerTest(T0);
   let server: CaptureServer;
-  const clock = new ManualClock(T0);
-  const deps = { logger: silentLogger(), templates: undefined, clock };
-
-  beforeEach(async () => {
-    server = await CaptureServer.start();
-  });
-  afterEach(async () => {
-    await server.close();
+  beforeEach(() => {
+    server = current();
   });
 
   const integration = (extra: Record<string, unknown> = {}) =>
