@@ -35,7 +35,15 @@ const queryOptionsSchema = z.object({
   instance: z.string().optional(),
   user: z.string().optional(),
   file: z.string().optional(),
-  event: z.string().optional(),
+  /** Repeatable: `--event transmission --event reception` (the interface's `events` parameter, repeated). */
+  event: z
+    .union([z.string(), z.array(z.string())])
+    .transform((v) => (typeof v === 'string' ? [v] : v))
+    .optional(),
+  /** Passed as the `tags` parameter as given; overrides the source's `tags`. */
+  tags: z.string().optional(),
+  /** Page size (`limit`), 1..1000; default `poll.page_size`. */
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
   format: z.enum(QUERY_FORMATS).default('table'),
 });
 export type QueryOptions = z.input<typeof queryOptionsSchema>;
@@ -164,19 +172,26 @@ export function buildQueries(
     start = now - since;
   }
   let events: number[] | undefined;
-  if (options.event !== undefined) {
-    const code = EVENT_CODES[options.event] ?? (/^\d+$/.test(options.event) ? Number(options.event) : undefined);
-    if (code === undefined) throw new UsageError(`--event must be transmission or reception, not "${options.event}"`);
-    events = [code];
+  if (options.event !== undefined && options.event.length > 0) {
+    events = [
+      ...new Set(
+        options.event.map((event) => {
+          const code = EVENT_CODES[event] ?? (/^\d+$/.test(event) ? Number(event) : undefined);
+          if (code === undefined) throw new UsageError(`--event must be transmission or reception, not "${event}"`);
+          return code;
+        }),
+      ),
+    ];
   }
+  const tags = options.tags ?? source.tags;
   const base: TransfersQuery = {
     start,
     end,
-    limit: pageSize,
+    limit: options.limit ?? pageSize,
     ...(options.failed ? { results: -1 as const } : options.succeeded ? { results: 0 as const } : {}),
     ...(options.user !== undefined ? { user: options.user } : {}),
     ...(options.file !== undefined ? { filename: options.file } : {}),
-    ...(source.tags !== '' ? { tags: source.tags } : {}),
+    ...(tags !== '' ? { tags } : {}),
     ...(events ? { events } : {}),
   };
   const instances = options.instance !== undefined ? [options.instance] : source.instances;
@@ -236,7 +251,10 @@ function orderedRecord(record: ServiceRecord): Record<string, string | number | 
 /** RFC 4180: quote a field holding a comma, quote, CR or LF (or edge spaces), doubling inner quotes. */
 export function csvField(value: string | number | null): string {
   if (value === null) return '';
-  const text = String(value);
+  let text = String(value);
+  // A text cell a spreadsheet would run as a formula (=, +, -, @, tab, CR first) is prefixed with a quote
+  // (OWASP's CSV injection advice): file names and messages come from the monitored service. Numbers stay numbers.
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
@@ -298,7 +316,9 @@ export function registerQuery(program: Command): void {
     .option('--instance <name>', 'MFT instance')
     .option('--user <name>', 'user (mailbox)')
     .option('--file <name>', 'file name')
-    .option('--event <kind>', 'transmission or reception')
+    .option('--event <kind>', 'transmission or reception; repeat for both', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--tags <tags>', "the interface's tags parameter, as given (default: the source's tags)")
+    .option('--limit <n>', 'page size, 1..1000 (default: poll.page_size)')
     .addOption(new Option('--format <format>', 'output format').choices(QUERY_FORMATS).default('table'))
     .action(async (opts: unknown) => {
       // Writing to a closed pipe (`| head`) is not a failure of the query.

@@ -51,7 +51,7 @@ export function registerSimulate(program: Command): void {
     .option('--seed <n>', 'seed of the generated history (same seed, same history)', integerIn(-2_147_483_648, 4_294_967_295), 1)
     .addOption(new Option('--scenario <name>', 'what the history and the service do (see below)').argParser(scenario).default('steady'))
     .option('--username <u>', 'operator name accepted by POST /oauth/token', DEFAULT_USERNAME)
-    .option('--password <p>', `operator password accepted by POST /oauth/token (default "${DEFAULT_PASSWORD}")`, DEFAULT_PASSWORD)
+    .option('--password <p>', 'operator password accepted by POST /oauth/token', DEFAULT_PASSWORD)
     .option('--rate <n>', 'average generated transfers per minute', rate, DEFAULT_RATE_PER_MINUTE)
     .option('--control', 'serve the test-only control API under /_sim/ (inject records, set faults, stats)', false)
     .option('--no-generate', 'no generated history: only records injected through the control API')

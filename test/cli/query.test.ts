@@ -59,6 +59,18 @@ async function run(options: Omit<QueryOptions, 'format'> & { format?: string }, 
 }
 
 describe('transfer-watch query', () => {
+  it('sends repeated --event as repeated events, --tags and --limit as given', async () => {
+    const s = await service({ records: wireRecords(2, '2024-05-01T11:10:00Z') });
+    const r = await run({ config: configFor(s), format: 'ndjson', event: ['transmission', 'reception'], tags: 'PAYMENTS', limit: 250 });
+    expect(r.code).toBe(0);
+    for (const req of s.transfersRequests) {
+      expect(req.query.getAll('events')).toEqual(['5', '7']);
+      expect(req.query.get('tags')).toBe('PAYMENTS');
+      expect(req.query.get('limit')).toBe('250');
+    }
+    expect((await run({ config: configFor(s), limit: 5000 })).code).toBe(2);
+  });
+
   it('prints every page as ndjson with the service field names, normalised', async () => {
     const records = [
       ...wireRecords(3, '2024-05-01T11:10:00Z', { RESULTADO: '12', EVENTO: '7' }),
@@ -225,7 +237,13 @@ describe('csvField', () => {
     ['two\r\nlines', '"two\r\nlines"'],
     [' padded', '" padded"'],
     [42, '42'],
+    [-3, '-3'],
     [null, ''],
+    // Spreadsheet formula injection from values of the service: shown as text, never run.
+    ['=HYPERLINK("http://evil","x")', '"\'=HYPERLINK(""http://evil"",""x"")"'],
+    ['+cmd|/C calc!A0', "'+cmd|/C calc!A0"],
+    ['-2+3', "'-2+3"],
+    ['@SUM(A1)', "'@SUM(A1)"],
   ])('%j → %j', (value, expected) => {
     expect(csvField(value)).toBe(expected);
   });

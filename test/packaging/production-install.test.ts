@@ -54,6 +54,14 @@ describe('the packed package, installed with production dependencies only', () =
     expect(packed.filter((f) => /^(src|test|bench|scripts|helm)\//.test(f))).toEqual([]);
   });
 
+  it('names no entry point that is not in the package (package.json "main", "bin")', () => {
+    const installed = path.join(app, 'node_modules', 'transfer-watch');
+    const pkg = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { main?: string; bin?: Record<string, string> };
+    for (const file of [pkg.main, ...Object.values(pkg.bin ?? {})].filter((f): f is string => f !== undefined)) {
+      expect(existsSync(path.join(installed, file)), file).toBe(true);
+    }
+  });
+
   it('has no dev dependency in node_modules', () => {
     // @types/* may come in as a dependency of a runtime package; they contain no code.
     const present = Object.keys(pkg.devDependencies).filter((d) => !d.startsWith('@types/') && existsSync(path.join(app, 'node_modules', d)));
