@@ -9,6 +9,11 @@ import { formatProblem } from './problem.js';
 export class ConfigError extends TransferWatchError {
   override readonly code = 'config_invalid';
   readonly problems: Problem[];
+  /**
+   * What could still be read of an invalid config, so `check` can go on with the next stages (rule files,
+   * web config) and list their problems in the same run.
+   */
+  partial: { ruleFiles: string[]; dir: string; webConfigFile?: string } | undefined;
 
   constructor(problems: Problem[]) {
     const first = problems[0];

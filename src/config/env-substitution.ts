@@ -23,6 +23,8 @@ export interface ExpansionError {
   /** Index into the references given to `expandEnvReferences`, or -1 for an unterminated `${`. */
   reference: number;
   message: string;
+  /** The variable, when the problem is that it is not set (reported once per variable). */
+  unset?: string;
 }
 
 export interface ExpansionResult {
@@ -75,7 +77,13 @@ export function maskEnvReferences(text: string): { masked: string; references: E
  * Step 2: expand one parsed scalar. `references` are those inside the scalar's source range, in order;
  * the n-th placeholder in `value` stands for the n-th of them.
  */
-export function expandEnvReferences(value: string, references: readonly EnvReference[], env: NodeJS.ProcessEnv): ExpansionResult {
+export function expandEnvReferences(
+  value: string,
+  references: readonly EnvReference[],
+  env: NodeJS.ProcessEnv,
+  /** For an unset variable without a default: a stand-in value instead of an error (check --allow-missing-env). */
+  placeholder?: (name: string) => string,
+): ExpansionResult {
   if (!value.includes('$') && !value.includes(START)) return { text: value, changed: false, errors: [] };
   const errors: ExpansionError[] = [];
   let out = '';
@@ -95,9 +103,9 @@ export function expandEnvReferences(value: string, references: readonly EnvRefer
         errors.push({ reference: -1, message: 'internal error: variable reference could not be located' });
         continue;
       }
-      const resolved = resolveReference(reference.text, env);
+      const resolved = resolveReference(reference.text, env, placeholder);
       if (typeof resolved === 'string') out += resolved;
-      else errors.push({ reference: index, message: resolved.error });
+      else errors.push({ reference: index, message: resolved.error, ...(resolved.unset !== undefined ? { unset: resolved.unset } : {}) });
     } else if (ch === '$' && value[i + 1] === '$') {
       out += '$';
       changed = true;
@@ -121,7 +129,7 @@ export function substituteEnv(input: string, env: NodeJS.ProcessEnv): ExpansionR
   return expandEnvReferences(masked, references, env);
 }
 
-function resolveReference(reference: string, env: NodeJS.ProcessEnv): string | { error: string } {
+function resolveReference(reference: string, env: NodeJS.ProcessEnv, placeholder?: (name: string) => string): string | { error: string; unset?: string } {
   const body = reference.slice(2, -1);
   const sep = body.indexOf(':-');
   const name = sep >= 0 ? body.slice(0, sep) : body;
@@ -132,7 +140,8 @@ function resolveReference(reference: string, env: NodeJS.ProcessEnv): string | {
   const value = env[name];
   if (fallback !== undefined && (value === undefined || value === '')) return fallback;
   if (value !== undefined) return value;
-  return { error: `environment variable ${name} is not set (use \${${name}:-default} to give a default)` };
+  if (placeholder) return placeholder(name);
+  return { error: `environment variable ${name} is not set (use \${${name}:-default} to give a default)`, unset: name };
 }
 
 /** The `}` closing a reference that starts at `from`, on the same line; -1 when there is none. */

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Document, Node, ScalarTag } from 'yaml';
 import { LineCounter, isScalar, parseDocument, visit } from 'yaml';
 import { errorMessage } from '../util/errors.js';
@@ -25,6 +25,8 @@ export interface LoadedConfig {
   dir: string;
   /** Every secret value found, so callers can redact them from logs and errors. */
   secrets: string[];
+  /** With allowMissingEnv: the unset variables whose values were not checked. */
+  missingEnv?: string[];
 }
 
 export interface ParseConfigOptions {
@@ -33,10 +35,18 @@ export interface ParseConfigOptions {
   dir?: string;
   /** Reads `*_file` secrets; defaults to the file system. */
   readSecretFile?: (path: string) => string;
+  /**
+   * `check --allow-missing-env`: an unset `${VAR}` is not a problem; the values it fills are not checked, and
+   * the variables are listed in `missingEnv` (a config linted in CI without the deployment's secrets).
+   */
+  allowMissingEnv?: boolean;
 }
 
+/** The placeholder of an unset variable under allowMissingEnv: a URL, so URL fields parse; never checked. */
+const UNSET_HOST = 'unset.invalid';
+
 /** Reads, substitutes, validates and normalises a config file. Throws ConfigError with every problem found. */
-export async function loadConfig(file: string, options: { env?: NodeJS.ProcessEnv } = {}): Promise<LoadedConfig> {
+export async function loadConfig(file: string, options: { env?: NodeJS.ProcessEnv; allowMissingEnv?: boolean } = {}): Promise<LoadedConfig> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -44,7 +54,7 @@ export async function loadConfig(file: string, options: { env?: NodeJS.ProcessEn
     const code = isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable';
     throw new ConfigReadError(`cannot read config file "${file}" (${code})`, { cause: err });
   }
-  return parseConfigText(text, file, { env: options.env ?? process.env });
+  return parseConfigText(text, file, { env: options.env ?? process.env, ...(options.allowMissingEnv ? { allowMissingEnv: true } : {}) });
 }
 
 /** Everything `loadConfig` does after reading the file; touches the disk only for `*_file` secrets. */
@@ -63,7 +73,14 @@ export function parseConfigText(text: string, file: string, options: ParseConfig
   }
 
   const problems: Problem[] = [];
-  const failedNodes = expandInDocument(doc, references, env, locator, problems);
+  const missingEnv = new Set<string>();
+  const placeholder = options.allowMissingEnv
+    ? (name: string): string => {
+        missingEnv.add(name);
+        return `http://${UNSET_HOST}/${name}`;
+      }
+    : undefined;
+  const failedNodes = expandInDocument(doc, references, env, locator, problems, placeholder);
 
   let data: unknown;
   try {
@@ -95,14 +112,20 @@ export function parseConfigText(text: string, file: string, options: ParseConfig
   if (parsed.success && problems.length === 0) {
     for (const issue of checkReferences(parsed.data)) problems.push(locator.problemAt(issue.path, issue.message));
   }
+  if (!parsed.success && problems.length === 0 && missingEnv.size > 0) {
+    // Only values filled by unset variables were wrong (a number, say): say which, rather than nothing.
+    problems.push(locator.problemAtOffset(0, `values filled by unset variables could not be checked: ${[...missingEnv].sort().join(', ')}`));
+  }
   if (problems.length > 0 || !parsed.success) {
     // Problems are listed in file order, with secrets scrubbed from every message whatever its origin.
     const sorted = problems
       .map((p) => ({ ...p, message: redactSecrets(p.message, secrets) }))
       .sort((a, b) => a.line - b.line || a.col - b.col);
-    throw new ConfigError(sorted);
+    const error = new ConfigError(sorted);
+    error.partial = partialOf(data, dir);
+    throw error;
   }
-  return { config: resolveConfigPaths(parsed.data, dir), file, dir, secrets };
+  return { config: resolveConfigPaths(parsed.data, dir), file, dir, secrets, missingEnv: [...missingEnv].sort() };
 }
 
 /**
@@ -132,29 +155,54 @@ function validate(doc: Document, data: unknown): ReturnType<typeof configSchema.
  * A plain scalar is then resolved again, so `port: ${SMTP_PORT}` is a number; a quoted one stays a
  * string. Returns the nodes whose expansion failed, whose validation errors would only repeat it.
  */
-function expandInDocument(doc: Document, references: readonly EnvReference[], env: NodeJS.ProcessEnv, locator: YamlLocator, problems: Problem[]): Set<Node> {
+function expandInDocument(
+  doc: Document,
+  references: readonly EnvReference[],
+  env: NodeJS.ProcessEnv,
+  locator: YamlLocator,
+  problems: Problem[],
+  placeholder?: (name: string) => string,
+): Set<Node> {
   const failed = new Set<Node>();
+  const unsetReported = new Set<string>();
   visit(doc, {
     Scalar(key, node) {
       const source = typeof node.source === 'string' ? node.source : typeof node.value === 'string' ? node.value : undefined;
       if (source === undefined) return;
       const [start, end] = node.range ?? [0, 0];
       const inside = references.filter((r) => r.offset >= start && r.offset < end);
-      const result = expandEnvReferences(source, inside, env);
+      const result = expandEnvReferences(source, inside, env, placeholder);
       if (!result.changed) return;
       if (result.errors.length > 0) {
         failed.add(node);
         for (const error of result.errors) {
+          // An unset variable used in several places is one problem, at its first use.
+          if (error.unset !== undefined) {
+            if (unsetReported.has(error.unset)) continue;
+            unsetReported.add(error.unset);
+          }
           problems.push(locator.problemAtOffset(inside[error.reference]?.offset ?? start, error.message));
         }
         node.value = '';
         return;
       }
+      // A value filled from a placeholder (check --allow-missing-env) is not checked.
+      if (result.text.includes(`//${UNSET_HOST}/`)) failed.add(node);
       node.source = result.text;
       node.value = key !== 'key' && node.type === 'PLAIN' && !node.tag ? resolvePlain(doc, result.text) : result.text;
     },
   });
   return failed;
+}
+
+/** The rule files (and web config) an invalid config names, when it names them readably: `check` goes on with them. */
+function partialOf(data: unknown, dir: string): { ruleFiles: string[]; dir: string; webConfigFile?: string } {
+  const record = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
+  const files = Array.isArray(record.rule_files) ? record.rule_files.filter((f): f is string => typeof f === 'string' && f !== '') : [];
+  const abs = (p: string): string => (isAbsolute(p) ? p : join(dir, p));
+  const server = typeof record.server === 'object' && record.server !== null ? (record.server as Record<string, unknown>) : {};
+  const web = typeof server.web_config_file === 'string' ? server.web_config_file : undefined;
+  return { ruleFiles: files.map(abs), dir, ...(web ? { webConfigFile: abs(web) } : {}) };
 }
 
 /** As the YAML composer resolves an untagged plain scalar (core schema: null, bool, int, float, else string). */

@@ -23,6 +23,60 @@ function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult>
   });
 }
 
+describe('transfer-watch check: every problem of every stage in one run', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tw-check-all-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('lists a config error, a reference error, a rule error and a web config error together, sorted by file and line; an unset variable once', async () => {
+    await mkdir(join(dir, 'rules'), { recursive: true });
+    await writeFile(
+      join(dir, 'rules', 'bad.yaml'),
+      ['rules:', '  - name: Burst', '    type: error_burst', '    threshold: 0', '    window: 10m', ''].join('\n'),
+    );
+    await writeFile(join(dir, 'web.yml'), ['basic_auth_users:', '  alice: plaintext', ''].join('\n'));
+    await writeFile(
+      join(dir, 'config.yaml'),
+      [
+        'sources:',
+        '  - name: prod',
+        '    base_url: https://mft.example.com/api',
+        '    username: ${MFT_USER}',
+        '    password: ${MFT_USER}',
+        'poll: { interval: forever }',
+        'rule_files: [rules/*.yaml]',
+        'receivers: [{ name: chat, console: {} }]',
+        'route: { receiver: nobody }',
+        'server: { web_config_file: web.yml }',
+        '',
+      ].join('\n'),
+    );
+    const r = await runCli(['check', '--config', join(dir, 'config.yaml')]);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.trimEnd().split('\n');
+    const files = lines.map((l) => l.slice(0, l.indexOf(':', l.indexOf('.y'))));
+    expect(files).toEqual([...files].sort());
+    expect(lines.filter((l) => l.includes('MFT_USER is not set'))).toHaveLength(1);
+    expect(lines.some((l) => l.includes('config.yaml:6:') && l.includes('poll.interval'))).toBe(true);
+    expect(lines.some((l) => l.includes('rules/bad.yaml:4:') && l.includes('threshold'))).toBe(true);
+    expect(lines.some((l) => l.includes('web.yml:2:') && l.includes('bcrypt'))).toBe(true);
+  });
+
+  it('--allow-missing-env: the shipped example passes on a clean environment and names what it did not check', async () => {
+    const example = fileURLToPath(new URL('../../config.example.yaml', import.meta.url));
+    const strict = await runCli(['check', '--config', example]);
+    expect(strict.code).toBe(1);
+    const r = await runCli(['check', '--config', example, '--allow-missing-env']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('not set, so the values they fill were not checked: MFT_PASSWORD, MFT_USER');
+  });
+});
+
 describe('transfer-watch check', () => {
   let dir: string;
   const good = [

@@ -17,7 +17,7 @@ describe('substituteEnv', () => {
   });
 
   it('reports unset variables, bad names and unterminated references', () => {
-    expect(substituteEnv('${NOPE}', env).errors).toEqual([{ reference: 0, message: expect.stringContaining('NOPE is not set') }]);
+    expect(substituteEnv('${NOPE}', env).errors).toEqual([{ reference: 0, message: expect.stringContaining('NOPE is not set'), unset: 'NOPE' }]);
     expect(substituteEnv('${A B}', env).errors[0]?.message).toContain('invalid variable reference');
     expect(substituteEnv('${A', env).errors[0]?.message).toContain('unterminated');
   });
