@@ -41,8 +41,7 @@ export interface RunningHttpServer {
 
 /** Connections served at once; more wait in the kernel's backlog, so a flood cannot starve the poll loop. */
 export const MAX_CONNECTIONS = 256;
-/** Concurrent scrapes share one rendering made at most this long ago. */
-const METRICS_REUSE_MS = 250;
+
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -131,12 +130,22 @@ function withAuthor(input: unknown, req: IncomingMessage): unknown {
 
 function buildRoutes(opts: HttpServerOptions): Route[] {
   const { api, metrics, logger } = opts;
-  // A flood of scrapes shares renderings instead of queueing one CPU-bound rendering per request.
-  let rendering: { at: number; body: Promise<string> } | undefined;
+  // A flood of scrapes shares the rendering in progress instead of queueing one CPU-bound rendering per
+  // request; a scrape that arrives after it finished gets a fresh one (never an outdated value).
+  let rendering: Promise<string> | undefined;
   const renderMetrics = (): Promise<string> => {
-    const now = Date.now();
-    if (!rendering || now - rendering.at > METRICS_REUSE_MS) rendering = { at: now, body: metrics.metrics() };
-    return rendering.body;
+    if (!rendering) {
+      const current = (async () => {
+        // Let the scrapes that arrive in this turn of the event loop join this rendering.
+        await new Promise((r) => setImmediate(r));
+        return metrics.metrics();
+      })();
+      rendering = current;
+      void current.finally(() => {
+        if (rendering === current) rendering = undefined;
+      }).catch(() => undefined);
+    }
+    return rendering;
   };
   const statusPage = api.statusPage ? new StatusPageHandler({ data: api.statusPage.bind(api), silences: api.silences }) : undefined;
   return [
