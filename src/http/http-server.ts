@@ -39,7 +39,7 @@ export interface RunningHttpServer {
   setSecurity(security: HttpSecurity): void;
 }
 
-/** Connections served at once; more wait in the kernel's backlog, so a flood cannot starve the poll loop. */
+/** Connections served at once; more are closed at once (the client retries), so a flood cannot starve the poll loop. */
 export const MAX_CONNECTIONS = 256;
 
 
