@@ -3,7 +3,8 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { systemClock } from '../util/clock.js';
+import { ShiftedClock } from '../util/clock.js';
+import { formatTime } from '../util/format-time.js';
 import { createLogger } from '../util/logger.js';
 import { configSchema } from '../config/schema.js';
 import { ConfigError } from '../config/config-error.js';
@@ -42,16 +43,21 @@ export function registerDemo(program: Command): void {
         process.exit(EXIT_USAGE);
       }
       const logger = createLogger({ level: 'warn', destination: undefined });
-      const simulator = await startSimulator({ port: 0, host: '127.0.0.1', seed, scenario: 'demo', username: DEMO_USER, password: DEMO_PASSWORD });
+      // A simulated business morning: the daily statements' 08:00 deadline (America/Sao_Paulo) comes 45 s after
+      // start, BANK2's statement is missing at it and arrives late within the minute after; bursts and late
+      // position files come as always. Simulator and daemon share the clock, so every time shown is the simulated one.
+      const clock = new ShiftedClock(demoMorning(Date.now()));
+      const simulator = await startSimulator({ port: 0, host: '127.0.0.1', seed, scenario: 'demo', username: DEMO_USER, password: DEMO_PASSWORD, clock });
       const stateDir = opts.stateDir ?? (await mkdtemp(path.join(os.tmpdir(), 'transfer-watch-demo-')));
       const load = async () => {
         const config = configSchema.parse({
           sources: [{ name: 'demo', base_url: simulator.url, username: DEMO_USER, password: DEMO_PASSWORD, timeout: '5s' }],
-          poll: { interval: '5s', success_interval: '5s', delay: '1s', overlap: '1m', initial_lookback: '15m', max_window: '1h', stale_after: '1m' },
+          // 9 h of history at start: the statements' 8 h windows are judged only on history read whole.
+          poll: { interval: '5s', success_interval: '5s', delay: '1s', overlap: '1m', initial_lookback: '9h', max_window: '3h', stale_after: '1m' },
           state: { dir: stateDir },
           rule_files: [path.join(RULES_DIR, '*.yaml')],
           receivers: [{ name: 'console', console: { send_resolved: true } }],
-          route: { receiver: 'console', group_by: ['alertname', 'source', 'mft_instance', 'user'], group_wait: '5s', group_interval: '30s', repeat_interval: '1h' },
+          route: { receiver: 'console', group_by: ['alertname', 'source', 'mft_instance', 'user'], group_wait: '5s', group_interval: '10s', repeat_interval: '1h' },
           server: { listen: `${opts.host}:${port}` },
           log: { level: 'warn' },
         });
@@ -59,7 +65,7 @@ export function registerDemo(program: Command): void {
         if (problems.length > 0) throw new ConfigError(problems);
         return { config, file: '<demo>', dir: RULES_DIR, secrets: [DEMO_PASSWORD], rules, templates: undefined, webConfig: undefined };
       };
-      const daemon = new Daemon({ load, clock: systemClock, logger, version: packageVersion() });
+      const daemon = new Daemon({ load, clock, logger, version: packageVersion() });
       process.on('exit', () => void simulator.close());
       try {
         await runDaemon(daemon, logger);
@@ -77,9 +83,25 @@ export function registerDemo(program: Command): void {
           `  alerts:     ${url}/api/v1/alerts`,
           `  status:     ${url}/api/v1/status`,
           `  state dir:  ${stateDir}`,
+          `Simulated time: a business morning from ${formatTime(clock.now(), 'America/Sao_Paulo')}, moving at real speed.`,
+          'Within two minutes: error bursts fire; at 08:00 BANK2\'s daily statement is missing, then it arrives late and the',
+          'alert resolves saying so; position files are late at the 10-minute slots.',
           'Alerts are printed below as they fire and resolve. Ctrl-C stops.',
           '',
         ].join('\n'),
       );
     });
+}
+
+/**
+ * 07:59:15 in America/Sao_Paulo (UTC-03:00, no DST since 2019) on the latest business day at or before `now`:
+ * the statements' deadline is 45 s away.
+ */
+export function demoMorning(now: number): number {
+  const SAO_PAULO_OFFSET_MS = -3 * 3_600_000;
+  const DAY_MS = 86_400_000;
+  let day = Math.floor((now + SAO_PAULO_OFFSET_MS) / DAY_MS);
+  // 1970-01-01 was a Thursday (4); skip back over Saturday (6) and Sunday (0).
+  while ((day + 4) % 7 === 0 || (day + 4) % 7 === 6) day -= 1;
+  return day * DAY_MS - SAO_PAULO_OFFSET_MS + (7 * 60 + 59.25) * 60_000;
 }

@@ -183,7 +183,9 @@ export class Daemon {
     }
 
     // Serve health and metrics while windows are rebuilt; /readyz says 503 until then.
-    if (!this.setup.webConfig?.authenticates) {
+    const listen = this.opts.listen ?? config.server.listen;
+    const loopbackOnly = /^(127\.|\[::1\]:|localhost:)/.test(listen);
+    if (!this.setup.webConfig?.authenticates && !loopbackOnly) {
       logger.warn(
         'no server.web_config_file with authentication: reads are open, and writes (silences, reload) are accepted from this machine (loopback) only; see docs/security.md',
       );

@@ -50,8 +50,7 @@ const SAO_PAULO_OFFSET_MS = -3 * 3_600_000;
 /** Daily statements arrive between 06:00 and 07:25 local on business days ... */
 const STATEMENT_FIRST_MINUTE = 6 * 60;
 const STATEMENT_SPREAD_MINUTES = 85;
-/** ... except BANK2's in `late-file`, which arrives between 08:35 and 09:04 (after an 08:00 deadline). */
-const LATE_STATEMENT_FIRST_MINUTE = 8 * 60 + 35;
+/** ... except BANK2's with `lateFiles`, which arrives after the 08:00 deadline (the scenario says when). */
 const LATE_STATEMENT_USER = 'BANK2';
 const POSITION_USER = 'CUSTODIA';
 const DEFAULT_CACHED_MINUTES = 8;
@@ -225,7 +224,8 @@ export class HistoryGenerator {
       if (!p.dailyStatement) return;
       const h = hash32(this.seed, day, index, SALT_STATEMENT);
       const late = this.scenario.lateFiles && p.user === LATE_STATEMENT_USER;
-      const arrival = late ? LATE_STATEMENT_FIRST_MINUTE + (h % 30) : STATEMENT_FIRST_MINUTE + (h % STATEMENT_SPREAD_MINUTES);
+      const { firstMinute, spreadMinutes } = this.scenario.lateStatement;
+      const arrival = late ? firstMinute + (h % spreadMinutes) : STATEMENT_FIRST_MINUTE + (h % STATEMENT_SPREAD_MINUTES);
       if (arrival !== minuteOfDay) return;
       out.push({ time: bucket * BUCKET_MS + (hash32(h, 1) % BUCKET_MS), partner: p, kind: 'statement', instance: p.instance, failure: null });
     });

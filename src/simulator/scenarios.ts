@@ -20,6 +20,11 @@ export interface Scenario {
   readonly lateFiles: boolean;
   /** With `lateFiles`, the share of CUSTODIA's position files that arrive late. */
   readonly positionLateShare: number;
+  /**
+   * With `lateFiles`, the local minute (America/Sao_Paulo) from which BANK2's statement arrives, within 30 minutes;
+   * the demo makes it 08:00:xx, so its simulated morning shows the missing file and then its late arrival.
+   */
+  readonly lateStatement: { firstMinute: number; spreadMinutes: number };
   /** Faults in force from the start (setFaults changes them). */
   readonly faults: Partial<Faults>;
 }
@@ -45,6 +50,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     bursts: false,
     burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: false,
+    lateStatement: { firstMinute: 8 * 60 + 35, spreadMinutes: 30 },
     positionLateShare: POSITION_LATE_SHARE,
     faults: {},
   },
@@ -55,6 +61,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     bursts: true,
     burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: false,
+    lateStatement: { firstMinute: 8 * 60 + 35, spreadMinutes: 30 },
     positionLateShare: POSITION_LATE_SHARE,
     faults: {},
   },
@@ -66,6 +73,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: true,
     positionLateShare: POSITION_LATE_SHARE,
+    lateStatement: { firstMinute: 8 * 60 + 35, spreadMinutes: 30 },
     faults: {},
   },
   faults: {
@@ -75,6 +83,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     bursts: false,
     burstPeriodMinutes: BURST_PERIOD_MINUTES,
     lateFiles: false,
+    lateStatement: { firstMinute: 8 * 60 + 35, spreadMinutes: 30 },
     positionLateShare: POSITION_LATE_SHARE,
     faults: {
       status500Rate: 0.05,
@@ -95,6 +104,7 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     burstPeriodMinutes: DEMO_BURST_PERIOD_MINUTES,
     lateFiles: true,
     positionLateShare: DEMO_POSITION_LATE_SHARE,
+    lateStatement: { firstMinute: 8 * 60, spreadMinutes: 1 },
     faults: {},
   },
 };

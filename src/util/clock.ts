@@ -25,3 +25,22 @@ export class ManualClock implements Clock {
     this.current += ms;
   }
 }
+
+/**
+ * Real time, shifted: `now()` is `startAt` at construction and then moves with the wall clock. The demo runs
+ * its simulator and daemon on one, so a 08:00 deadline comes two minutes after start, whatever the hour.
+ */
+export class ShiftedClock implements Clock {
+  private readonly offset: number;
+
+  constructor(startAt: number, wall: () => number = Date.now) {
+    this.offset = startAt - wall();
+    this.wall = wall;
+  }
+
+  private readonly wall: () => number;
+
+  now(): number {
+    return this.wall() + this.offset;
+  }
+}

@@ -99,6 +99,14 @@ describe('HistoryGenerator', () => {
     }
   });
 
+  it('demo: BANK2 statement in the minute after its 08:00 deadline (the demo shows it missing, then late), the others on time', () => {
+    const statements = range(generator('demo'), MONDAY, MONDAY + DAY).filter((e) => e.record.NOMEARQUIVO.includes('EXTRATO_'));
+    const minutes = Object.fromEntries(statements.map((e) => [e.record.USUARIO, localMinute(e.time)]));
+    expect(minutes['BANK2']).toBe(8 * 60);
+    expect(statements.find((e) => e.record.USUARIO === 'BANK2')?.time).toBeGreaterThan(MONDAY + 5 * HOUR);
+    for (const bank of ['BANK1', 'BANK3']) expect(minutes[bank], bank).toBeLessThan(7 * 60 + 30);
+  });
+
   it('late-file: BANK2 statement after 08:30 local, and some position files after their slot start', () => {
     const late = generator('late-file');
     const statements = range(late, MONDAY, MONDAY + DAY).filter((e) => e.record.NOMEARQUIVO.includes('EXTRATO_'));
