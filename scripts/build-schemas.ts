@@ -31,14 +31,14 @@ const ENV_REFERENCE: JsonSchema = {
 };
 
 /**
- * Number-unit pairs, or a bare 0 (src/config/duration.ts). The largest-unit-first order is left to `check`:
+ * Number-unit pairs, or a bare 0 (src/base/duration.ts). The largest-unit-first order is left to `check`:
  * saying it needs lookahead, which Go's RE2 (Helm, some editors' schema engines) does not have.
  */
 const DURATION_PATTERN = '^(0|([0-9]+(ms|s|m|h|d|w))+)$';
 const DURATION_DESCRIPTION = 'A duration: 250ms, 30s, 5m, 1h, 1d, 1w, or a compound such as 1h30m; 0 is zero.';
 
 function isDuration(schema: z.core.$ZodTypes): boolean {
-  // duration() (src/config/schema-helpers.ts) is the only string → transform pipe in these schemas.
+  // duration() (src/base/schema-helpers.ts) is the only string → transform pipe in these schemas.
   const def = schema._zod.def;
   return def.type === 'pipe' && def.in._zod.def.type === 'string' && def.out._zod.def.type === 'transform';
 }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../base/config-error.js';
 import type { LoadedConfig } from '../config/load-config.js';
 import { loadConfig } from '../config/load-config.js';
-import type { Problem } from '../config/problem.js';
-import { formatProblem } from '../config/problem.js';
+import type { Problem } from '../base/problem.js';
+import { formatProblem } from '../base/problem.js';
 import { loadRuleFiles } from '../rules/load-rules.js';
 import { loadWebConfig } from '../http/security/web-config.js';
 import { errorMessage } from '../util/errors.js';

@@ -7,7 +7,7 @@ import { ShiftedClock } from '../util/clock.js';
 import { formatTime } from '../util/format-time.js';
 import { createLogger } from '../util/logger.js';
 import { configSchema } from '../config/schema.js';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../base/config-error.js';
 import { loadRuleFiles } from '../rules/load-rules.js';
 import { startSimulator } from '../simulator/start-simulator.js';
 import { Daemon } from '../daemon/daemon.js';

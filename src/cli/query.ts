@@ -1,9 +1,9 @@
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
-import { ConfigError } from '../config/config-error.js';
-import { parseDuration } from '../config/duration.js';
+import { ConfigError } from '../base/config-error.js';
+import { parseDuration } from '../base/duration.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
-import { formatProblem } from '../config/problem.js';
+import { formatProblem } from '../base/problem.js';
 import type { SourceConfig } from '../config/schema.js';
 import { parseServiceTime } from '../source/service-time.js';
 import { SourceError } from '../source/source-error.js';

@@ -1,5 +1,5 @@
-import { ConfigError } from '../config/config-error.js';
-import { formatProblem } from '../config/problem.js';
+import { ConfigError } from '../base/config-error.js';
+import { formatProblem } from '../base/problem.js';
 import { errorMessage } from '../util/errors.js';
 
 /** Print why a command could not start: each config/rule problem on its own line, else the error's message. */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { parseDuration } from '../config/duration.js';
+import { parseDuration } from '../base/duration.js';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import { daemonClient, unreachable, type DaemonClientOptions } from './daemon-http-client.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { formatProblem } from '../config/problem.js';
+import { formatProblem } from '../base/problem.js';
 import { runRuleTestFile, type RuleTestFileResult } from '../rules/rule-test-runner.js';
 import { errorMessage } from '../util/errors.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';

@@ -4,18 +4,18 @@ import type { Document, Node, ScalarTag } from 'yaml';
 import { LineCounter, isScalar, parseDocument, visit } from 'yaml';
 import { errorMessage } from '../util/errors.js';
 import { redactSecrets } from '../util/redact.js';
-import { ConfigError, ConfigReadError } from './config-error.js';
+import { ConfigError, ConfigReadError } from '../base/config-error.js';
 import type { EnvReference } from './env-substitution.js';
 import { expandEnvReferences, maskEnvReferences } from './env-substitution.js';
-import type { Problem } from './problem.js';
+import type { Problem } from '../base/problem.js';
 import { checkReferences } from './reference-checks.js';
 import { resolveConfigPaths } from './resolve-paths.js';
 import type { Config } from './schema.js';
 import { configSchema } from './schema.js';
 import { collectSecrets, resolveSecretFiles } from './secret-files.js';
-import { isRecord, setValueAt } from './value-path.js';
-import { YamlLocator } from './yaml-locator.js';
-import { issuesToProblems } from './zod-problems.js';
+import { isRecord, setValueAt } from '../base/value-path.js';
+import { YamlLocator } from '../base/yaml-locator.js';
+import { issuesToProblems } from '../base/zod-problems.js';
 
 export interface LoadedConfig {
   config: Config;

@@ -1,9 +1,9 @@
 import { parseMatchers } from '../notify/matcher.js';
 import type { RouteConfig } from '../notify/dispatch/route-schema.js';
 import { errorMessage } from '../util/errors.js';
-import { nearestKey } from './nearest-key.js';
+import { nearestKey } from '../base/nearest-key.js';
 import type { Config } from './schema.js';
-import { formatPath } from './value-path.js';
+import { formatPath } from '../base/value-path.js';
 
 export interface ReferenceIssue {
   path: PropertyKey[];

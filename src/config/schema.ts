@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { duration, name, timeZone } from './schema-helpers.js';
+import { timeZone } from '../base/schema-helpers.js';
 import { haSchema } from '../ha/ha-schema.js';
+import { pollSchema, type PollConfig } from '../poller/poll-schema.js';
+import { sourceSchema, type SourceConfig } from '../source/source-schema.js';
 import { receiverSchema } from '../notify/receiver-schema.js';
 import { inhibitRuleSchema, muteTimeIntervalSchema, routeSchema } from '../notify/dispatch/route-schema.js';
 
@@ -9,46 +11,6 @@ import { inhibitRuleSchema, muteTimeIntervalSchema, routeSchema } from '../notif
  * types and the validation; `schemas/config.schema.json` is generated from it.
  * Durations are parsed to milliseconds. Secret fields also accept `<field>_file`, resolved by the loader.
  */
-
-const tlsSchema = z
-  .strictObject({
-    ca_file: z.string().default(''),
-    insecure_skip_verify: z.boolean().default(false),
-  })
-  .prefault({});
-
-export const sourceSchema = z.strictObject({
-  name: name(),
-  base_url: z.url({ protocol: /^https?$/ }),
-  username: z.string().min(1),
-  password: z.string(),
-  instances: z.array(z.string().min(1)).default([]),
-  tags: z.string().default(''),
-  timeout: duration().prefault('30s'),
-  /** Attempts per request for timeouts, network errors and 5xx (the first try included). */
-  retries: z.number().int().min(0).max(10).default(3),
-  /**
-   * Most records one poll window may have; with `poll.page_size` it bounds the pages of one pagination, so a
-   * service whose `next` never ends fails the window (reason `too_many_pages`) instead of polling forever.
-   */
-  max_records_per_window: z.number().int().min(1000).default(1_000_000),
-  tls: tlsSchema,
-});
-
-export const pollSchema = z
-  .strictObject({
-    interval: duration().prefault('30s'),
-    success_interval: duration().prefault('60s'),
-    delay: duration().prefault('30s'),
-    overlap: duration().prefault('2m'),
-    page_size: z.number().int().min(1).max(1000).default(1000),
-    initial_lookback: duration().prefault('1h'),
-    max_window: duration().prefault('1h'),
-    stale_after: duration().prefault('5m'),
-  })
-  .prefault({})
-  .refine((p) => p.interval > 0, { message: 'poll.interval must be greater than 0', path: ['interval'] })
-  .refine((p) => p.max_window > 0, { message: 'poll.max_window must be greater than 0', path: ['max_window'] });
 
 export const configSchema = z
   .strictObject({
@@ -108,5 +70,5 @@ export const configSchema = z
 
 export type Config = z.output<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;
-export type SourceConfig = z.output<typeof sourceSchema>;
-export type PollConfig = Config['poll'];
+export type { PollConfig, SourceConfig };
+export { pollSchema, sourceSchema };

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { HA_SECRET_FIELDS } from '../ha/ha-schema.js';
 import { RECEIVER_SECRET_FIELDS, RECEIVER_SECRET_MAPS } from '../notify/integrations/registry.js';
-import type { Problem } from './problem.js';
-import { formatPath, isRecord, pathKey } from './value-path.js';
-import type { YamlLocator } from './yaml-locator.js';
+import type { Problem } from '../base/problem.js';
+import { formatPath, isRecord, pathKey } from '../base/value-path.js';
+import type { YamlLocator } from '../base/yaml-locator.js';
 
 /**
  * Secret fields, each of which also accepts `<field>_file` (contract section 2). Listed explicitly rather

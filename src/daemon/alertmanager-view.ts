@@ -1,5 +1,5 @@
 import type { Alert, Labels } from '../alerts/alert.js';
-import { formatDuration } from '../config/duration.js';
+import { formatDuration } from '../base/duration.js';
 import type { Config } from '../config/schema.js';
 import type { RouteConfig } from '../notify/dispatch/route-schema.js';
 import { matchesAll, parseMatchers, type Matcher } from '../notify/matcher.js';

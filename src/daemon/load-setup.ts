@@ -1,6 +1,6 @@
 import type { LoadedConfig } from '../config/load-config.js';
 import { loadConfig } from '../config/load-config.js';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../base/config-error.js';
 import { expandRuleFilePatterns, loadRuleFiles } from '../rules/load-rules.js';
 import { loadTemplateSet, type TemplateSet } from '../notify/templates/template-set.js';
 import { errorMessage } from '../util/errors.js';

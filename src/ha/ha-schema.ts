@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { duration, name } from '../config/schema-helpers.js';
+import { duration, name } from '../base/schema-helpers.js';
 
 /**
  * `ha:` (contract section 9): run several replicas on one shared Redis. Absent, nothing changes: one process

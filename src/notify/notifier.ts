@@ -1,5 +1,4 @@
 import type { Alert, Labels } from '../alerts/alert.js';
-import type { Config } from '../config/schema.js';
 import type { StateStore } from '../state/state-store.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
@@ -10,7 +9,7 @@ import { NotificationLog, nflogKey } from './dedup/nflog.js';
 import { DeliverStage, type DeliveryHooks, type NewDelivery } from './deliver/deliver-stage.js';
 import { Outbox } from './deliver/outbox.js';
 import type { SendOutcome } from './deliver/recent-sends.js';
-import type { BackoffOptions } from '../util/backoff.js';
+import type { BackoffOptions } from '../base/backoff.js';
 import type { AlertGroup } from './dispatch/alert-group.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { buildRoute, type Route } from './dispatch/route.js';
@@ -21,6 +20,7 @@ import type { SilenceApi } from './mute/silence.js';
 import { SilenceStore } from './mute/silence-store.js';
 import { TimeIntervals } from './mute/time-intervals.js';
 import type { Integration } from './notification.js';
+import type { NotifyConfig } from './notify-config.js';
 import type { ReceiverConfig } from './receiver-schema.js';
 import type { TemplateSet } from './templates/template-set.js';
 
@@ -31,7 +31,7 @@ export { needsUpdate } from './dedup/dedup-stage.js';
 export type NotifierHooks = DeliveryHooks;
 
 export interface NotifierOptions {
-  config: Config;
+  config: NotifyConfig;
   clock: Clock;
   logger: Logger;
   state: StateStore;
@@ -91,7 +91,7 @@ export class Notifier {
   private pipeline: Pipeline;
   /** Where the daemon's HTTP server is bound; links use it when `server.external_url` is not set. */
   private listenUrl: string | undefined;
-  private server: Config['server'];
+  private server: NotifyConfig['server'];
   private readonly integrationCache = new Map<string, Integration[]>();
   private timer: NodeJS.Timeout | undefined;
   private started = false;
@@ -221,7 +221,7 @@ export class Notifier {
   }
 
   /** New routes, receivers, inhibit rules and intervals; the nflog and outbox are kept. Throws (keeping the old) when invalid. */
-  reload(config: Config, templates?: TemplateSet): void {
+  reload(config: NotifyConfig, templates?: TemplateSet): void {
     const pipeline = this.buildPipeline(config);
     this.server = config.server;
     this.pipeline = pipeline;
@@ -334,7 +334,7 @@ export class Notifier {
     return config ? redactSecrets(text, receiverSecrets(config)) : text;
   }
 
-  private buildPipeline(config: Config): Pipeline {
+  private buildPipeline(config: NotifyConfig): Pipeline {
     const intervals = new TimeIntervals(config.mute_time_intervals);
     const route = buildRoute(
       config.route,
@@ -375,7 +375,7 @@ function minResend(integrations: readonly Integration[]): number {
   return Math.min(Infinity, ...integrations.map((i) => (i.resendInterval !== undefined && i.resendInterval > 0 ? i.resendInterval : Infinity)));
 }
 
-function externalUrl(config: Pick<Config, 'server'>, listenUrl?: string): string {
+function externalUrl(config: Pick<NotifyConfig, 'server'>, listenUrl?: string): string {
   if (config.server.external_url) return config.server.external_url.replace(/\/+$/, '');
   if (listenUrl) return listenUrl;
   const listen = config.server.listen;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { name } from '../config/schema-helpers.js';
+import { name } from '../base/schema-helpers.js';
 import { INTEGRATIONS } from './integrations/integration-list.js';
 
 type Definitions = (typeof INTEGRATIONS)[number];

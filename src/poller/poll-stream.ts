@@ -2,7 +2,7 @@ import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import { errorMessage, TransferWatchError } from '../util/errors.js';
 import type { Transfer } from '../source/transfer.js';
-import type { PollConfig } from '../config/schema.js';
+import type { PollConfig } from './poll-schema.js';
 import { nextWindow } from './poll-window.js';
 import { SeenTransfers } from '../util/seen-transfers.js';
 import { RESULTS_OF, type StreamKind } from './stream-kind.js';

@@ -1,7 +1,8 @@
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import { errorMessage } from '../util/errors.js';
-import type { PollConfig, SourceConfig } from '../config/schema.js';
+import type { PollConfig } from './poll-schema.js';
+import type { SourceConfig } from '../source/source-schema.js';
 import type { StateStore } from '../state/state-store.js';
 import type { Transfer } from '../source/transfer.js';
 import { PollStream, type PollHooks, type StreamSnapshot, type StreamStatus, type TransferSink } from './poll-stream.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { TransferSample } from '../alerts/alert.js';
 import type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
-import { formatDuration } from '../config/duration.js';
-import { duration, timeZone } from '../config/schema-helpers.js';
+import { formatDuration } from '../base/duration.js';
+import { duration, timeZone } from '../base/schema-helpers.js';
 import type { Labels } from '../alerts/alert.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';

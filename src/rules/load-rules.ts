@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import type { Problem } from '../config/problem.js';
+import type { Problem } from '../base/problem.js';
 import { SOURCE_DOWN_ALERTNAME } from '../alerts/source-down.js';
 import { errorMessage } from '../util/errors.js';
 import { findRuleType, RULE_TYPES, ruleTypeNames, type RuleDefinition } from './registry.js';

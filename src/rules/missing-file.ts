@@ -1,8 +1,8 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
 import type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
-import { formatDuration } from '../config/duration.js';
-import { duration, timeZone } from '../config/schema-helpers.js';
+import { formatDuration } from '../base/duration.js';
+import { duration, timeZone } from '../base/schema-helpers.js';
 import { transferLabel, type Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, sourcesToJudge } from './complete-span.js';

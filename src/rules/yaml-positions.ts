@@ -1,5 +1,5 @@
 import { isMap, isNode, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
-import type { Problem } from '../config/problem.js';
+import type { Problem } from '../base/problem.js';
 
 /**
  * A YAML document parsed with node positions, so validation problems can point at FILE:LINE:COL.

@@ -1,4 +1,4 @@
-import { retryDelay, type BackoffOptions } from '../util/backoff.js';
+import { retryDelay, type BackoffOptions } from '../base/backoff.js';
 
 /** The source client's backoff: from 500 ms, doubling, capped at 30 s (a poll cycle must not stall for long). */
 export const SOURCE_BACKOFF: BackoffOptions = { baseMs: 500, factor: 2, maxMs: 30_000 };

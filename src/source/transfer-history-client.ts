@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Got, Response } from 'got';
-import type { SourceConfig } from '../config/schema.js';
+import type { SourceConfig } from './source-schema.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { resolveNextLink, pageKey } from './next-link.js';

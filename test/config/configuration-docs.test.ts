@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load-config.js';
 import { configSchema } from '../../src/config/schema.js';
-import { schemaKeysAt } from '../../src/config/schema-keys.js';
+import { schemaKeysAt } from '../../src/base/schema-keys.js';
 
 const DOC = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
 

@@ -2,10 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, ConfigReadError } from '../../src/config/config-error.js';
+import { ConfigError, ConfigReadError } from '../../src/base/config-error.js';
 import { loadConfig, parseConfigText } from '../../src/config/load-config.js';
-import type { Problem } from '../../src/config/problem.js';
-import { formatProblem } from '../../src/config/problem.js';
+import type { Problem } from '../../src/base/problem.js';
+import { formatProblem } from '../../src/base/problem.js';
 
 const lines = (...l: string[]): string => `${l.join('\n')}\n`;
 

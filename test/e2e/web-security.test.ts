@@ -74,7 +74,11 @@ describe.skipIf(!existsSync(CLI) || !HAVE_CURL).concurrent('the daemon behind it
       const metrics = await curl(...tls, '-u', `alice:${PASSWORD}`, `${base}/metrics`);
       // Two failed logins (a request without credentials is only challenged).
       expect(metrics.body).toMatch(/^transfer_watch_http_auth_failures_total 2$/m);
-      const failures = d.logs.filter((l) => l.msg === 'HTTP authentication failed');
+      // The daemon's log arrives through a pipe: wait for the lines rather than race them.
+      const failures = await eventually(() => {
+        const lines = d.logs.filter((l) => l.msg === 'HTTP authentication failed');
+        return lines.length >= 2 ? lines : undefined;
+      }, 10_000);
       expect(failures.map((l) => l.user)).toEqual(['alice', 'mallory']);
       expect(JSON.stringify(d.logs)).not.toContain('wrong-password-1');
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatDuration } from '../../src/config/duration.js';
-import { ConfigError } from '../../src/config/config-error.js';
+import { formatDuration } from '../../src/base/duration.js';
+import { ConfigError } from '../../src/base/config-error.js';
 import { parseConfigText } from '../../src/config/load-config.js';
 
 /**

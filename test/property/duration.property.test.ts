@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from '../../src/config/duration.js';
+import { formatDuration, parseDuration } from '../../src/base/duration.js';
 import { TransferWatchError } from '../../src/util/errors.js';
 
 const UNITS: Array<[string, number]> = [

@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatProblem } from '../../src/config/problem.js';
+import { formatProblem } from '../../src/base/problem.js';
 import { loadRuleFiles, parseRuleFile } from '../../src/rules/load-rules.js';
 import { ruleTypeNames } from '../../src/rules/registry.js';
 

@@ -4,9 +4,9 @@ import { constants as cryptoConstants } from 'node:crypto';
 import type { SecureContextOptions, TlsOptions } from 'node:tls';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { ConfigError } from '../../config/config-error.js';
-import { issuesToProblems } from '../../config/zod-problems.js';
-import { YamlLocator } from '../../config/yaml-locator.js';
+import { ConfigError } from '../../base/config-error.js';
+import { issuesToProblems } from '../../base/zod-problems.js';
+import { YamlLocator } from '../../base/yaml-locator.js';
 import { errorMessage } from '../../util/errors.js';
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { authenticatedUser } from '../security/http-security.js';
-import { parseDuration } from '../../config/duration.js';
+import { parseDuration } from '../../base/duration.js';
 import { errorMessage } from '../../util/errors.js';
 import type { SilenceApi } from '../daemon-api.js';
 import { readBody } from '../read-body.js';

@@ -8,7 +8,7 @@ import { NotifyError, type Integration } from '../notification.js';
 import type { Outbox} from './outbox.js';
 import { type OutboxEntry } from './outbox.js';
 import { RecentSends, type SendOutcome } from './recent-sends.js';
-import { DEFAULT_BACKOFF, retryDelay, type BackoffOptions } from '../../util/backoff.js';
+import { DEFAULT_BACKOFF, retryDelay, type BackoffOptions } from '../../base/backoff.js';
 
 export interface DeliveryHooks {
   /** One per send attempt: `failed` for every failed attempt (a give-up is logged on top). */

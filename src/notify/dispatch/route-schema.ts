@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { duration, name, timeZone } from '../../config/schema-helpers.js';
+import { duration, name, timeZone } from '../../base/schema-helpers.js';
 
 /**
  * Alertmanager-style routing tree. Matchers use Alertmanager's syntax (`name="v"`, `!=`, `=~`, `!~`);

@@ -1,5 +1,5 @@
 import type { Alert, Labels } from '../../alerts/alert.js';
-import { formatDuration } from '../../config/duration.js';
+import { formatDuration } from '../../base/duration.js';
 import type { Notification } from '../notification.js';
 import type { Escaper } from './escape.js';
 import { formatTime } from '../../util/format-time.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { duration } from '../../../config/schema-helpers.js';
+import { duration } from '../../../base/schema-helpers.js';
 
 /** `send_resolved` defaults to true, as in Alertmanager. */
 const sendResolved = z.boolean().default(true);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { duration } from '../../../config/schema-helpers.js';
+import { duration } from '../../../base/schema-helpers.js';
 
 /**
  * Microsoft Teams: the receiver's `msteams:` section. `webhook_url` is a Workflows (Power Automate) "post to a

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { duration } from '../../../config/schema-helpers.js';
+import { duration } from '../../../base/schema-helpers.js';
 
 /** PagerDuty Events API v2: the receiver's `pagerduty:` section. */
 export const pagerdutyConfigSchema = z.strictObject({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
-import { editDistance, nearestKey } from '../../src/config/nearest-key.js';
-import { schemaKeysAt } from '../../src/config/schema-keys.js';
+import { editDistance, nearestKey } from '../../src/base/nearest-key.js';
+import { schemaKeysAt } from '../../src/base/schema-keys.js';
 
 describe('nearestKey', () => {
   it('suggests the closest key for typos, swaps and case slips', () => {

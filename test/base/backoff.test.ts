@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retryDelay } from '../../src/util/backoff.js';
+import { retryDelay } from '../../src/base/backoff.js';
 
 describe('retryDelay', () => {
   it('doubles from 1 s with jitter in [d/2, d] and caps at 5 min', () => {

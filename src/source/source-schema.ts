@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { duration, name } from '../base/schema-helpers.js';
+
+/**
+ * One transfer history service (`sources[]`): this stage's slice of the configuration. The config loader
+ * assembles it with the others; secrets (`password`) also take a `*_file` form there.
+ */
+const tlsSchema = z
+  .strictObject({
+    ca_file: z.string().default(''),
+    insecure_skip_verify: z.boolean().default(false),
+  })
+  .prefault({});
+
+export const sourceSchema = z.strictObject({
+  name: name(),
+  base_url: z.url({ protocol: /^https?$/ }),
+  username: z.string().min(1),
+  password: z.string(),
+  instances: z.array(z.string().min(1)).default([]),
+  tags: z.string().default(''),
+  timeout: duration().prefault('30s'),
+  /** Attempts per request for timeouts, network errors and 5xx (the first try included). */
+  retries: z.number().int().min(0).max(10).default(3),
+  /**
+   * Most records one poll window may have; with `poll.page_size` it bounds the pages of one pagination, so a
+   * service whose `next` never ends fails the window (reason `too_many_pages`) instead of polling forever.
+   */
+  max_records_per_window: z.number().int().min(1000).default(1_000_000),
+  tls: tlsSchema,
+});
+
+export type SourceConfig = z.output<typeof sourceSchema>;
