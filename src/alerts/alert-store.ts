@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { StateStore } from '../state/state-store.js';
 import type { Clock } from '../util/clock.js';
-import { errorMessage } from '../util/errors.js';
+import { errorFields } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { Alert, AlertState, Labels } from './alert.js';
 import type { AlertCandidate, AlertChange, RuleEvaluation } from './alert-candidate.js';
@@ -81,7 +81,7 @@ export class AlertStore {
     try {
       await this.state.save(ALERTS_STATE_KEY, { version: 1, alerts: [...this.byFingerprint.values()] });
     } catch (err) {
-      this.logger.error({ err: errorMessage(err) }, 'cannot save alert state');
+      this.logger.error({ err: errorFields(err) }, 'cannot save alert state');
       throw err;
     }
   }

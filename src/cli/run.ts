@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { systemClock } from '../util/clock.js';
 import { createLogger, type Logger } from '../util/logger.js';
-import { errorMessage } from '../util/errors.js';
+import { errorFields } from '../util/errors.js';
 import { Daemon } from '../daemon/daemon.js';
 import { loadSetup } from '../daemon/load-setup.js';
 import { reportStartupError } from './report-startup-error.js';
@@ -34,7 +34,7 @@ export async function runDaemon(daemon: Daemon, logger: Logger): Promise<void> {
     hard.unref();
     daemon
       .stop()
-      .catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'error during shutdown'))
+      .catch((err: unknown) => logger.error({ err: errorFields(err) }, 'error during shutdown'))
       .finally(() => {
         logger.info('stopped');
         logger.flush();

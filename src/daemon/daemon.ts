@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
-import { errorMessage } from '../util/errors.js';
+import { errorFields, errorMessage } from '../util/errors.js';
 import type { Config, SourceConfig } from '../config/schema.js';
 import { FileStateStore } from '../state/file-state-store.js';
 import { StateDirLock } from '../state/state-dir-lock.js';
@@ -518,7 +518,7 @@ export class Daemon {
       return this.evaluating;
     }
     this.evaluating = this.evaluateOnce()
-      .catch((err: unknown) => this.logger.error({ err: errorMessage(err) }, 'evaluation failed'))
+      .catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'evaluation failed'))
       .finally(() => {
         this.evaluating = undefined;
         if (this.evaluateAgain) {
@@ -568,7 +568,7 @@ export class Daemon {
     try {
       await this.alerts.flush();
     } catch (err) {
-      this.logger.error({ err: errorMessage(err), dir: config.state.dir }, 'could not persist alert state; the state directory is not writable');
+      this.logger.error({ err: errorFields(err), dir: config.state.dir }, 'could not persist alert state; the state directory is not writable');
     }
     this.metrics.setStateWriteOk(this.state.lastWriteOk);
     this.scheduleWakeup(now);
@@ -753,7 +753,7 @@ export class Daemon {
     await Promise.all([...this.sourcePollers.values()].map((p) => p.poller.stop(SHUTDOWN_POLL_GRACE_MS)));
     await this.evaluating;
     if (this.leading) {
-      await this.alerts?.flush().catch((err: unknown) => this.logger.error({ err: errorMessage(err) }, 'could not persist alert state at shutdown'));
+      await this.alerts?.flush().catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'could not persist alert state at shutdown'));
       await this.notifier?.stop(SHUTDOWN_NOTIFY_GRACE_MS);
     } else {
       this.notifier?.halt();
@@ -762,7 +762,7 @@ export class Daemon {
     this.leading = false;
     await this.cluster?.close().catch(() => undefined);
     // fsync and close the state journals (the notification log's), so a power loss after a clean stop loses nothing.
-    await this.state?.close().catch((err: unknown) => this.logger.error({ err: errorMessage(err) }, 'could not close the state journals'));
+    await this.state?.close().catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'could not close the state journals'));
     this.lock?.release();
     await this.http?.close();
   }

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createServer as createHttpsServer } from 'node:https';
 import type { TlsOptions } from 'node:tls';
 import type { AddressInfo } from 'node:net';
-import { TransferWatchError, errorMessage } from '../util/errors.js';
+import { TransferWatchError, errorFields } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { alertmanagerV2Routes, type V2Route } from './alertmanager-v2-routes.js';
 import type { DaemonApi, MetricsSource } from './daemon-api.js';
@@ -168,7 +168,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
         try {
           ready = api.ready();
         } catch (err) {
-          logger.warn({ err: errorMessage(err) }, 'readiness check failed');
+          logger.warn({ err: errorFields(err) }, 'readiness check failed');
         }
         return ready ? text(200, 'ready\n') : text(503, 'not ready\n');
       },
@@ -347,7 +347,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((err: unknown) => {
-      logger.error({ err: errorMessage(err) }, 'http response failed');
+      logger.error({ err: errorFields(err) }, 'http response failed');
       res.destroy();
     });
   };
@@ -365,7 +365,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
       resolve();
     });
   });
-  server.on('error', (err) => logger.error({ err: errorMessage(err) }, 'http server error'));
+  server.on('error', (err) => logger.error({ err: errorFields(err) }, 'http server error'));
 
   const address = server.address();
   if (address === null || typeof address === 'string') {

@@ -1,6 +1,6 @@
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
-import { errorMessage, TransferWatchError } from '../util/errors.js';
+import { errorFields, errorMessage, TransferWatchError } from '../util/errors.js';
 import type { Transfer } from '../source/transfer.js';
 import type { PollConfig } from './poll-schema.js';
 import { nextWindow } from './poll-window.js';
@@ -150,7 +150,7 @@ export class PollStream {
         if (invalid) hooks.onInvalidRecords?.(this.source, invalid);
         if (fresh) hooks.onRecords?.(this.source, this.kind, fresh);
         logger.warn(
-          { source: this.source, stream: this.id, reason, window: { start: iso(window.start), end: iso(window.end) }, err: errorMessage(err) },
+          { source: this.source, stream: this.id, reason, window: { start: iso(window.start), end: iso(window.end) }, err: errorFields(err) },
           'poll window abandoned; it will be fetched again next cycle',
         );
         total += fresh;
@@ -169,7 +169,7 @@ export class PollStream {
         await this.opts.save();
       } catch (err) {
         // The daemon keeps running on an unwritable state dir; the store reports it loudly and in a metric.
-        logger.error({ stream: this.id, err: errorMessage(err) }, 'could not persist poll cursor');
+        logger.error({ stream: this.id, err: errorFields(err) }, 'could not persist poll cursor');
       }
       if (window.caughtUp) break;
     }

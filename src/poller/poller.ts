@@ -1,6 +1,6 @@
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
-import { errorMessage } from '../util/errors.js';
+import { errorFields } from '../util/errors.js';
 import type { PollConfig } from './poll-schema.js';
 import type { SourceConfig } from '../source/source-schema.js';
 import type { StateStore } from '../state/state-store.js';
@@ -116,7 +116,7 @@ export class Poller {
           this.opts.logger.info({ stream: s.id, transfers: n }, 'rule windows rebuilt from history');
           return true;
         } catch (err) {
-          this.opts.logger.warn({ stream: s.id, err: errorMessage(err) }, 'could not re-read history to rebuild rule windows; rules start with what polling brings');
+          this.opts.logger.warn({ stream: s.id, err: errorFields(err) }, 'could not re-read history to rebuild rule windows; rules start with what polling brings');
           return false;
         }
       }),
@@ -132,13 +132,13 @@ export class Poller {
     if (this.stopping) return;
     const run = stream
       .runCycle(this.abort.signal)
-      .catch((err: unknown) => this.opts.logger.error({ stream: stream.id, err: errorMessage(err) }, 'poll cycle failed'))
+      .catch((err: unknown) => this.opts.logger.error({ stream: stream.id, err: errorFields(err) }, 'poll cycle failed'))
       .finally(() => {
         this.inFlight.delete(stream.id);
         try {
           this.opts.onCycle?.(stream);
         } catch (err) {
-          this.opts.logger.error({ err: errorMessage(err) }, 'post-poll evaluation failed');
+          this.opts.logger.error({ err: errorFields(err) }, 'post-poll evaluation failed');
         }
         if (!this.stopping) this.timers.set(stream.id, setTimeout(() => this.loop(stream), stream.intervalMs));
       });
@@ -154,7 +154,7 @@ export class Poller {
     const timer = setTimeout(() => this.abort.abort(), graceMs);
     await pending;
     clearTimeout(timer);
-    await this.save().catch((err: unknown) => this.opts.logger.error({ err: errorMessage(err) }, 'could not save poll cursors at shutdown'));
+    await this.save().catch((err: unknown) => this.opts.logger.error({ err: errorFields(err) }, 'could not save poll cursors at shutdown'));
   }
 
   /** Epoch ms up to which a source's stream of that result kind has been fully read (min over its instances). */

@@ -1,7 +1,7 @@
 import type { RuleEvaluation } from '../alerts/alert-candidate.js';
 import type { Transfer } from '../source/transfer.js';
 import type { Clock } from '../util/clock.js';
-import { errorMessage } from '../util/errors.js';
+import { errorFields } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { SeenTransfers } from '../util/seen-transfers.js';
 import { CronSchedules } from './cron-schedule.js';
@@ -80,7 +80,7 @@ export class RuleEngine {
         out.push(entry.evaluator.evaluate(now, data));
       } catch (err) {
         // One broken rule must not silence the others; its alerts stay as they were (it is left out).
-        this.logger.error({ rule: entry.rule.name, err: errorMessage(err) }, 'rule evaluation failed');
+        this.logger.error({ rule: entry.rule.name, err: errorFields(err) }, 'rule evaluation failed');
       }
     }
     return out;
@@ -97,7 +97,7 @@ export class RuleEngine {
       try {
         out.push(...(entry.evaluator.expectations?.(now, data) ?? []));
       } catch (err) {
-        this.logger.warn({ rule: entry.rule.name, err: errorMessage(err) }, 'could not list the files a rule expects');
+        this.logger.warn({ rule: entry.rule.name, err: errorFields(err) }, 'could not list the files a rule expects');
       }
     }
     return out;

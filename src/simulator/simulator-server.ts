@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Clock } from '../util/clock.js';
-import { errorMessage } from '../util/errors.js';
+import { errorFields } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { ServiceRecord } from '../source/transfer.js';
 import { faultsUpdateSchema, NO_FAULTS, type Faults } from './faults.js';
@@ -106,7 +106,7 @@ export class SimulatorService {
         res.destroy();
         return;
       }
-      this.o.logger.error({ err: errorMessage(err) }, 'simulator: unexpected error');
+      this.o.logger.error({ err: errorFields(err) }, 'simulator: unexpected error');
       send(res, 500, { error: 'internal_error', message: 'unexpected internal server error' });
     });
   }

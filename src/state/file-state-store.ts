@@ -2,7 +2,7 @@ import { closeSync, fdatasync, fdatasyncSync, fstatSync, openSync, readSync, ren
 import { mkdir, open, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../util/logger.js';
-import { TransferWatchError, errorMessage } from '../util/errors.js';
+import { TransferWatchError, errorFields, errorMessage } from '../util/errors.js';
 import type { Clock } from '../util/clock.js';
 import type { StateStore } from './state-store.js';
 
@@ -100,7 +100,7 @@ export class FileStateStore implements StateStore {
     } catch (err) {
       const aside = `${file}.corrupt-${this.clock.now()}`;
       await rename(file, aside).catch(() => undefined);
-      this.logger.error({ file, movedTo: aside, err: errorMessage(err) }, 'corrupt state file moved aside; starting that part of the state empty');
+      this.logger.error({ file, movedTo: aside, err: errorFields(err) }, 'corrupt state file moved aside; starting that part of the state empty');
       return undefined;
     }
   }
@@ -161,7 +161,7 @@ export class FileStateStore implements StateStore {
     file.again = false;
     file.syncing = new Promise<void>((resolve) => {
       fdatasync(file.fd, (err) => {
-        if (err) this.logger.warn({ dir: this.dir, err: errorMessage(err) }, 'cannot fsync a state journal; a power loss may lose its newest records');
+        if (err) this.logger.warn({ dir: this.dir, err: errorFields(err) }, 'cannot fsync a state journal; a power loss may lose its newest records');
         resolve();
       });
     }).then(() => {
@@ -282,7 +282,7 @@ export class FileStateStore implements StateStore {
         await unlink(`${current}.${n}`);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-          this.logger.warn({ file: `${current}.${n}`, err: errorMessage(err) }, 'cannot delete a replaced state journal');
+          this.logger.warn({ file: `${current}.${n}`, err: errorFields(err) }, 'cannot delete a replaced state journal');
           continue;
         }
       }
@@ -340,7 +340,7 @@ export class FileStateStore implements StateStore {
       try {
         fdatasyncSync(file.fd);
       } catch (err) {
-        this.logger.warn({ dir: this.dir, err: errorMessage(err) }, 'cannot fsync a state journal at close');
+        this.logger.warn({ dir: this.dir, err: errorFields(err) }, 'cannot fsync a state journal at close');
       }
       this.closeFile(file);
     }

@@ -22,3 +22,20 @@ export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+/**
+ * A thrown value as a log field (pino's `err` shape): its type and message, the code of our own errors, and the
+ * stack only of unexpected ones (a TransferWatchError is a known condition; its stack would be noise). The
+ * message is the same text `errorMessage` gives, so nothing more is said than before.
+ */
+export function errorFields(err: unknown): { type: string; message: string; code?: string; stack?: string } {
+  if (!(err instanceof Error)) return { type: typeof err, message: String(err) };
+  const raw: unknown = Reflect.get(err, 'code');
+  const code = typeof raw === 'string' ? raw : undefined;
+  return {
+    type: err.name,
+    message: err.message,
+    ...(code !== undefined ? { code } : {}),
+    ...(err instanceof TransferWatchError || err.stack === undefined ? {} : { stack: err.stack }),
+  };
+}

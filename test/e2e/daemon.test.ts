@@ -260,7 +260,7 @@ describe.skipIf(!existsSync(CLI)).concurrent('transfer-watch run (acceptance, is
       writeFileSync(s.configFile, `${readFileSync(s.configFile, 'utf8')}\npoll_typo: 1\n`);
       d.proc.kill('SIGHUP');
       const failed = await d.waitForLog((l) => l['msg'] === 'reload failed; keeping the last good configuration');
-      expect(String(failed['err'])).toContain('poll_typo');
+      expect(JSON.stringify(failed['err'])).toContain('poll_typo');
       const status = await s.status();
       expect(status.config?.lastReloadSuccessful).toBe(false);
       expect(status.config?.lastReloadError).toContain('poll_typo');
