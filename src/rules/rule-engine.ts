@@ -13,6 +13,9 @@ import { RuleIndex } from './rule-index.js';
 export type { DataCompleteness, ExpectedFile } from './rule-evaluator.js';
 export type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
 
+/** How long after its arrival a transfer's id is remembered against a second delivery. */
+export const DEDUP_FOR = 15 * 60_000;
+
 interface EngineEntry {
   rule: RuleDefinition;
   matches: TransferMatcher;
@@ -23,15 +26,19 @@ interface EngineEntry {
 /**
  * Feeds transfers to the rules that match them and evaluates every rule at a given time.
  * A transfer only visits candidate rules from the exact-value index, then their full matchers.
- * The ids of transfers a rule kept are remembered for as long as that rule's window needs them, so a transfer
- * read twice (overlapping poll windows, the history re-read after a restart) is counted once; transfers no
- * rule kept are not remembered at all (memory follows what rules hold, not the traffic).
+ *
+ * The poller hands each transfer on once; the engine still remembers the ids of the transfers its rules kept,
+ * so one handed on again by another path (a history re-read racing the live poll after a reload, a stream
+ * re-delivered to a new leader) is counted once. Those repeats come within minutes of the first delivery, so an
+ * id is remembered for `DEDUP_FOR` after it arrived (or until no rule that kept it can count it, if sooner), not
+ * for the rule's whole window: a duplicate-file rule's day at 10,000 transfers a minute would be 14 million ids.
+ * Transfers no rule kept are not remembered at all.
  */
 export class RuleEngine {
   private readonly entries: EngineEntry[];
   /** One index per transfer result, each without the rules that keep only the other result. */
   private readonly index: Record<'success' | 'error', RuleIndex<EngineEntry>>;
-  /** Ids of the transfers rules kept, each with the time after which no rule that kept it can still count it. */
+  /** Ids of the transfers rules kept, each with the time after which it is forgotten (see DEDUP_FOR). */
   private readonly seen = new SeenTransfers();
   private readonly history: number;
   private readonly clock: Clock;
@@ -69,7 +76,7 @@ export class RuleEngine {
         if (entry.matches(t) && entry.evaluator.observe(t)) keepUntil = Math.max(keepUntil ?? -Infinity, t.time + entry.history);
       }
     }
-    if (keepUntil !== undefined) this.seen.add(t.id, keepUntil);
+    if (keepUntil !== undefined) this.seen.add(t.id, Math.min(keepUntil, this.clock.now() + DEDUP_FOR));
   }
 
   evaluate(now: number, data: DataCompleteness): RuleEvaluation[] {

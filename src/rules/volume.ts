@@ -11,7 +11,7 @@ import { groupKey, groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
-import { countIn, dropUpTo, insertByTime } from './sorted-times.js';
+import { TimeCounts } from './time-counts.js';
 
 const RESULTS = { success: ['success'], error: ['error'], any: ['success', 'error'] } as const;
 
@@ -74,9 +74,17 @@ const DEFAULT_ANNOTATIONS = {
   description: '{{transfers}} matching transfers between {{window_start}} and {{window_end}}.',
 };
 
+/** How much longer than the window exact times are kept with `compare_to`, for a window whose data ends behind now. */
+const RECENT_SLACK = 3_600_000;
+/** Baseline windows (`compare_to`) are counted in minutes: a week of them is 10,080 entries per group, whatever the traffic. */
+const BASELINE_RESOLUTION = 60_000;
+
 interface Group {
   labels: Labels;
-  times: { time: number }[];
+  /** Exact times of the current window. */
+  recent: TimeCounts;
+  /** With `compare_to`: times to the minute, as far back as the longest offset reaches. */
+  past: TimeCounts | undefined;
 }
 
 export class VolumeEvaluator implements RuleEvaluator {
@@ -84,6 +92,8 @@ export class VolumeEvaluator implements RuleEvaluator {
   private readonly builder: AlertBuilder;
   private readonly sources: string[];
   private readonly history: number;
+  /** Exact times are held after this (the last evaluation's horizon). */
+  private recentFrom = -Infinity;
   private readonly expected: Set<string> | undefined;
   readonly onlyResult: 'success' | 'error' | undefined;
 
@@ -99,10 +109,14 @@ export class VolumeEvaluator implements RuleEvaluator {
       const { label, values } = rule.for_each;
       this.expected = new Set(values);
       // Expected keys exist before their first transfer: silence from a key never seen is judged too.
-      for (const value of this.expected) this.groups.set(value, { labels: { [label]: value }, times: [] });
+      for (const value of this.expected) this.groups.set(value, this.newGroup({ [label]: value }));
     } else if (rule.group_by.length === 0) {
-      this.groups.set('', { labels: {}, times: [] });
+      this.groups.set('', this.newGroup({}));
     }
+  }
+
+  private newGroup(labels: Labels): Group {
+    return { labels, recent: new TimeCounts(), past: this.rule.compare_to ? new TimeCounts(BASELINE_RESOLUTION) : undefined };
   }
 
   observe(t: Transfer): boolean {
@@ -111,17 +125,22 @@ export class VolumeEvaluator implements RuleEvaluator {
     const key = forEach ? transferLabel(t, forEach) : groupKey(t, this.rule.group_by);
     if (forEach && !this.expected?.has(key)) return false;
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = { labels: forEach ? { [forEach]: key } : groupLabels(t, this.rule.group_by), times: [] }));
-    insertByTime(group.times, { time: t.time });
+    if (!group) this.groups.set(key, (group = this.newGroup(forEach ? { [forEach]: key } : groupLabels(t, this.rule.group_by))));
+    group.recent.add(t.time);
+    group.past?.add(t.time);
     return true;
   }
 
   evaluate(now: number, data: DataCompleteness): RuleEvaluation {
     const alerts: AlertCandidate[] = [];
     const keepsEmpty = this.rule.for_each !== undefined || this.rule.group_by.length === 0;
+    // The current window ends at most at now, so it never starts later than now - window: exact times are kept
+    // that far back (an hour more when there is a baseline, for data that ends behind now; beyond, minutes count).
+    this.recentFrom = now - this.rule.window - (this.rule.compare_to ? RECENT_SLACK : 0);
     for (const [key, group] of this.groups) {
-      dropUpTo(group.times, now - this.history);
-      if (group.times.length === 0 && !keepsEmpty) this.groups.delete(key);
+      group.recent.dropUpTo(this.recentFrom);
+      group.past?.dropUpTo(now - this.history - BASELINE_RESOLUTION);
+      if (group.recent.size === 0 && (group.past?.size ?? 0) === 0 && !keepsEmpty) this.groups.delete(key);
     }
     const span = completeSpan(this.sources, data, RESULTS[this.rule.result]);
     if (!span) return { rule: this.rule.name, alerts };
@@ -131,10 +150,11 @@ export class VolumeEvaluator implements RuleEvaluator {
     // Only offsets whose window lies in the data read without gaps make the baseline.
     const offsets = (this.rule.compare_to?.offsets ?? []).filter((o) => start - o >= span.from);
     for (const group of this.groups.values()) {
-      const transfers = countIn(group.times, start, end);
+      const transfers = start >= this.recentFrom || !group.past ? group.recent.countIn(start, end) : group.past.countIn(start, end);
       let baseline: number | undefined;
-      if (this.rule.compare_to && offsets.length > 0) {
-        const counts = offsets.map((o) => countIn(group.times, start - o, end - o));
+      if (group.past && offsets.length > 0) {
+        const past = group.past;
+        const counts = offsets.map((o) => past.countIn(start - o, end - o));
         baseline = counts.reduce((a, b) => a + b, 0) / counts.length;
       }
       const direction = this.verdict(transfers, baseline);
