@@ -87,7 +87,7 @@ export function createPipeline(h: BenchHistory, rules: RuleDefinition[], poll: P
   const span = h.end - h.start;
   const pollConfig = pollSchema.parse({ delay: '0s', initial_lookback: `${span}ms`, max_window: `${span + 1}ms`, ...poll });
   // As the daemon builds them: the poll streams deduplicate, so no id memory of their own.
-  const metrics = new TransferWatchMetrics({ maxSeries: 10_000, version: 'bench', rememberTransfers: 0 });
+  const metrics = new TransferWatchMetrics({ maxSeries: 10_000, version: 'bench' });
   const engine = new RuleEngine(rules, { clock: dataClock, logger, sources: ['bench'] });
   const alerts = new AlertStore({ clock: dataClock, logger, state: new MemoryStateStore() });
   let requests = 0;

@@ -149,7 +149,6 @@ export class Daemon {
     this.metrics = new TransferWatchMetrics({
       maxSeries: config.metrics.max_series,
       version: this.opts.version,
-      rememberTransfers: 0,
       ...(config.ha ? { haLeases: [LEADER_LEASE, ...sourceNames] } : {}),
     });
     if (config.ha) {

@@ -3,7 +3,6 @@ import type { Alert } from '../alerts/alert.js';
 import type { Transfer } from '../source/transfer.js';
 import { ExpositionRenderer } from './exposition-renderer.js';
 import { METRICS, type MetricDefinition } from './metric-names.js';
-import { SeenTransfers } from './seen-transfers.js';
 import { SeriesGuard, seriesKey, type LabelSet } from './series-guard.js';
 
 export type Stream = 'failures' | 'successes';
@@ -19,11 +18,6 @@ export interface TransferWatchMetricsOptions {
   version: string;
   /** Include prom-client's default process metrics (default true; tests may turn them off). */
   collectDefault?: boolean;
-  /**
-   * How many recent transfer ids are remembered to count each transfer once (default 100 000). 0 turns this
-   * memory off, for a caller that hands each transfer over once already (the daemon: the poller deduplicates).
-   */
-  rememberTransfers?: number;
 }
 
 /**
@@ -61,7 +55,6 @@ export class TransferWatchMetrics {
 
   private readonly renderer: ExpositionRenderer;
   private readonly guard: SeriesGuard;
-  private readonly seen: SeenTransfers | undefined;
   /** Admitted series of recent (source, instance, event, result) combinations; see transferSeriesOf. */
   private readonly transferSeries = new Map<string, TransferSeries>();
   private readonly maxTransferSeries: number;
@@ -93,8 +86,6 @@ export class TransferWatchMetrics {
     this.registry = new Registry();
     this.contentType = this.registry.contentType;
     this.renderer = new ExpositionRenderer(this.registry);
-    const remember = opts.rememberTransfers ?? 100_000;
-    this.seen = remember > 0 ? new SeenTransfers(remember) : undefined;
 
     if (opts.collectDefault ?? true) {
       collectDefaultMetrics({ register: this.registry });
@@ -192,9 +183,8 @@ export class TransferWatchMetrics {
     for (const outcome of ['sent', 'failed'] as const) this.notifications.inc({ receiver, integration, outcome }, 0);
   }
 
-  /** Count one transfer; a transfer whose id was already counted is ignored (unless rememberTransfers is 0). */
+  /** Count one transfer. Each is handed over once: the poller deduplicates overlapping windows. */
   observeTransfer(t: Transfer): void {
-    if (this.seen && !this.seen.firstTime(`${t.source}\u0000${t.id}`)) return;
     const series = this.transferSeriesOf(t);
     this.transfers.inc(series.counted, 1);
     this.transferBytes.inc(series.bytes, Math.max(0, t.size));

@@ -97,19 +97,8 @@ describe('TransferWatchMetrics exposition', () => {
 });
 
 describe('observeTransfer', () => {
-  it('counts each transfer once however often it is observed', async () => {
+  it('counts every observation: each transfer is handed over once by the poller, which deduplicates', async () => {
     const m = new TransferWatchMetrics({ maxSeries: 100, version: '1', collectDefault: false });
-    const t = transfer({ id: 'same', size: 250 });
-    for (let i = 0; i < 3; i++) m.observeTransfer(t);
-    m.observeTransfer(transfer({ id: 'other', size: 50 }));
-    const expo = parseExposition(await m.metrics());
-    const labels = { source: 'prod', mft_instance: 'PROD1', event: 'reception', result: 'success' };
-    expect(valueOf(expo, 'mft_transfers_total', labels)).toBe(2);
-    expect(valueOf(expo, 'mft_transfer_bytes_total', labels)).toBe(300);
-  });
-
-  it('with rememberTransfers 0 counts every observation (the caller deduplicates)', async () => {
-    const m = new TransferWatchMetrics({ maxSeries: 100, version: '1', collectDefault: false, rememberTransfers: 0 });
     const t = transfer({ id: 'same', size: 250 });
     for (let i = 0; i < 3; i++) m.observeTransfer(t);
     const expo = parseExposition(await m.metrics());
