@@ -14,6 +14,7 @@ import { measureOverlap, type OverlapResult } from './bench-overlap.js';
 import { createPipeline, measureFetch, type PipelineResult, type ThroughputResult } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
 import { measureScrape, type ScrapeResult } from './bench-scrape.js';
+import { measureShippedRules, type ShippedRulesResult } from './bench-shipped-rules.js';
 import { denseHistory } from './dense-history.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -44,15 +45,16 @@ const SCRAPE_SERIES = 10_000;
 const OVERLAP_RATE_PER_MINUTE = 200;
 
 /** The measurements `--only` can pick; all of them by default. */
-const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'latency', 'ha'] as const;
+const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'shipped', 'latency', 'ha'] as const;
 type Part = (typeof PARTS)[number];
 
-function parseArgs(argv: string[]): { sizes: Sizes; out: string; only: Set<Part> } {
+function parseArgs(argv: string[]): { sizes: Sizes; out: string; only: Set<Part>; node: string } {
   let mode: Sizes['mode'] = 'full';
+  let node = process.execPath;
   let out = path.join(root, 'bench/results.json');
   let only = new Set<Part>(PARTS);
   const usage = (why: string): never => {
-    console.error(`usage: npm run bench -- [--quick | --micro] [--only ${PARTS.join(',')}] [--out FILE]  (${why})`);
+    console.error(`usage: npm run bench -- [--quick | --micro] [--only ${PARTS.join(',')}] [--out FILE] [--node PATH (the daemon's node, for the shipped line)]  (${why})`);
     process.exit(2);
   };
   for (let i = 0; i < argv.length; i++) {
@@ -60,6 +62,7 @@ function parseArgs(argv: string[]): { sizes: Sizes; out: string; only: Set<Part>
     if (a === '--quick') mode = 'quick';
     else if (a === '--micro') mode = 'micro';
     else if (a === '--out' && argv[i + 1] !== undefined) out = path.resolve(argv[++i] as string);
+    else if (a === '--node' && argv[i + 1] !== undefined) node = argv[++i] as string;
     else if (a === '--only' && argv[i + 1] !== undefined) {
       const names = (argv[++i] as string).split(',');
       const unknown = names.filter((n) => !(PARTS as readonly string[]).includes(n));
@@ -67,7 +70,7 @@ function parseArgs(argv: string[]): { sizes: Sizes; out: string; only: Set<Part>
       only = new Set(names as Part[]);
     } else usage(`unknown argument ${a}`);
   }
-  return { sizes: SIZES[mode], out, only };
+  return { sizes: SIZES[mode], out, only, node };
 }
 
 /**
@@ -90,8 +93,8 @@ function imageRuntime(): { flags: string[]; env: Record<string, string> } {
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main(): Promise<void> {
-  const { sizes, out, only } = parseArgs(process.argv.slice(2));
-  if ((only.has('latency') || only.has('ha')) && !existsSync(CLI)) {
+  const { sizes, out, only, node } = parseArgs(process.argv.slice(2));
+  if ((only.has('latency') || only.has('ha') || only.has('shipped')) && !existsSync(CLI)) {
     console.error(`${CLI} is missing: run "npm run build" first (npm run bench does)`);
     process.exit(2);
   }
@@ -157,6 +160,23 @@ async function main(): Promise<void> {
     backfillRss = backfill.peakRssMb;
     Object.assign(results, { backfill, backfillImageFlags: { nodeFlags: image.flags, env: image.env, ...backfillImage } });
   }
+  let shipped: ShippedRulesResult | undefined;
+  if (only.has('shipped')) {
+    step(`the built daemon with every file in rules/, backfilling ${fmt(sizes.backfillRecords)} records`);
+    shipped = await measureShippedRules(CLI, sizes.backfillRecords, [], {}, undefined, node);
+    const image = imageRuntime();
+    step(`the same, node started as the image starts it (${image.flags.join(' ')})`);
+    const shippedImage = await measureShippedRules(CLI, sizes.backfillRecords, image.flags, image.env, undefined, node);
+    const nodeVersion = shipped.nodeVersion;
+    for (const [label, r] of [[`shipped rules, real daemon`, shipped], [`shipped rules, real daemon, image flags`, shippedImage]] as const) {
+      rows.push([
+        label,
+        `${fmt(r.peakRssMb, 1)} MB, ${fmt(r.recordsPerSecond)} records/s`,
+        `transfer-watch run on node ${nodeVersion}${r.nodeFlags.length ? ` ${r.nodeFlags.join(' ')}` : ' (no flags)'}, ${r.ruleFiles.join(' ')}, first start reading ${fmt(r.records)} records (goal <= 200 MB); RSS at each quarter: ${r.quarterRssMb.map((m) => fmt(m, 0)).join(' / ')} MB; at start ${fmt(r.startRssMb, 0)} MB; ${fmt(r.seconds, 1)} s`,
+      ]);
+    }
+    Object.assign(results, { shipped, shippedImageFlags: shippedImage });
+  }
   if (only.has('scrape')) {
     step(`/metrics scrape with ${fmt(SCRAPE_SERIES)} series`);
     const scrape: ScrapeResult = await measureScrape(SCRAPE_SERIES, sizes.scrapes);
@@ -213,6 +233,7 @@ async function main(): Promise<void> {
   for (const [a, b, c] of rows) console.log(`${a.padEnd(width[0] as number)}  ${b.padEnd(width[1] as number)}  ${c}`);
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`results written to ${path.relative(process.cwd(), out) || out}`);
+  if (shipped) console.log(`shipped_rules_rss_mb=${shipped.peakRssMb.toFixed(1)} shipped_rules_records_per_s=${Math.round(shipped.recordsPerSecond)}`);
   if (p100 && backfillRss !== undefined) {
     console.log(`pipeline_vs_fetch_ratio=${p100.ratioToFetch.toFixed(2)} rss_mb=${backfillRss.toFixed(1)} records_per_s=${Math.round(p100.recordsPerSecond)}`);
   }
