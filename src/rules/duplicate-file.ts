@@ -11,6 +11,7 @@ import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
+import { SingleCopies } from './single-copies.js';
 import { latestSamples, sampleOf } from './transfer-samples.js';
 
 /**
@@ -50,6 +51,9 @@ interface Group {
 }
 
 export class DuplicateFileEvaluator implements RuleEvaluator {
+  /** Files seen once in the window (nearly all of them), compactly. */
+  private readonly singles = new SingleCopies();
+  /** Files seen more than once, with a sample per copy. */
   private readonly groups = new Map<string, Group>();
   /** Keys of the groups holding at least `min_copies`: the only ones an evaluation must look at. */
   private readonly repeated = new Set<string>();
@@ -67,9 +71,16 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
     const fileKey = this.rule.same_size ? `${key}\u0000${t.file}\u0000${t.size}` : `${key}\u0000${t.file}`;
     let group = this.groups.get(fileKey);
     if (!group) {
+      const first = this.singles.take(fileKey);
+      if (!first) {
+        this.singles.put(fileKey, { time: t.time, user: t.user, instance: t.instance, message: t.message });
+        return true;
+      }
       const fileLabels: Labels = { ...groupLabels(t, this.rule.group_by), file: t.file };
       if (this.rule.same_size) fileLabels['size'] = String(t.size);
-      this.groups.set(fileKey, (group = { labels: fileLabels, file: t.file, size: t.size, copies: [] }));
+      // The first copy's sample, rebuilt: the same file (and size), a success (code 0), its own time, user, instance and message.
+      const firstSample = { time: first.time, file: t.file, code: 0, message: first.message, user: first.user, instance: first.instance };
+      this.groups.set(fileKey, (group = { labels: fileLabels, file: t.file, size: t.size, copies: [{ time: first.time, sample: firstSample }] }));
     }
     insertByTime(group.copies, {
       time: t.time,
@@ -84,6 +95,7 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
     const tz = this.rule.timezone;
     if (now - this.lastSweep >= SWEEP_EVERY) {
       this.lastSweep = now;
+      this.singles.pruneUpTo(now - this.rule.window);
       for (const [key, group] of this.groups) {
         dropUpTo(group.copies, now - this.rule.window);
         if (group.copies.length === 0) this.groups.delete(key);

@@ -1,3 +1,5 @@
+import { hash64 } from '../base/hash64.js';
+
 /**
  * Transfer ids, each with a time, forgotten by time: what the poller has already handed on, and what the rule
  * engine's rules still hold. Memory is bounded by how far back those reach, not by history.
@@ -184,16 +186,8 @@ function hex8(n: number): string {
   return n.toString(16).padStart(8, '0');
 }
 
-/** The 64-bit key of an id: its first 16 hex digits, or two 32-bit FNV-1a hashes of any other string. */
+/** The 64-bit key of an id: its first 16 hex digits, or a 64-bit hash of any other string. */
 function keyOf(id: string): [number, number] {
   if (HEX_KEY.test(id)) return [Number.parseInt(id.slice(0, 8), 16), Number.parseInt(id.slice(8, 16), 16)];
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ id.length;
-  for (let i = 0; i < id.length; i++) {
-    const c = id.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-    b ^= b >>> 15;
-  }
-  return [a >>> 0, b >>> 0];
+  return hash64(id);
 }

@@ -1,0 +1,179 @@
+import { hash64 } from '../base/hash64.js';
+
+/** What a file sent once keeps of its transfer: enough to show it as a sample if a second copy comes. */
+export interface SingleCopy {
+  time: number;
+  user: string;
+  instance: string;
+  message: string;
+}
+
+/**
+ * duplicate_file's files seen once in its window, which is nearly every file: a table of 64-bit keys (a hash of
+ * the group, file name and size) in typed arrays, 26 bytes a slot, at most 70% full, instead of a group object
+ * with its labels, copies list and sample (~350 bytes a file). User, instance and message are kept as indexes
+ * into a table of the distinct values (successful transfers carry few), so the first copy's sample can be rebuilt
+ * exactly when a second copy makes the file a duplicate.
+ */
+export class SingleCopies {
+  private hi: Uint32Array;
+  private lo: Uint32Array;
+  /** Time of the copy per slot; NaN marks an empty slot. */
+  private times: Float64Array;
+  private users: Uint16Array;
+  private instances: Uint16Array;
+  private messages: Uint16Array;
+  private count = 0;
+  private readonly values = new ValueTable();
+
+  constructor(capacity = MIN_SLOTS) {
+    const slots = slotsFor(capacity);
+    this.hi = new Uint32Array(slots);
+    this.lo = new Uint32Array(slots);
+    this.times = new Float64Array(slots).fill(Number.NaN);
+    this.users = new Uint16Array(slots);
+    this.instances = new Uint16Array(slots);
+    this.messages = new Uint16Array(slots);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Remember the one copy of the file `key`. */
+  put(key: string, copy: SingleCopy): void {
+    const [hi, lo] = hash64(key);
+    let i = this.find(hi, lo);
+    if (i < 0) {
+      i = this.emptySlotFor(hi, lo);
+      this.count++;
+    }
+    this.hi[i] = hi;
+    this.lo[i] = lo;
+    this.times[i] = copy.time;
+    this.users[i] = this.values.indexOf(copy.user);
+    this.instances[i] = this.values.indexOf(copy.instance);
+    this.messages[i] = this.values.indexOf(copy.message);
+    if (this.count > this.times.length * MAX_LOAD) this.resize(this.count);
+  }
+
+  /** The copy of the file `key`, forgotten here (it moves to the rule's repeated files); undefined if none. */
+  take(key: string): SingleCopy | undefined {
+    const [hi, lo] = hash64(key);
+    const i = this.find(hi, lo);
+    if (i < 0) return undefined;
+    const copy = { time: this.times[i] as number, user: this.values.at(this.users[i] as number), instance: this.values.at(this.instances[i] as number), message: this.values.at(this.messages[i] as number) };
+    this.removeAt(i);
+    return copy;
+  }
+
+  /** Forget the copies at or before `time` (they left the window). In place: backward-shift deletion. */
+  pruneUpTo(time: number): void {
+    const { times } = this;
+    const mask = times.length - 1;
+    // Start after an empty slot (the load stays below MAX_LOAD), so no cluster wraps past the starting point.
+    let start = 0;
+    while (!Number.isNaN(times[start])) start++;
+    for (let step = 1; step <= mask; ) {
+      const i = (start + step) & mask;
+      const t = times[i] as number;
+      if (!Number.isNaN(t) && t <= time) this.removeAt(i);
+      else step++;
+    }
+    if (this.times.length > MIN_SLOTS && slotsFor(this.count) * SHRINK_FACTOR <= this.times.length) this.resize(this.count);
+  }
+
+  private find(hi: number, lo: number): number {
+    const mask = this.times.length - 1;
+    for (let i = slotOf(hi, lo, this.times.length); ; i = (i + 1) & mask) {
+      if (Number.isNaN(this.times[i])) return -1;
+      if (this.lo[i] === lo && this.hi[i] === hi) return i;
+    }
+  }
+
+  private emptySlotFor(hi: number, lo: number): number {
+    const mask = this.times.length - 1;
+    let i = slotOf(hi, lo, this.times.length);
+    while (!Number.isNaN(this.times[i])) i = (i + 1) & mask;
+    return i;
+  }
+
+  private removeAt(hole: number): void {
+    const { hi, lo, times, users, instances, messages } = this;
+    const mask = times.length - 1;
+    for (let j = (hole + 1) & mask; !Number.isNaN(times[j]); j = (j + 1) & mask) {
+      const home = slotOf(hi[j] as number, lo[j] as number, times.length);
+      // The entry at j stays if its home lies cyclically in (hole, j]: probing from home reaches j first.
+      const stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
+      if (stays) continue;
+      hi[hole] = hi[j] as number;
+      lo[hole] = lo[j] as number;
+      times[hole] = times[j] as number;
+      users[hole] = users[j] as number;
+      instances[hole] = instances[j] as number;
+      messages[hole] = messages[j] as number;
+      hole = j;
+    }
+    times[hole] = Number.NaN;
+    this.count--;
+  }
+
+  private resize(expected: number): void {
+    const { hi, lo, times, users, instances, messages } = this;
+    const slots = slotsFor(expected);
+    this.hi = new Uint32Array(slots);
+    this.lo = new Uint32Array(slots);
+    this.times = new Float64Array(slots).fill(Number.NaN);
+    this.users = new Uint16Array(slots);
+    this.instances = new Uint16Array(slots);
+    this.messages = new Uint16Array(slots);
+    for (let i = 0; i < times.length; i++) {
+      if (Number.isNaN(times[i])) continue;
+      const j = this.emptySlotFor(hi[i] as number, lo[i] as number);
+      this.hi[j] = hi[i] as number;
+      this.lo[j] = lo[i] as number;
+      this.times[j] = times[i] as number;
+      this.users[j] = users[i] as number;
+      this.instances[j] = instances[i] as number;
+      this.messages[j] = messages[i] as number;
+    }
+  }
+}
+
+/**
+ * The distinct instance names and messages, by index. Past 65,535 values (a service whose success messages
+ * vary per transfer) further ones are not kept: their copies show an empty message.
+ */
+class ValueTable {
+  private readonly index = new Map<string, number>([['', 0]]);
+  private readonly list: string[] = [''];
+
+  indexOf(value: string): number {
+    const known = this.index.get(value);
+    if (known !== undefined) return known;
+    if (this.list.length > 0xffff) return 0;
+    this.index.set(value, this.list.length);
+    this.list.push(value);
+    return this.list.length - 1;
+  }
+
+  at(i: number): string {
+    return this.list[i] ?? '';
+  }
+}
+
+const MIN_SLOTS = 256;
+const MAX_LOAD = 0.7;
+const SHRINK_FACTOR = 4;
+
+/** Slots (a power of two) for `n` entries at half load at most. */
+function slotsFor(n: number): number {
+  let slots = MIN_SLOTS;
+  while (slots / 2 < n) slots *= 2;
+  return slots;
+}
+
+/** The home slot of a key: the top bits of a multiplicative hash of both halves. */
+function slotOf(hi: number, lo: number, slots: number): number {
+  return Math.imul(hi ^ Math.imul(lo, 0x85ebca6b), 0x9e3779b1) >>> (Math.clz32(slots) + 1);
+}
