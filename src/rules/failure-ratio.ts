@@ -52,9 +52,11 @@ const DEFAULT_ANNOTATIONS = {
   description: '{{count}} of {{total}} transfers failed between {{window_start}} and {{window_end}} (threshold {{threshold_percent}}, at least {{min_total}} transfers).',
 };
 
+const SUCCESS_RESOLUTION = 1000;
+
 interface Group {
   labels: Labels;
-  /** Successes count only: their times, 16 bytes per distinct time. */
+  /** Successes count only: their times to the second (whole-second timestamps count exactly), 16 bytes a second. */
   successes: TimeCounts;
   /** Failures carry what a message shows. */
   failures: { time: number; sample: TransferSample }[];
@@ -80,7 +82,7 @@ export class FailureRatioEvaluator implements RuleEvaluator {
   observe(t: Transfer): boolean {
     const key = groupKey(t, this.rule.group_by);
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), successes: new TimeCounts(), failures: [] }));
+    if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), successes: new TimeCounts(SUCCESS_RESOLUTION), failures: [] }));
     if (t.result === 'success') group.successes.add(t.time);
     else {
       insertByTime(group.failures, {

@@ -13,8 +13,8 @@ import { RuleIndex } from './rule-index.js';
 export type { DataCompleteness, ExpectedFile } from './rule-evaluator.js';
 export type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
 
-/** How long after its arrival a transfer's id is remembered against a second delivery. */
-export const DEDUP_FOR = 30 * 60_000;
+/** Until how old a kept transfer's id is remembered against a second delivery (by its occurrence time). */
+export const DEDUP_SPAN = 30 * 60_000;
 
 interface EngineEntry {
   rule: RuleDefinition;
@@ -29,17 +29,17 @@ interface EngineEntry {
  *
  * The poller hands each transfer on once; the engine still remembers the ids of the transfers its rules kept,
  * so one handed on again by another path (a history re-read racing the live poll after a reload, a stream
- * re-delivered to a new leader) is counted once. Those repeats come within minutes of the first delivery (a
- * re-read of a day of history overlaps the live poll for as long as it runs, ~12 minutes at 20,000 records/s), so an
- * id is remembered for `DEDUP_FOR` after it arrived (or until no rule that kept it can count it, if sooner), not
- * for the rule's whole window: a duplicate-file rule's day at 10,000 transfers a minute would be 14 million ids.
+ * re-delivered to a new leader) is counted once. Those repeats are of transfers near a stream's cursor, i.e.
+ * recent ones, so an id is remembered until its transfer is `DEDUP_SPAN` old (or no rule that kept it can count
+ * it any more, if sooner), not for the rule's whole window: a duplicate-file rule's day at 10,000 transfers a
+ * minute would be 14 million ids, and a first start reading 100 minutes of history would hold all of them.
  * Transfers no rule kept are not remembered at all.
  */
 export class RuleEngine {
   private readonly entries: EngineEntry[];
   /** One index per transfer result, each without the rules that keep only the other result. */
   private readonly index: Record<'success' | 'error', RuleIndex<EngineEntry>>;
-  /** Ids of the transfers rules kept, each with the time after which it is forgotten (see DEDUP_FOR). */
+  /** Ids of the transfers rules kept, each with the time after which it is forgotten (see DEDUP_SPAN). */
   private readonly seen = new SeenTransfers();
   private readonly history: number;
   private readonly clock: Clock;
@@ -74,10 +74,10 @@ export class RuleEngine {
     for (const list of this.index[t.result].candidates(t)) {
       for (const entry of list) {
         this.matchChecks++;
-        if (entry.matches(t) && entry.evaluator.observe(t)) keepUntil = Math.max(keepUntil ?? -Infinity, t.time + entry.history);
+        if (entry.matches(t) && entry.evaluator.observe(t)) keepUntil = Math.max(keepUntil ?? -Infinity, t.time + Math.min(entry.history, DEDUP_SPAN));
       }
     }
-    if (keepUntil !== undefined) this.seen.add(t.id, Math.min(keepUntil, this.clock.now() + DEDUP_FOR));
+    if (keepUntil !== undefined && keepUntil > this.clock.now()) this.seen.add(t.id, keepUntil);
   }
 
   evaluate(now: number, data: DataCompleteness): RuleEvaluation[] {

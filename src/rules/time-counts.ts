@@ -4,9 +4,11 @@
  * entry) and nothing for the garbage collector to trace, where a list of `{ time }` objects cost ~40 bytes per
  * transfer. Counting a window is two binary searches.
  *
- * `resolution` rounds every time down to a multiple of it: 1 (the default) keeps times exact, so counts are the
- * same as with the full list; a coarser one (a minute for a volume rule's week-old baseline) bounds the entries
- * by the span covered instead of by the traffic, at the price of window edges rounded to it.
+ * `resolution` rounds every time up to a multiple of it: 1 (the default) keeps times exact, so counts are the
+ * same as with the full list; a coarser one bounds the entries by the span covered instead of by the traffic, at
+ * the price of window edges rounded to it: a second for a volume window (the same counts for whole-second
+ * timestamps), a minute for a volume rule's week-old baseline. Rounding up, a transfer is never counted before
+ * its time, and leaves a window at most `resolution` late.
  */
 export class TimeCounts {
   /** Distinct times, ascending, in [head, tail). */
@@ -45,7 +47,7 @@ export class TimeCounts {
   }
 
   add(time: number, n = 1): void {
-    const t = this.resolution === 1 ? time : Math.floor(time / this.resolution) * this.resolution;
+    const t = this.resolution === 1 ? time : Math.ceil(time / this.resolution) * this.resolution;
     const last = this.tail - 1;
     if (last >= this.head && (this.times[last] as number) === t) {
       (this.totals[last] as number) += n;

@@ -76,12 +76,14 @@ const DEFAULT_ANNOTATIONS = {
 
 /** How much longer than the window exact times are kept with `compare_to`, for a window whose data ends behind now. */
 const RECENT_SLACK = 3_600_000;
+/** The current window counts times to the second (whole-second timestamps count exactly). */
+const WINDOW_RESOLUTION = 1000;
 /** Baseline windows (`compare_to`) are counted in minutes: a week of them is 10,080 entries per group, whatever the traffic. */
 const BASELINE_RESOLUTION = 60_000;
 
 interface Group {
   labels: Labels;
-  /** Exact times of the current window. */
+  /** Times of the current window, to the second. */
   recent: TimeCounts;
   /** With `compare_to`: times to the minute, as far back as the longest offset reaches. */
   past: TimeCounts | undefined;
@@ -92,7 +94,7 @@ export class VolumeEvaluator implements RuleEvaluator {
   private readonly builder: AlertBuilder;
   private readonly sources: string[];
   private readonly history: number;
-  /** Exact times are held after this (the last evaluation's horizon). */
+  /** Times to the second are held after this (the last evaluation's horizon). */
   private recentFrom = -Infinity;
   private readonly expected: Set<string> | undefined;
   readonly onlyResult: 'success' | 'error' | undefined;
@@ -116,7 +118,7 @@ export class VolumeEvaluator implements RuleEvaluator {
   }
 
   private newGroup(labels: Labels): Group {
-    return { labels, recent: new TimeCounts(), past: this.rule.compare_to ? new TimeCounts(BASELINE_RESOLUTION) : undefined };
+    return { labels, recent: new TimeCounts(WINDOW_RESOLUTION), past: this.rule.compare_to ? new TimeCounts(BASELINE_RESOLUTION) : undefined };
   }
 
   observe(t: Transfer): boolean {
@@ -134,8 +136,8 @@ export class VolumeEvaluator implements RuleEvaluator {
   evaluate(now: number, data: DataCompleteness): RuleEvaluation {
     const alerts: AlertCandidate[] = [];
     const keepsEmpty = this.rule.for_each !== undefined || this.rule.group_by.length === 0;
-    // The current window ends at most at now, so it never starts later than now - window: exact times are kept
-    // that far back (an hour more when there is a baseline, for data that ends behind now; beyond, minutes count).
+    // The current window ends at most at now, so it never starts later than now - window: times to the second are
+    // kept that far back (an hour more when there is a baseline, for data that ends behind now; beyond, minutes count).
     this.recentFrom = now - this.rule.window - (this.rule.compare_to ? RECENT_SLACK : 0);
     for (const [key, group] of this.groups) {
       group.recent.dropUpTo(this.recentFrom);

@@ -9,7 +9,7 @@ class ListCounts {
   times: number[] = [];
   constructor(private readonly resolution = 1) {}
   add(t: number, n: number): void {
-    for (let i = 0; i < n; i++) this.times.push(Math.floor(t / this.resolution) * this.resolution);
+    for (let i = 0; i < n; i++) this.times.push(Math.ceil(t / this.resolution) * this.resolution);
   }
   drop(t: number): void {
     this.times = this.times.filter((x) => x > t);
