@@ -66,11 +66,11 @@ export class HaCluster {
   /** Connect (a clear start-up error naming the URL without its password when Redis cannot be reached). */
   static async connect(config: HaConfig, logger: Logger, sources: readonly string[], events: HaClusterEvents): Promise<HaCluster> {
     const timeout = Math.max(500, Math.floor(config.lease_ttl / 3));
-    const make = (role: string): Redis => createRedis(config.redis, { name: `transfer-watch:${config.replica_name}:${role}`, commandTimeoutMs: timeout });
-    const redis = make('commands');
+    const make = (role: string): Promise<Redis> => createRedis(config.redis, { name: `transfer-watch:${config.replica_name}:${role}`, commandTimeoutMs: timeout });
+    const redis = await make('commands');
     // The blocking read must not time out as a command: it waits on purpose.
-    const reader = createRedis(config.redis, { name: `transfer-watch:${config.replica_name}:stream`, commandTimeoutMs: 0 });
-    const sub = make('pubsub');
+    const reader = await createRedis(config.redis, { name: `transfer-watch:${config.replica_name}:stream`, commandTimeoutMs: 0 });
+    const sub = await make('pubsub');
     for (const [conn, role] of [
       [redis, 'commands'],
       [reader, 'stream'],

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { HaConfig } from './ha-schema.js';
 
@@ -24,8 +24,10 @@ export interface RedisConnectionOptions {
  * One ioredis connection built from `ha.redis`. Reconnects forever with a capped backoff; while disconnected,
  * commands fail after `commandTimeoutMs` instead of queueing without bound, so callers see Redis as down and
  * fail open (contract section 9). A second connection is needed for subscriptions: call again.
+ * ioredis is loaded on first use: a daemon without `ha:` does not carry it (~15 MB of RSS).
  */
-export function createRedis(config: HaConfig['redis'], opts: RedisConnectionOptions): Redis {
+export async function createRedis(config: HaConfig['redis'], opts: RedisConnectionOptions): Promise<Redis> {
+  const { Redis: RedisClient } = await import('ioredis');
   const tls = config.url.startsWith('rediss:')
     ? { rejectUnauthorized: !config.tls.insecure_skip_verify, ...(config.tls.ca_file ? { ca: readCa(config.tls.ca_file) } : {}) }
     : undefined;
@@ -41,7 +43,7 @@ export function createRedis(config: HaConfig['redis'], opts: RedisConnectionOpti
     ...(config.username !== undefined ? { username: config.username } : {}),
     ...(tls ? { tls } : {}),
   };
-  return new Redis(config.url, options);
+  return new RedisClient(config.url, options);
 }
 
 /** Connect and PING once at start-up; the error names the URL without its password. */

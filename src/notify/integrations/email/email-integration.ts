@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import nodemailer from 'nodemailer';
 import { TransferWatchError } from '../../../util/errors.js';
 import { redactSecrets } from '../../../util/redact.js';
 import { EMAIL_SECRET_PATHS, emailConfigSchema, type EmailConfig } from './email-schema.js';
@@ -32,7 +31,9 @@ export function createEmailIntegration(config: EmailConfig, deps: IntegrationDep
   const htmlTemplate = resolveUserTemplate(config.html_template, deps.templates);
   const smtp = config.smtp;
   const timeout = deps.fetchTimeoutMs ?? EMAIL_DEFAULT_TIMEOUT_MS;
-  const transport = nodemailer.createTransport({
+  const ca = smtp.tls.ca_file ? readCa(smtp.tls.ca_file) : undefined;
+  // nodemailer is loaded when an email receiver is configured, not by every daemon (~13 MB of RSS).
+  const transport = import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport({
     host: smtp.host,
     port: smtp.port,
     secure: smtp.secure,
@@ -40,12 +41,14 @@ export function createEmailIntegration(config: EmailConfig, deps: IntegrationDep
     ...(smtp.username ? { auth: { user: smtp.username, pass: smtp.password } } : {}),
     tls: {
       rejectUnauthorized: !smtp.tls.insecure_skip_verify,
-      ...(smtp.tls.ca_file ? { ca: readCa(smtp.tls.ca_file) } : {}),
+      ...(ca ? { ca } : {}),
     },
     connectionTimeout: timeout,
     greetingTimeout: timeout,
     socketTimeout: timeout,
-  });
+  }));
+  // Awaited by every send; a failed load surfaces there, not as an unhandled rejection.
+  transport.catch(() => undefined);
   const secrets = [smtp.password, smtp.username];
 
   function render(n: Notification): EmailMessage {
@@ -65,7 +68,7 @@ export function createEmailIntegration(config: EmailConfig, deps: IntegrationDep
     sendResolved: config.send_resolved,
     async send(n, signal) {
       const message = render(n);
-      const sending = transport.sendMail({ from: config.from, to: config.to, ...message }).catch((err: unknown) => {
+      const sending = (await transport).sendMail({ from: config.from, to: config.to, ...message }).catch((err: unknown) => {
         throw smtpError(err, smtp.host, secrets);
       });
       await abortable('email', sending, signal);

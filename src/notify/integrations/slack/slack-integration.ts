@@ -1,4 +1,4 @@
-import { IncomingWebhook, type IncomingWebhookSendArguments } from '@slack/webhook';
+import type { IncomingWebhookSendArguments } from '@slack/webhook';
 import { SLACK_SECRET_PATHS, slackConfigSchema, type SlackConfig } from './slack-schema.js';
 import { defineIntegration } from '../integration-definition.js';
 import { NotifyError, type Integration, type Notification } from '../../notification.js';
@@ -20,15 +20,21 @@ export const SLACK_DEFAULT_TIMEOUT_MS = 10_000;
  */
 export function createSlackIntegration(config: SlackConfig, deps: IntegrationDeps): Integration {
   const userTemplate = resolveUserTemplate(config.template, deps.templates);
-  // Retries are the dispatcher's (persisted, Retry-After aware); the client must not retry on its own.
-  const webhook = new IncomingWebhook(config.webhook_url, {
-    timeout: deps.fetchTimeoutMs ?? SLACK_DEFAULT_TIMEOUT_MS,
-    retryConfig: { retries: 0 },
+  // @slack/webhook (and axios under it) is loaded when a Slack receiver is configured, not by every daemon.
+  const webhook = import('@slack/webhook').then(({ IncomingWebhook }) => {
+    // Retries are the dispatcher's (persisted, Retry-After aware); the client must not retry on its own.
+    const client = new IncomingWebhook(config.webhook_url, {
+      timeout: deps.fetchTimeoutMs ?? SLACK_DEFAULT_TIMEOUT_MS,
+      retryConfig: { retries: 0 },
+    });
+    // @slack/webhook copies its defaults into every payload, so `timeout` would be posted to Slack as a
+    // message field. Its HTTP client already holds the timeout; drop it from the payload defaults.
+    const payloadDefaults: unknown = Reflect.get(client, 'defaults');
+    if (typeof payloadDefaults === 'object' && payloadDefaults !== null) Reflect.deleteProperty(payloadDefaults, 'timeout');
+    return client;
   });
-  // @slack/webhook copies its defaults into every payload, so `timeout` would be posted to Slack as a
-  // message field. Its HTTP client already holds the timeout; drop it from the payload defaults.
-  const payloadDefaults: unknown = Reflect.get(webhook, 'defaults');
-  if (typeof payloadDefaults === 'object' && payloadDefaults !== null) Reflect.deleteProperty(payloadDefaults, 'timeout');
+  // Awaited by every send; a failed load surfaces there, not as an unhandled rejection.
+  webhook.catch(() => undefined);
 
   function message(n: Notification): IncomingWebhookSendArguments {
     const ctx = buildTemplateContext(n, escapeSlack);
@@ -45,7 +51,7 @@ export function createSlackIntegration(config: SlackConfig, deps: IntegrationDep
     kind: 'slack',
     sendResolved: config.send_resolved,
     async send(n, signal) {
-      const sending = webhook.send(message(n)).catch((err: unknown) => {
+      const sending = (await webhook).send(message(n)).catch((err: unknown) => {
         throw slackError(err, config.webhook_url, deps);
       });
       await abortable('slack', sending, signal);
