@@ -7,6 +7,8 @@ import type { Alert, Labels, TransferSample } from './alert.js';
  */
 export interface AlertCandidate {
   labels: Labels;
+  /** The label set's fingerprint when the rule has it already (it hashes a group's labels once); else the store does. */
+  fingerprint?: string;
   annotations: Record<string, string>;
   values: Record<string, number | string>;
   samples: TransferSample[];

@@ -3,7 +3,7 @@ import type { StateStore } from '../state/state-store.js';
 import type { Clock } from '../util/clock.js';
 import { errorFields } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
-import type { Alert, AlertState, Labels } from './alert.js';
+import type { Alert, AlertState } from './alert.js';
 import type { AlertCandidate, AlertChange, RuleEvaluation } from './alert-candidate.js';
 import { fingerprint } from './fingerprint.js';
 import { SOURCE_DOWN_RULE, sourceDownCandidate } from './source-down.js';
@@ -49,12 +49,6 @@ export class AlertStore {
   private readonly logger: Logger;
   private readonly state: StateStore;
   private readonly retention: number;
-  /**
-   * Fingerprints of frozen label sets: rules hand the same frozen labels object for a group at every evaluation
-   * (src/rules/alert-builder.ts), so each firing alert is hashed once, not at every evaluation. Only frozen
-   * objects are remembered: a label set that could still change must be hashed as it is now.
-   */
-  private readonly fingerprints = new WeakMap<Labels, string>();
 
   constructor(opts: { clock: Clock; logger: Logger; state: StateStore; resolvedRetention?: number }) {
     this.clock = opts.clock;
@@ -98,8 +92,8 @@ export class AlertStore {
       rulesDone.add(ev.rule);
       const active = new Set<string>();
       for (const candidate of ev.alerts) active.add(this.activate(ev.rule, candidate, now, changes));
-      const finals = new Map((ev.resolved ?? []).map((c) => [fingerprint(c.labels), c]));
-      const cleared = new Map((ev.cleared ?? []).map((c) => [fingerprint(c.labels), c]));
+      const finals = new Map((ev.resolved ?? []).map((c) => [this.fingerprintOf(c), c]));
+      const cleared = new Map((ev.cleared ?? []).map((c) => [this.fingerprintOf(c), c]));
       for (const stored of byRule.get(ev.rule) ?? []) {
         if (this.byFingerprint.get(stored.fingerprint) !== stored) continue;
         if (stored.state === 'resolved' || active.has(stored.fingerprint)) continue;
@@ -135,7 +129,7 @@ export class AlertStore {
     if (active) {
       this.activate(SOURCE_DOWN_RULE, candidate, now, changes);
     } else {
-      const stored = this.byFingerprint.get(fingerprint(candidate.labels));
+      const stored = this.byFingerprint.get(this.fingerprintOf(candidate));
       if (stored && stored.state !== 'resolved') this.deactivate(stored, now, changes, undefined);
     }
     return changes;
@@ -157,17 +151,12 @@ export class AlertStore {
     return [...this.byFingerprint.values()].map(toAlert);
   }
 
-  private fingerprintOf(labels: Labels): string {
-    let fp = this.fingerprints.get(labels);
-    if (fp === undefined) {
-      fp = fingerprint(labels);
-      if (Object.isFrozen(labels)) this.fingerprints.set(labels, fp);
-    }
-    return fp;
+  private fingerprintOf(c: AlertCandidate): string {
+    return c.fingerprint ?? fingerprint(c.labels);
   }
 
   private activate(rule: string, c: AlertCandidate, now: number, changes: AlertChange[]): string {
-    const fp = this.fingerprintOf(c.labels);
+    const fp = this.fingerprintOf(c);
     const current = this.byFingerprint.get(fp);
     if (!current || current.state === 'resolved') {
       const state: AlertState = c.for > 0 ? 'pending' : 'firing';

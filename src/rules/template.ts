@@ -64,99 +64,27 @@ export function checkTemplate(source: string, variables: readonly string[]): str
 }
 
 /**
+ * The top-level variables a template reads, or undefined when it can read any of them (`@root` inside a block):
+ * what a rule must compare to know whether its text can have changed.
+ */
+export function variablesRead(source: string): ReadonlySet<string> | undefined {
+  if (source.includes('@root')) return undefined;
+  const used = new Set<string>();
+  referencedVariables(Handlebars.parse(source), used, false);
+  return used;
+}
+
+/**
  * Compile a template checked by `checkTemplate`. Each call uses its own Handlebars environment (no shared state).
- * Compiled now, when the rule loads: `Handlebars.compile` would defer the work to the first render, i.e. to the
- * first evaluation in which the rule fires, where with 1,000 rules it cost more than building the alerts did.
- * `precompile` + `template` is what `compile` does internally, just eagerly.
+ * Compiled now, when the rule loads: `Handlebars.compile` would defer the work to the first render.
+ * `precompile` + `template` is what `compile` does internally, just eagerly. Rules render only when a group's
+ * values change (src/rules/alert-builder.ts), so Handlebars' per-render setup is paid per change, not per tick.
  */
 export function compileTemplate(source: string): RenderTemplate {
-  // Without `{{` there is nothing for Handlebars to do (it would output the text as is), but each render
-  // would still pay for its runtime setup; constant labels such as `team: payments` are rendered per alert.
+  // Without `{{` there is nothing for Handlebars to do: constant labels such as `team: payments` are returned as is.
   if (!source.includes('{{')) return () => source;
-  const plain = plainParts(source);
-  if (plain) return renderPlain(plain);
   const env = Handlebars.create();
   const spec: unknown = new Function(`return ${env.precompile(source, COMPILE_OPTIONS)}`)();
   const render = env.template(spec as Parameters<typeof env.template>[0]);
   return (context) => render(context);
-}
-
-/** Text, or the property path of a `{{a.b}}` to look up in the context. */
-type PlainPart = string | readonly string[];
-
-/** Names Handlebars calls as its built-in helpers even without arguments (knownHelpersOnly). */
-const BUILT_IN_HELPERS = new Set(['helperMissing', 'blockHelperMissing', 'each', 'if', 'unless', 'with', 'log', 'lookup']);
-
-/**
- * The parts of a template that is only text and `{{path}}`s (the usual `{{count}} failed transfers for
- * {{labels.user}}`), or undefined for anything else (blocks, helpers, `this`, `../`, `@data`, literals), which
- * Handlebars renders. Why: every render through Handlebars' runtime sets up helpers, data and prototype-access
- * control, ~10 µs; with 1,000 rules every firing alert renders its annotations at every evaluation, and that
- * setup was the largest part of building alerts. `Handlebars.parse` has already applied whitespace control
- * (`{{~x~}}`, standalone comments) to the text parts.
- */
-export function plainParts(source: string): PlainPart[] | undefined {
-  const ast: unknown = Handlebars.parse(source);
-  if (!isAstNode(ast) || !Array.isArray(ast['body'])) return undefined;
-  const parts: PlainPart[] = [];
-  for (const node of ast['body'] as unknown[]) {
-    if (!isAstNode(node)) return undefined;
-    if (node.type === 'ContentStatement' && typeof node['value'] === 'string') {
-      if (node['value'] !== '') parts.push(node['value']);
-    } else if (node.type === 'CommentStatement') {
-      continue;
-    } else if (node.type === 'MustacheStatement') {
-      const path = node['path'];
-      const params = node['params'];
-      if (!Array.isArray(params) || params.length > 0 || node['hash'] !== undefined || !isAstNode(path)) return undefined;
-      if (path.type !== 'PathExpression' || path['data'] !== false || path['depth'] !== 0) return undefined;
-      const names = path['parts'];
-      const original = path['original'];
-      if (!Array.isArray(names) || names.length === 0 || !names.every((n): n is string => typeof n === 'string')) return undefined;
-      if (typeof original !== 'string' || /^(this\b|\.)/.test(original)) return undefined;
-      if (names.length === 1 && BUILT_IN_HELPERS.has(names[0] as string)) return undefined;
-      parts.push(names);
-    } else {
-      return undefined;
-    }
-  }
-  return parts;
-}
-
-const hasOwn = Object.prototype.hasOwnProperty;
-
-/**
- * Renders plain parts exactly as Handlebars' compiled code does with `noEscape`: each step of a path is an own
- * property (Handlebars' prototype-access control denies inherited ones: `{{constructor}}` is empty), a function
- * value is called with the context as `this`, null and undefined are empty strings, and the parts are joined
- * with JavaScript's `+` left to right before one final conversion to a string, so two numbers in a row add up
- * (`{{a}}{{b}}` with 1 and 2 renders "3", as Handlebars does). test/property/template.property.test.ts compares
- * the two on generated templates and contexts.
- */
-function renderPlain(parts: readonly PlainPart[]): RenderTemplate {
-  return (context) => {
-    let out: unknown = '';
-    let first = true;
-    for (const part of parts) {
-      const value = typeof part === 'string' ? part : lookup(context, part);
-      out = first ? value : plus(out, value);
-      first = false;
-    }
-    return `${out as string}`;
-  };
-}
-
-function lookup(context: TemplateContext, path: readonly string[]): unknown {
-  let value: unknown = context;
-  for (const name of path) {
-    const next: unknown = (value as Record<string, unknown>)[name];
-    value = next == null || hasOwn.call(value, name) ? next : undefined;
-    if (value == null) return '';
-  }
-  if (typeof value === 'function') value = (value as (this: unknown) => unknown).call(context);
-  return value ?? '';
-}
-
-function plus(a: unknown, b: unknown): unknown {
-  return (a as number) + (b as number);
 }

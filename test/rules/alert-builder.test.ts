@@ -12,13 +12,13 @@ function rule(labels: Record<string, string>): RuleBase {
 }
 
 describe('AlertBuilder', () => {
-  it('gives a group the same frozen label set at every build while the rule’s labels are constant', () => {
+  it('gives a group the same label set and fingerprint at every build while its labels are the same', () => {
     const builder = new AlertBuilder(rule({ team: 'payments' }), {});
     const group = { user: 'BANK1' };
     const first = builder.build({ groupLabels: group, values: { count: 3 } });
     const second = builder.build({ groupLabels: group, values: { count: 4 } });
     expect(second.labels).toBe(first.labels);
-    expect(Object.isFrozen(first.labels)).toBe(true);
+    expect(second.fingerprint).toBe(fingerprint(first.labels));
     expect(first.labels).toEqual({ alertname: 'Burst', severity: 'warning', user: 'BANK1', team: 'payments' });
     expect(second.annotations['summary']).toBe('4 for BANK1 (payments)');
     // Another group, another severity or extra labels: their own label sets.
@@ -35,7 +35,29 @@ describe('AlertBuilder', () => {
     const big = builder.build({ groupLabels: group, values: { count: 30, big: 'yes' } });
     expect(small.labels).toMatchObject({ size: 'small', who: 'BANK1' });
     expect(big.labels).toMatchObject({ size: 'big', who: 'BANK1' });
-    expect(Object.isFrozen(big.labels)).toBe(false);
+    expect(big.fingerprint).toBe(fingerprint(big.labels));
+    expect(small.fingerprint).not.toBe(big.fingerprint);
+  });
+
+  it('builds a group again only when what it is built from changed (values, samples, a display value a template reads)', () => {
+    const builder = new AlertBuilder({ ...rule({}), annotations: { summary: '{{count}} by {{window_end}}' } } as RuleBase, { description: '{{count}} failures' });
+    const group = { user: 'BANK1' };
+    const sample = { time: 1, file: 'A', code: 4, message: 'x', user: 'BANK1', instance: 'P1' };
+    const first = builder.build({ groupLabels: group, values: { count: 3 }, display: { window_end: '10:00', window_start: '09:50' }, samples: [sample] });
+    // Same values and samples, a display value no template reads moved: the very same candidate.
+    expect(builder.build({ groupLabels: group, values: { count: 3 }, display: { window_end: '10:00', window_start: '09:51' }, samples: [sample] })).toBe(first);
+    // A read display value moved: rendered again.
+    const later = builder.build({ groupLabels: group, values: { count: 3 }, display: { window_end: '10:01', window_start: '09:51' }, samples: [sample] });
+    expect(later).not.toBe(first);
+    expect(later.annotations['summary']).toBe('3 by 10:01');
+    expect(later.labels).toBe(first.labels);
+    // A new sample, or a new count: rendered again.
+    const withSample = builder.build({ groupLabels: group, values: { count: 3 }, display: { window_end: '10:01' }, samples: [sample, { ...sample, time: 2 }] });
+    expect(withSample).not.toBe(later);
+    expect(withSample.samples).toHaveLength(2);
+    const more = builder.build({ groupLabels: group, values: { count: 4 }, display: { window_end: '10:01' }, samples: withSample.samples });
+    expect(more.annotations).toEqual({ summary: '4 by 10:01', description: '4 failures' });
+    expect(more.values).toEqual({ rule_type: 'error_burst', count: 4 });
   });
 
   it('lets the alert store keep one alert per group across evaluations, fingerprinted as before', () => {
