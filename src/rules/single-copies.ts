@@ -1,4 +1,4 @@
-import { hash64 } from '../base/hash64.js';
+import { hash64 } from '../util/hash64.js';
 
 /** What a file sent once keeps of its transfer: enough to show it as a sample if a second copy comes. */
 export interface SingleCopy {

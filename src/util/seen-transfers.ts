@@ -1,4 +1,4 @@
-import { hash64 } from '../base/hash64.js';
+import { hash64 } from './hash64.js';
 
 /**
  * Transfer ids, each with a time, forgotten by time: what the poller has already handed on, and what the rule
