@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { measureBackfill } from './bench-backfill.js';
 import { measureFailover, measureHaThroughput, type FailoverResult, type HaThroughputResult } from './bench-ha.js';
 import { measureLatency, type LatencyResult } from './bench-latency.js';
+import { findMtail, measureMtail, type MtailResult } from './bench-mtail.js';
 import { measureOverlap, type OverlapResult } from './bench-overlap.js';
 import { createPipeline, measureFetch, type PipelineResult, type ThroughputResult } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
@@ -105,6 +106,7 @@ async function main(): Promise<void> {
   const results: Record<string, unknown> = { mode: sizes.mode, startedAt };
 
   let p100: (PipelineResult & { fetchRecordsPerSecond: number; ratioToFetch: number }) | undefined;
+  let mtail: MtailResult | undefined;
   if (only.has('throughput')) {
     step(`throughput over ${sizes.throughputMinutes} min of dense history`);
     const { sim, history } = await denseHistory(sizes.throughputMinutes);
@@ -123,6 +125,9 @@ async function main(): Promise<void> {
         const p = await createPipeline(slice, benchRules(n)).run();
         pipelines.push({ ...p, fetchRecordsPerSecond: fetchOfSlice.recordsPerSecond, ratioToFetch: p.recordsPerSecond / fetchOfSlice.recordsPerSecond });
       }
+      // mtail side by side, on the same records as log lines, when Debian's mtail is on PATH.
+      const mtailBin = findMtail();
+      if (mtailBin) mtail = await measureMtail(mtailBin, history);
     } finally {
       await sim.close();
     }
@@ -135,7 +140,15 @@ async function main(): Promise<void> {
       ]);
     }
     p100 = pipelines.find((p) => p.rules === 100);
-    Object.assign(results, { fetch, pipelines });
+    const p10 = pipelines.find((p) => p.rules === 10);
+    if (mtail && p10) {
+      rows.push([
+        'mtail, same records as log lines',
+        `${fmt(mtail.linesPerSecond)} lines/s`,
+        `${mtail.version}, a program with transfer-watch's transfer metrics, ${fmt(mtail.lines)} lines from a local file, one shot; vs_mtail_ratio ${fmt(p10.recordsPerSecond / mtail.linesPerSecond, 2)} (goal >= 1.5): the 10-rule pipeline, metrics included, over HTTP and JSON`,
+      ]);
+    } else rows.push(['mtail, same records as log lines', 'skipped', 'no mtail on PATH (Debian: apt-get install mtail)']);
+    Object.assign(results, { fetch, pipelines, ...(mtail ? { mtail } : {}) });
   }
   let backfillRss: number | undefined;
   if (only.has('backfill')) {
@@ -233,6 +246,8 @@ async function main(): Promise<void> {
   for (const [a, b, c] of rows) console.log(`${a.padEnd(width[0] as number)}  ${b.padEnd(width[1] as number)}  ${c}`);
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`results written to ${path.relative(process.cwd(), out) || out}`);
+  const p10 = (results['pipelines'] as PipelineResult[] | undefined)?.find((p) => p.rules === 10);
+  if (mtail && p10) console.log(`vs_mtail_ratio=${(p10.recordsPerSecond / mtail.linesPerSecond).toFixed(2)} mtail_lines_per_s=${Math.round(mtail.linesPerSecond)} pipeline_10_rules_records_per_s=${Math.round(p10.recordsPerSecond)}`);
   if (shipped) console.log(`shipped_rules_rss_mb=${shipped.peakRssMb.toFixed(1)} shipped_rules_records_per_s=${Math.round(shipped.recordsPerSecond)}`);
   if (p100 && backfillRss !== undefined) {
     console.log(`pipeline_vs_fetch_ratio=${p100.ratioToFetch.toFixed(2)} rss_mb=${backfillRss.toFixed(1)} records_per_s=${Math.round(p100.recordsPerSecond)}`);
