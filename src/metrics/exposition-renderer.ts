@@ -30,9 +30,9 @@ type Labels = Record<string, unknown>;
  * The Prometheus text exposition (0.0.4) of a prom-client registry, byte for byte what `registry.metrics()`
  * returns, but faster.
  *
- * Why not `registry.metrics()`: with 10,000 series a scrape over HTTP took p50 ~32 ms and p99 52-80 ms on the
- * 2-core reference machine, and a CPU profile put 54% of the process's time in prom-client's formatter and
- * another 12% in GC. Per series and per scrape it builds label arrays, escapes every label value with three
+ * Why not `registry.metrics()`: with 10,000 series a scrape over HTTP misses the p99 <= 50 ms goal with it and
+ * meets it with this renderer (docs/benchmarks.md, "Fifth round"); a CPU profile put most of the process's time
+ * in prom-client's formatter and GC. Per series and per scrape it builds label arrays, escapes every label value with three
  * regex replaces, and caches the "shared" labels in a WeakMap keyed by a `{}` it has just created, so that
  * cache never hits and gains an entry per series.
  *
