@@ -11,7 +11,8 @@ import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
-import { latestSamples, sampleOf } from './transfer-samples.js';
+import { TimeCounts } from './time-counts.js';
+import { MAX_SAMPLES, latestSamples, sampleOf } from './transfer-samples.js';
 
 /** error_burst: at least `threshold` failed transfers within a sliding `window` (by occurrence time), per group. */
 export const errorBurstSchema = ruleSchema('error_burst', {
@@ -31,16 +32,25 @@ const DEFAULT_ANNOTATIONS = {
   description: '{{count}} failed transfers (threshold {{threshold}}) between {{window_start}} and {{window_end}}.',
 };
 
-interface Failure {
+interface Shown {
   time: number;
-  id: string;
   sample: TransferSample;
 }
 
+/**
+ * A group counts its failures and keeps samples only of the few a message can show: in a failure storm (every
+ * transfer of an hour's window failing) its memory is 16 bytes per distinct failure time, not a sample each.
+ */
 interface Group {
   labels: Labels;
-  /** Sorted by time; pruned to the window at each evaluation. */
-  failures: Failure[];
+  /** Failure times (exact), pruned to the window at each evaluation. */
+  failures: TimeCounts;
+  /**
+   * Sorted by time: the MAX_SAMPLES latest failures up to the last evaluation of this group, and every one
+   * observed since. The latest failures within a window at any later evaluation are among these: a failure
+   * dropped here is older than MAX_SAMPLES kept ones, which leave the window after it.
+   */
+  shown: Shown[];
 }
 
 export class ErrorBurstEvaluator implements RuleEvaluator {
@@ -69,13 +79,10 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
     if (t.result !== 'error') return false;
     const key = groupKey(t, this.rule.group_by);
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), failures: [] }));
+    if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), failures: new TimeCounts(), shown: [] }));
     this.toVisit.add(key);
-    insertByTime(group.failures, {
-      time: t.time,
-      id: t.id,
-      sample: sampleOf(t),
-    });
+    group.failures.add(t.time);
+    insertByTime(group.shown, { time: t.time, sample: sampleOf(t) });
     return true;
   }
 
@@ -94,21 +101,26 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
     for (const key of visit) {
       const group = this.groups.get(key);
       if (!group) continue;
-      dropUpTo(group.failures, windowStart);
+      group.failures.dropUpTo(windowStart);
+      dropUpTo(group.shown, windowStart);
       // Records stamped in the future (clock skew) count once their time has come.
-      const end = firstAfter(group.failures, now);
-      const count = end;
-      if (end < group.failures.length) nextVisit.add(key);
+      const count = group.failures.countIn(windowStart, now);
+      if (group.failures.countAfter(now) > 0) nextVisit.add(key);
+      let end = firstAfter(group.shown, now);
+      if (end > MAX_SAMPLES) {
+        group.shown.splice(0, end - MAX_SAMPLES);
+        end = MAX_SAMPLES;
+      }
       const firing = count >= this.rule.threshold;
       if (firing) {
         nextVisit.add(key);
         above.add(key);
       }
       if (firing || this.above.has(key)) {
-        const samples = latestSamples(group.failures, end);
+        const samples = latestSamples(group.shown, end);
         (firing ? alerts : cleared).push(this.candidate(group, count, samples, (display ??= this.display(windowStart, now))));
       }
-      if (group.failures.length === 0) this.groups.delete(key);
+      if (group.failures.size === 0) this.groups.delete(key);
     }
     // A group at the threshold last time is always visited (nextVisit), so `above` loses none unseen.
     this.above = above;
@@ -136,7 +148,14 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   /** Failures held in memory, expired ones not yet dropped included. */
   get heldFailures(): number {
     let n = 0;
-    for (const group of this.groups.values()) n += group.failures.length;
+    for (const group of this.groups.values()) n += group.failures.size;
+    return n;
+  }
+
+  /** Samples held for messages: at most MAX_SAMPLES a group after its evaluation, plus what was observed since. */
+  get heldSamples(): number {
+    let n = 0;
+    for (const group of this.groups.values()) n += group.shown.length;
     return n;
   }
 

@@ -2,7 +2,7 @@ import type { TransferSample } from '../alerts/alert.js';
 import type { Transfer } from '../source/transfer.js';
 
 /** How many transfers an alert shows (notifications list them; the alert API documents "at most 5"). */
-const MAX_SAMPLES = 5;
+export const MAX_SAMPLES = 5;
 
 /**
  * The samples of an alert: of the entries before `end` in a time-sorted list, the latest `MAX_SAMPLES`, newest

@@ -184,8 +184,17 @@ describe('error_burst against a brute-force count', () => {
             const expected = ['BANK1', 'BANK2', 'BANK3'].filter(
               (u) => seen.filter((t) => t.user === u && t.time > now - 10 * MIN && t.time <= now).length >= 3,
             );
-            const firing = store.alerts().filter((a) => a.state === 'firing').map((a) => a.labels['user']);
-            expect(firing.sort(), `evaluation ${k}`).toEqual(expected);
+            const firing = store.alerts().filter((a) => a.state === 'firing');
+            expect(firing.map((a) => a.labels['user']).sort(), `evaluation ${k}`).toEqual(expected);
+            // Samples: the latest 5 failures of the window up to now, newest first, late arrivals included.
+            for (const alert of firing) {
+              const latest = seen
+                .filter((t) => t.user === alert.labels['user'] && t.time > now - 10 * MIN && t.time <= now)
+                .map((t) => t.time)
+                .sort((a, b) => b - a)
+                .slice(0, 5);
+              expect(alert.samples.map((x) => x.time), `samples at evaluation ${k}`).toEqual(latest);
+            }
           }
         },
       ),
@@ -206,5 +215,18 @@ describe('error_burst against a brute-force count', () => {
       evaluator.evaluate(T0 + m * MIN);
     }
     expect(evaluator.heldFailures).toBe(10); // BANK2's failures at T0+4m..T0+13m
+  });
+
+  it('in a failure storm keeps counts, and samples only of the failures a message can show', () => {
+    const [rule] = rulesFrom(BURST);
+    if (rule?.type !== 'error_burst') throw new Error('fixture is not an error_burst rule');
+    const evaluator = new ErrorBurstEvaluator(rule);
+    // 6,000 failures in 6 minutes, some a minute late.
+    for (let i = 0; i < 6_000; i++) evaluator.observe(transfer({ time: T0 + i * 60 - (i % 10 === 1 ? MIN : 0), code: 36, user: 'BANK1', file: `F${i}.RET` }));
+    const [alert] = evaluator.evaluate(T0 + 6 * MIN).alerts;
+    expect(alert?.values['count']).toBe(6_000);
+    expect(alert?.samples.map((x) => x.file)).toEqual(['F5999.RET', 'F5998.RET', 'F5997.RET', 'F5996.RET', 'F5995.RET']);
+    expect(evaluator.heldFailures).toBe(6_000);
+    expect(evaluator.heldSamples).toBe(5);
   });
 });
