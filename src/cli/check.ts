@@ -20,12 +20,25 @@ export interface CheckOutput {
  * user sees every problem in one run. Returns the exit code: 0 ok, 1 problems, 2 the config file could
  * not be read at all.
  */
-export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS.ProcessEnv = process.env, opts: { allowMissingEnv?: boolean } = {}): Promise<number> {
+/**
+ * What `check` makes of a `${VAR}` that is unset and has no default:
+ * - `warn` (the default): a warning at its first use, which does not fail the check. Like promtool's lint
+ *   warnings: a config is checked in CI or on a laptop without the deployment's secrets, and `run` still refuses
+ *   to start without the variable.
+ * - `allow` (`--allow-missing-env`): not even a warning; the variables are listed once on stdout.
+ * - `require` (`--require-env`): a problem, as `run` treats it (checking a config in the environment it runs in).
+ */
+export type UnsetEnvMode = 'warn' | 'allow' | 'require';
+
+export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS.ProcessEnv = process.env, opts: { unsetEnv?: UnsetEnvMode } = {}): Promise<number> {
+  const unsetEnv = opts.unsetEnv ?? 'warn';
   const problems: Problem[] = [];
+  let warnings: Problem[] = [];
   let loaded: LoadedConfig | undefined;
   let partial: ConfigError['partial'];
   try {
-    loaded = await loadConfig(configFile, { env, ...(opts.allowMissingEnv ? { allowMissingEnv: true } : {}) });
+    loaded = await loadConfig(configFile, { env, ...(unsetEnv !== 'require' ? { allowMissingEnv: true } : {}) });
+    if (unsetEnv === 'warn') warnings = loaded.unsetVariables ?? [];
   } catch (err) {
     if (!(err instanceof ConfigError)) {
       out.stderr(`check: ${errorMessage(err)}`);
@@ -33,6 +46,7 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
     }
     problems.push(...err.problems);
     partial = err.partial;
+    if (unsetEnv === 'warn') warnings = partial?.unsetVariables ?? [];
   }
 
   // Every stage that can run does, even when the config has problems: one run lists them all.
@@ -60,16 +74,16 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
     }
   }
 
-  if (problems.length > 0) {
-    const secrets = loaded?.secrets ?? [];
-    problems.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col);
-    for (const p of problems) out.stderr(redactSecrets(formatProblem(p), secrets));
-    return EXIT_FAILURE;
-  }
+  // Problems and warnings in one list, sorted by file and line; only problems fail the check.
+  const lines = [...problems, ...warnings.map((w) => ({ ...w, message: `warning: ${w.message}` }))];
+  const secrets = loaded?.secrets ?? [];
+  lines.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col);
+  for (const p of lines) out.stderr(redactSecrets(formatProblem(p), secrets));
+  if (problems.length > 0) return EXIT_FAILURE;
   out.stdout(`OK: ${configFile}`);
   for (const file of ruleFiles) out.stdout(`OK: ${file}`);
   if (webConfigFile !== undefined) out.stdout(`OK: ${webConfigFile}`);
-  if (loaded?.missingEnv && loaded.missingEnv.length > 0) out.stdout(`not set, so the values they fill were not checked: ${loaded.missingEnv.join(', ')}`);
+  if (unsetEnv === 'allow' && loaded?.missingEnv && loaded.missingEnv.length > 0) out.stdout(`not set, so the values they fill were not checked: ${loaded.missingEnv.join(', ')}`);
   return EXIT_OK;
 }
 
@@ -78,11 +92,19 @@ export function registerCheck(program: Command): void {
     .command('check')
     .description('validate the config file and every rule file it names; print each problem as FILE:LINE:COL: message')
     .requiredOption('-c, --config <file>', 'config file (YAML)')
-    .option(
-      '--allow-missing-env',
-      'an unset ${VAR} is not a problem: check the file without the deployment\'s secrets (CI); the values such variables fill are not checked',
+    .addHelpText(
+      'after',
+      '\nAn unset ${VAR} without a default is a warning (as promtool\'s lint warnings: the config is checked without the\n' +
+        'deployment\'s secrets) and the values it fills are not checked; `run` refuses to start without it.',
     )
-    .action(async (opts: { config: string; allowMissingEnv?: boolean }) => {
+    .option('--require-env', 'an unset ${VAR} without a default is a problem (exit 1), as `run` treats it: check a config where it runs')
+    .option('--allow-missing-env', 'no warning for an unset ${VAR}: list such variables once on stdout')
+    .action(async (opts: { config: string; allowMissingEnv?: boolean; requireEnv?: boolean }) => {
+      if (opts.requireEnv && opts.allowMissingEnv) {
+        process.stderr.write('check: --require-env and --allow-missing-env contradict each other\n');
+        process.exitCode = EXIT_USAGE;
+        return;
+      }
       process.exitCode = await runCheck(
         opts.config,
         {
@@ -90,7 +112,7 @@ export function registerCheck(program: Command): void {
           stderr: (line) => process.stderr.write(`${line}\n`),
         },
         process.env,
-        { allowMissingEnv: opts.allowMissingEnv === true },
+        { unsetEnv: opts.requireEnv ? 'require' : opts.allowMissingEnv ? 'allow' : 'warn' },
       );
     });
 }

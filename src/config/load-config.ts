@@ -27,6 +27,8 @@ export interface LoadedConfig {
   secrets: string[];
   /** With allowMissingEnv: the unset variables whose values were not checked. */
   missingEnv?: string[];
+  /** With allowMissingEnv: each unset variable at its first use without a default, for `check` to warn there. */
+  unsetVariables?: Problem[];
 }
 
 export interface ParseConfigOptions {
@@ -81,6 +83,7 @@ export function parseConfigText(text: string, file: string, options: ParseConfig
       }
     : undefined;
   const failedNodes = expandInDocument(doc, references, env, locator, problems, placeholder);
+  const unsetVariables = unsetVariableUses(missingEnv, references, locator);
 
   let data: unknown;
   try {
@@ -122,10 +125,23 @@ export function parseConfigText(text: string, file: string, options: ParseConfig
       .map((p) => ({ ...p, message: redactSecrets(p.message, secrets) }))
       .sort((a, b) => a.line - b.line || a.col - b.col);
     const error = new ConfigError(sorted);
-    error.partial = partialOf(data, dir);
+    error.partial = { ...partialOf(data, dir), unsetVariables };
     throw error;
   }
-  return { config: resolveConfigPaths(parsed.data, dir), file, dir, secrets, missingEnv: [...missingEnv].sort() };
+  return { config: resolveConfigPaths(parsed.data, dir), file, dir, secrets, missingEnv: [...missingEnv].sort(), unsetVariables };
+}
+
+/** Each unset variable (allowMissingEnv) at its first `${NAME}` without a default, in file order. */
+function unsetVariableUses(names: ReadonlySet<string>, references: readonly EnvReference[], locator: YamlLocator): Problem[] {
+  const uses: Problem[] = [];
+  const found = new Set<string>();
+  for (const reference of references) {
+    const name = reference.text.slice(2, -1);
+    if (!names.has(name) || found.has(name)) continue;
+    found.add(name);
+    uses.push(locator.problemAtOffset(reference.offset, `environment variable ${name} is not set: run refuses to start without it, and the values it fills were not checked`));
+  }
+  return uses;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,14 +67,31 @@ describe('transfer-watch check: every problem of every stage in one run', () => 
     expect(lines.some((l) => l.includes('web.yml:2:') && l.includes('bcrypt'))).toBe(true);
   });
 
-  it('--allow-missing-env: the shipped example passes on a clean environment and names what it did not check', async () => {
+  it('the shipped example passes on a clean environment: each unset variable is one warning at its first use', async () => {
     const example = fileURLToPath(new URL('../../config.example.yaml', import.meta.url));
-    const strict = await runCli(['check', '--config', example]);
-    expect(strict.code).toBe(1);
-    const r = await runCli(['check', '--config', example, '--allow-missing-env']);
-    expect(r.stderr).toBe('');
+    const r = await runCli(['check', '--config', example]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('not set, so the values they fill were not checked: MFT_PASSWORD, MFT_USER');
+    expect(r.stdout).toContain(`OK: ${example}`);
+    const warnings = r.stderr.trimEnd().split('\n');
+    expect(warnings.map((l) => /variable (\w+) is not set/.exec(l)?.[1])).toEqual(['MFT_USER', 'MFT_PASSWORD', 'SLACK_WEBHOOK_URL', 'SMTP_PASSWORD', 'WEBHOOK_URL', 'WEBHOOK_TOKEN']);
+    for (const line of warnings) expect(line).toMatch(/^.*config\.example\.yaml:\d+:\d+: warning: environment variable \w+ is not set: run refuses to start without it/);
+    // MFT_USER's first use is the username of the first source.
+    const userLine = readFileSync(example, 'utf8').split('\n').findIndex((l) => l.includes('${MFT_USER}')) + 1;
+    expect(warnings[0]).toContain(`config.example.yaml:${userLine}:`);
+  });
+
+  it('--require-env: an unset variable is a problem, as run treats it; --allow-missing-env: no warning, the names once', async () => {
+    const example = fileURLToPath(new URL('../../config.example.yaml', import.meta.url));
+    const strict = await runCli(['check', '--config', example, '--require-env']);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain('environment variable MFT_USER is not set (use ${MFT_USER:-default} to give a default)');
+    expect(strict.stderr).not.toContain('warning:');
+    const quiet = await runCli(['check', '--config', example, '--allow-missing-env']);
+    expect(quiet.stderr).toBe('');
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).toContain('not set, so the values they fill were not checked: MFT_PASSWORD, MFT_USER');
+    const both = await runCli(['check', '--config', example, '--allow-missing-env', '--require-env']);
+    expect(both.code).toBe(2);
   });
 });
 
@@ -119,9 +137,14 @@ describe('transfer-watch check', () => {
     expect(r.stderr.trimEnd().split('\n')).toEqual([
       `${file}:5:14: sources[0].timeout: invalid duration "5 minutes" (use e.g. 250ms, 30s, 5m, 1h, 1d)`,
       `${file}:8:3: unknown key "listn" in server (did you mean "listen"?)`,
-      `${file}:11:28: environment variable SLACK_WEBHOOK_URL is not set (use \${SLACK_WEBHOOK_URL:-default} to give a default)`,
+      `${file}:11:28: warning: environment variable SLACK_WEBHOOK_URL is not set: run refuses to start without it, and the values it fills were not checked`,
     ]);
     expect(r.stderr).not.toContain('cli-secret-password');
+    // Where it runs (--require-env), the unset variable is a problem like the others.
+    const strict = await runCli(['check', '--config', file, '--require-env'], { ...env, SLACK_WEBHOOK_URL: undefined });
+    expect(strict.stderr.trimEnd().split('\n')[2]).toBe(
+      `${file}:11:28: environment variable SLACK_WEBHOOK_URL is not set (use \${SLACK_WEBHOOK_URL:-default} to give a default)`,
+    );
   });
 
   it('checks every rule file the config names and feeds their problems into the same list', async () => {
