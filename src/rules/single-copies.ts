@@ -1,4 +1,5 @@
 import { hash64 } from '../util/hash64.js';
+import { slotOf, slotsFor } from '../util/hash-slots.js';
 
 /** What a file sent once keeps of its transfer: enough to show it as a sample if a second copy comes. */
 export interface SingleCopy {
@@ -27,13 +28,7 @@ export class SingleCopies {
   private readonly values = new ValueTable();
 
   constructor(capacity = MIN_SLOTS) {
-    const slots = slotsFor(capacity);
-    this.hi = new Uint32Array(slots);
-    this.lo = new Uint32Array(slots);
-    this.times = new Float64Array(slots).fill(Number.NaN);
-    this.users = new Uint16Array(slots);
-    this.instances = new Uint16Array(slots);
-    this.messages = new Uint16Array(slots);
+    [this.hi, this.lo, this.times, this.users, this.instances, this.messages] = emptyColumns(slotsFor(capacity, MIN_SLOTS));
   }
 
   get size(): number {
@@ -80,7 +75,7 @@ export class SingleCopies {
       if (!Number.isNaN(t) && t <= time) this.removeAt(i);
       else step++;
     }
-    if (this.times.length > MIN_SLOTS && slotsFor(this.count) * SHRINK_FACTOR <= this.times.length) this.resize(this.count);
+    if (this.times.length > MIN_SLOTS && slotsFor(this.count, MIN_SLOTS) * SHRINK_FACTOR <= this.times.length) this.resize(this.count);
   }
 
   private find(hi: number, lo: number): number {
@@ -120,13 +115,7 @@ export class SingleCopies {
 
   private resize(expected: number): void {
     const { hi, lo, times, users, instances, messages } = this;
-    const slots = slotsFor(expected);
-    this.hi = new Uint32Array(slots);
-    this.lo = new Uint32Array(slots);
-    this.times = new Float64Array(slots).fill(Number.NaN);
-    this.users = new Uint16Array(slots);
-    this.instances = new Uint16Array(slots);
-    this.messages = new Uint16Array(slots);
+    [this.hi, this.lo, this.times, this.users, this.instances, this.messages] = emptyColumns(slotsFor(expected, MIN_SLOTS));
     for (let i = 0; i < times.length; i++) {
       if (Number.isNaN(times[i])) continue;
       const j = this.emptySlotFor(hi[i] as number, lo[i] as number);
@@ -163,17 +152,12 @@ class ValueTable {
 }
 
 const MIN_SLOTS = 256;
+
+/** The table's columns for `slots` empty slots: key halves, time (NaN: empty), user, instance and message indexes. */
+function emptyColumns(slots: number): [Uint32Array, Uint32Array, Float64Array, Uint16Array, Uint16Array, Uint16Array] {
+  return [new Uint32Array(slots), new Uint32Array(slots), new Float64Array(slots).fill(Number.NaN), new Uint16Array(slots), new Uint16Array(slots), new Uint16Array(slots)];
+}
 const MAX_LOAD = 0.7;
 const SHRINK_FACTOR = 4;
 
-/** Slots (a power of two) for `n` entries at half load at most. */
-function slotsFor(n: number): number {
-  let slots = MIN_SLOTS;
-  while (slots / 2 < n) slots *= 2;
-  return slots;
-}
 
-/** The home slot of a key: the top bits of a multiplicative hash of both halves. */
-function slotOf(hi: number, lo: number, slots: number): number {
-  return Math.imul(hi ^ Math.imul(lo, 0x85ebca6b), 0x9e3779b1) >>> (Math.clz32(slots) + 1);
-}

@@ -1,4 +1,5 @@
 import { hash64 } from './hash64.js';
+import { slotOf, slotsFor } from './hash-slots.js';
 
 /**
  * Transfer ids, each with a time, forgotten by time: what the poller has already handed on, and what the rule
@@ -24,7 +25,7 @@ export class SeenTransfers {
   private recentPeak = 0;
 
   constructor(capacity = MIN_SLOTS) {
-    const slots = slotsFor(capacity);
+    const slots = slotsFor(capacity, MIN_SLOTS);
     this.hi = new Uint32Array(slots);
     this.lo = new Uint32Array(slots);
     this.times = new Uint32Array(slots);
@@ -66,7 +67,7 @@ export class SeenTransfers {
       if (stored !== EMPTY && stored < first) this.removeAt(i);
       else step++; // after a removal, slot i holds the entry shifted into it: look at it again
     }
-    const target = slotsFor(this.recentPeak);
+    const target = slotsFor(this.recentPeak, MIN_SLOTS);
     if (target * SHRINK_FACTOR <= times.length) this.resize(target);
   }
 
@@ -141,7 +142,7 @@ export class SeenTransfers {
   /** Move every entry into a new table with room for `expected` of them (to grow, or to shrink after a prune). */
   private resize(expected: number): void {
     const { hi, lo, times } = this;
-    const slots = slotsFor(expected);
+    const slots = slotsFor(expected, MIN_SLOTS);
     this.hi = new Uint32Array(slots);
     this.lo = new Uint32Array(slots);
     this.times = new Uint32Array(slots);
@@ -166,21 +167,7 @@ const MAX_LOAD = 0.7;
 const SHRINK_FACTOR = 4;
 const HEX_KEY = /^[0-9a-f]{16}/i;
 
-/** Slots (a power of two) for `n` entries at half load at most: room to grow before the next resize. */
-function slotsFor(n: number): number {
-  let slots = MIN_SLOTS;
-  while (slots / 2 < n) slots *= 2;
-  return slots;
-}
 
-/**
- * The home slot of a key in a table of `slots` (a power of two): the top bits of a multiplicative hash of both
- * halves. Top bits, because the low bits of a product depend only on the low bits of what was multiplied:
- * hex keys are uniform anyway, but hashed and hand-written ids (and keys whose halves are equal) need the mix.
- */
-function slotOf(hi: number, lo: number, slots: number): number {
-  return Math.imul(hi ^ Math.imul(lo, 0x85ebca6b), 0x9e3779b1) >>> (Math.clz32(slots) + 1);
-}
 
 function hex8(n: number): string {
   return n.toString(16).padStart(8, '0');
