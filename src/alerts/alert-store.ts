@@ -10,6 +10,12 @@ import { SOURCE_DOWN_RULE, sourceDownCandidate } from './source-down.js';
 
 export const ALERTS_STATE_KEY = 'alerts';
 const DEFAULT_RESOLVED_RETENTION = 3_600_000;
+/**
+ * The longest the snapshot's `lastActiveAt` may lag while nothing else changed. It only tells how long
+ * `keep_firing_for` still holds a cleared alert after a restart or a leader change, so it is refreshed at this
+ * pace rather than at every evaluation (with thousands of firing alerts a snapshot is megabytes).
+ */
+const LAST_ACTIVE_REFRESH_MS = 60_000;
 
 const sampleSchema = z.object({
   time: z.number(),
@@ -49,6 +55,9 @@ export class AlertStore {
   private readonly logger: Logger;
   private readonly state: StateStore;
   private readonly retention: number;
+  /** Whether memory differs from the last snapshot written in more than `lastActiveAt`. */
+  private dirty = true;
+  private savedAt = -Infinity;
 
   constructor(opts: { clock: Clock; logger: Logger; state: StateStore; resolvedRetention?: number }) {
     this.clock = opts.clock;
@@ -68,13 +77,26 @@ export class AlertStore {
     }
     this.byFingerprint.clear();
     for (const a of parsed.data.alerts) this.byFingerprint.set(a.fingerprint, a);
+    this.dirty = false;
+    this.savedAt = this.clock.now();
     if (!opts.quiet) this.logger.info({ alerts: parsed.data.alerts.length }, 'alert state restored');
   }
 
-  async flush(): Promise<void> {
+  /**
+   * Write the snapshot when an alert was added, changed (state, figures, annotations, samples) or dropped since
+   * the last one, or its `lastActiveAt`s are LAST_ACTIVE_REFRESH_MS old; `force` writes it anyway (shutdown,
+   * writing back to a Redis that lost its data). Evaluations in which nothing changed write nothing.
+   */
+  async flush(opts: { force?: boolean } = {}): Promise<void> {
+    const now = this.clock.now();
+    if (!opts.force && !this.dirty && now - this.savedAt < LAST_ACTIVE_REFRESH_MS) return;
+    // Cleared before the write: a change made while it is under way marks the next one.
+    this.dirty = false;
     try {
       await this.state.save(ALERTS_STATE_KEY, { version: 1, alerts: [...this.byFingerprint.values()] });
+      this.savedAt = now;
     } catch (err) {
+      this.dirty = true;
       this.logger.error({ err: errorFields(err) }, 'cannot save alert state');
       throw err;
     }
@@ -98,7 +120,10 @@ export class AlertStore {
         if (this.byFingerprint.get(stored.fingerprint) !== stored) continue;
         if (stored.state === 'resolved' || active.has(stored.fingerprint)) continue;
         const figures = cleared.get(stored.fingerprint);
-        if (figures && stored.state === 'firing') Object.assign(stored, { annotations: figures.annotations, values: figures.values, samples: figures.samples });
+        if (figures && stored.state === 'firing' && (stored.annotations !== figures.annotations || stored.values !== figures.values || stored.samples !== figures.samples)) {
+          Object.assign(stored, { annotations: figures.annotations, values: figures.values, samples: figures.samples });
+          this.dirty = true;
+        }
         const final = finals.get(stored.fingerprint);
         // A late arrival ends the alert at once; otherwise keep_firing_for bridges a short gap (no flapping).
         if (!final && stored.state === 'firing' && now < stored.lastActiveAt + stored.keepFiringFor) continue;
@@ -175,8 +200,13 @@ export class AlertStore {
         keepFiringFor: c.keepFiringFor,
       };
       this.byFingerprint.set(fp, stored);
+      this.dirty = true;
       changes.push({ fingerprint: fp, from: current ? 'resolved' : 'inactive', to: state, alert: toAlert(stored) });
       return fp;
+    }
+    // A candidate whose group did not change is handed back as it was (alerts driven by change): same objects.
+    if (current.annotations !== c.annotations || current.values !== c.values || current.samples !== c.samples || current.for !== c.for || current.keepFiringFor !== c.keepFiringFor) {
+      this.dirty = true;
     }
     Object.assign(current, { annotations: c.annotations, values: c.values, samples: c.samples, for: c.for, keepFiringFor: c.keepFiringFor, lastActiveAt: now });
     if (current.state === 'pending' && now - current.activeAt >= current.for) {
@@ -188,6 +218,7 @@ export class AlertStore {
   }
 
   private deactivate(stored: StoredAlert, now: number, changes: AlertChange[], final: AlertCandidate | undefined): void {
+    this.dirty = true;
     if (stored.state === 'pending') {
       // A pending alert never told anyone; it just goes away (as in Prometheus).
       this.byFingerprint.delete(stored.fingerprint);
@@ -202,7 +233,10 @@ export class AlertStore {
 
   private prune(now: number): void {
     for (const [fp, a] of this.byFingerprint) {
-      if (a.state === 'resolved' && (a.resolvedAt ?? 0) <= now - this.retention) this.byFingerprint.delete(fp);
+      if (a.state === 'resolved' && (a.resolvedAt ?? 0) <= now - this.retention) {
+        this.byFingerprint.delete(fp);
+        this.dirty = true;
+      }
     }
   }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-import { limitHeapGrowth } from '../util/heap-growth.js';
+import { capYoungGeneration, limitHeapGrowth } from '../util/heap-growth.js';
 
 // Before any command allocates: the daemon's RSS depends on it (src/util/heap-growth.ts).
 limitHeapGrowth();
+capYoungGeneration();
 const { runProgram } = await import('./program.js');
 await runProgram(process.argv);

@@ -313,7 +313,7 @@ export class Daemon {
     const what: string[] = ['silences'];
     this.notifier.rewriteState();
     if (this.leading) {
-      await this.alerts.flush().catch(() => undefined);
+      await this.alerts.flush({ force: true }).catch(() => undefined);
       what.push('alert state', 'notification log', 'outbox');
     }
     for (const [, p] of this.sourcePollers) await p.poller.save().catch(() => undefined);
@@ -752,7 +752,7 @@ export class Daemon {
     await Promise.all([...this.sourcePollers.values()].map((p) => p.poller.stop(SHUTDOWN_POLL_GRACE_MS)));
     await this.evaluating;
     if (this.leading) {
-      await this.alerts?.flush().catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'could not persist alert state at shutdown'));
+      await this.alerts?.flush({ force: true }).catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'could not persist alert state at shutdown'));
       await this.notifier?.stop(SHUTDOWN_NOTIFY_GRACE_MS);
     } else {
       this.notifier?.halt();

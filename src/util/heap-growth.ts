@@ -1,4 +1,5 @@
-import { setFlagsFromString } from 'node:v8';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 /**
  * After each full garbage collection V8 lets the old space grow to up to 4× what survived before collecting
@@ -23,4 +24,58 @@ export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv, 
   if (execArgv.some((arg) => FLAG.test(arg))) return false;
   setFlags(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   return true;
+}
+
+/** Two semi-spaces of 4 MB: what `--max-semi-space-size=4` (the image's flag) allows. */
+export const YOUNG_GENERATION_CAP_BYTES = 8 * 1024 * 1024;
+
+const SEMI_SPACE_FLAG = /(^|\s)--max[-_]semi[-_]space[-_]size(=|\s|$)/;
+
+/** What `capYoungGeneration` reads and sets of node: the process's own outside tests. */
+export interface YoungGenerationControls {
+  execArgv: readonly string[];
+  nodeOptions: string | undefined;
+  setFlags: (flags: string) => void;
+  /** Bytes of V8's new space (both semi-spaces) now. */
+  newSpaceSize: () => number;
+  /** Calls `check` after garbage collections until the returned function is called. */
+  afterGc: (check: () => void) => () => void;
+}
+
+/**
+ * Stops V8's young generation from growing past YOUNG_GENERATION_CAP_BYTES, unless the operator chose a
+ * semi-space size (on node's command line or in NODE_OPTIONS). V8 doubles the new space (from 1 MB semi-spaces
+ * up to 16 MB on Node 20, 64 MB on Node 24) whenever enough objects survive scavenges, which a backfill's parsed
+ * pages always do; that is ~25 MB of RSS that never comes back. Only the command line can set the maximum
+ * (`--max-semi-space-size`, as the image does), but V8 reads `--semi-space-growth-factor` at each growth: once the
+ * new space has reached the cap, a factor of 1 keeps it there. It may overshoot by one doubling when two growths
+ * fall between two checks. Returns whether it watches.
+ */
+export function capYoungGeneration(controls: YoungGenerationControls = processControls()): boolean {
+  if (controls.execArgv.some((arg) => SEMI_SPACE_FLAG.test(arg)) || SEMI_SPACE_FLAG.test(controls.nodeOptions ?? '')) return false;
+  let stop: (() => void) | undefined;
+  let capped = false;
+  const check = (): void => {
+    if (capped || controls.newSpaceSize() < YOUNG_GENERATION_CAP_BYTES) return;
+    capped = true;
+    controls.setFlags('--semi-space-growth-factor=1');
+    stop?.();
+  };
+  stop = controls.afterGc(check);
+  check();
+  return true;
+}
+
+function processControls(): YoungGenerationControls {
+  return {
+    execArgv: process.execArgv,
+    nodeOptions: process.env['NODE_OPTIONS'],
+    setFlags: setFlagsFromString,
+    newSpaceSize: () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0,
+    afterGc: (check) => {
+      const observer = new PerformanceObserver(() => check());
+      observer.observe({ entryTypes: ['gc'] });
+      return () => observer.disconnect();
+    },
+  };
 }
