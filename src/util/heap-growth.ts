@@ -4,12 +4,14 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 /**
  * After each full garbage collection V8 lets the old space grow to up to 4× what survived before collecting
  * again. transfer-watch keeps little but turns over a lot (a parsed page of 1,000 records is garbage a moment
- * later), so with that allowance its RSS settles far above what it uses; a factor of 1.5 keeps it near what it
- * holds. It still pays: the daemon with the shipped rules peaks at ~199 MB through a 1,000,000-record backfill on
- * Node 20 started bare, 271 MB without it (docs/benchmarks.md, "Sixth round"). More frequent full GCs cost little
- * at this heap size.
+ * later), so with that allowance its RSS settles far above what it uses; a factor of 1.25 keeps it near what it
+ * holds. It pays: the daemon with the shipped rules through a 1,000,000-record backfill peaks at ~271 MB on Node 20
+ * started bare without it, ~200 MB with 1.5 and ~163 MB with 1.25 once the young generation is capped too; in the
+ * image (Node 24) 186–190 MB with 1.25 against 190–205 MB with 1.5 (docs/benchmarks.md, "Sixth round"). More
+ * frequent full GCs cost ~10% of the backfill's records/s (30,000 instead of 33,000 a second, where a busy service
+ * sends a few hundred).
  */
-export const HEAP_GROWING_PERCENT = 50;
+export const HEAP_GROWING_PERCENT = 25;
 
 const FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
 
@@ -53,15 +55,15 @@ export interface YoungGenerationControls {
  */
 export function capYoungGeneration(controls: YoungGenerationControls = processControls()): boolean {
   if (controls.execArgv.some((arg) => SEMI_SPACE_FLAG.test(arg)) || SEMI_SPACE_FLAG.test(controls.nodeOptions ?? '')) return false;
-  let stop: (() => void) | undefined;
   let capped = false;
+  const watch: { stop?: () => void } = {};
   const check = (): void => {
     if (capped || controls.newSpaceSize() < YOUNG_GENERATION_CAP_BYTES) return;
     capped = true;
     controls.setFlags('--semi-space-growth-factor=1');
-    stop?.();
+    watch.stop?.();
   };
-  stop = controls.afterGc(check);
+  watch.stop = controls.afterGc(check);
   check();
   return true;
 }

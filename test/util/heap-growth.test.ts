@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { HEAP_GROWING_PERCENT, limitHeapGrowth } from '../../src/util/heap-growth.js';
+import { capYoungGeneration, HEAP_GROWING_PERCENT, limitHeapGrowth, YOUNG_GENERATION_CAP_BYTES, type YoungGenerationControls } from '../../src/util/heap-growth.js';
 
 describe('limitHeapGrowth', () => {
   it('sets the heap growing factor when node was started without one', () => {
@@ -34,5 +34,78 @@ describe('limitHeapGrowth', () => {
     expect(setAfterStart(set[0] as string)).toBe('');
     // The same check notices a flag V8 does not know.
     expect(setAfterStart('--heap-growing-percentage=50')).toMatch(/unrecognized flag/i);
+  });
+});
+
+/** Controls whose new space grows when the test says, recording the flags set and whether it still watches. */
+function fakeControls(o: { execArgv?: string[]; nodeOptions?: string; size?: number } = {}) {
+  const state = { size: o.size ?? 2 * 1024 * 1024, flags: [] as string[], watching: false, check: undefined as (() => void) | undefined };
+  const controls: YoungGenerationControls = {
+    execArgv: o.execArgv ?? [],
+    nodeOptions: o.nodeOptions,
+    setFlags: (f) => state.flags.push(f),
+    newSpaceSize: () => state.size,
+    afterGc: (check) => {
+      state.watching = true;
+      state.check = check;
+      return () => {
+        state.watching = false;
+      };
+    },
+  };
+  return { controls, state };
+}
+
+describe('capYoungGeneration', () => {
+  it('lets the new space grow to the cap, then stops its growth and stops watching', () => {
+    const { controls, state } = fakeControls();
+    expect(capYoungGeneration(controls)).toBe(true);
+    expect(state.watching).toBe(true);
+    state.size = 4 * 1024 * 1024;
+    state.check?.();
+    expect(state.flags).toEqual([]);
+    state.size = YOUNG_GENERATION_CAP_BYTES;
+    state.check?.();
+    expect(state.flags).toEqual(['--semi-space-growth-factor=1']);
+    expect(state.watching).toBe(false);
+    state.check?.();
+    expect(state.flags).toHaveLength(1);
+  });
+
+  it.each([
+    [{ execArgv: ['--max-semi-space-size=16'] }],
+    [{ execArgv: ['--max_semi_space_size=2'] }],
+    [{ nodeOptions: '--enable-source-maps --max-semi-space-size=32' }],
+  ])('leaves the operator’s semi-space size alone (%j)', (o) => {
+    const { controls, state } = fakeControls(o);
+    expect(capYoungGeneration(controls)).toBe(false);
+    expect(state.watching).toBe(false);
+    expect(state.flags).toEqual([]);
+  });
+
+  it('in a real node, the new space of an allocating process stops at the cap, or one doubling past it (node alone grows it to 32 MB and more)', () => {
+    const script = [
+      "const { capYoungGeneration } = await import(process.argv[1]);",
+      'const capped = process.argv[2] === "cap";',
+      'if (capped) capYoungGeneration();',
+      // Objects that survive scavenges (as a backfill's pages do) make V8 grow the new space.
+      'const keep = [];',
+      'for (let r = 0; r < 600; r++) {',
+      '  const batch = []; for (let i = 0; i < 5000; i++) batch.push({ a: i, b: "x" + i, c: [i] });',
+      '  keep.push(batch); if (keep.length > 20) keep.shift();',
+      '  await new Promise((res) => setImmediate(res));',
+      '}',
+      'const ns = (await import("node:v8")).getHeapSpaceStatistics().find((s) => s.space_name === "new_space");',
+      'process.stdout.write(String(ns.space_size));',
+    ].join('\n');
+    const module = new URL('../../src/util/heap-growth.ts', import.meta.url).pathname;
+    const run = (mode: string): number => {
+      const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, module, mode], { encoding: 'utf8' });
+      expect(child.stderr).toBe('');
+      return Number(child.stdout);
+    };
+    expect(run('plain')).toBeGreaterThan(2 * YOUNG_GENERATION_CAP_BYTES);
+    // The check runs after garbage collections, so two growths between two checks overshoot once.
+    expect(run('cap')).toBeLessThanOrEqual(2 * YOUNG_GENERATION_CAP_BYTES);
   });
 });
