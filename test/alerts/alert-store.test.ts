@@ -84,6 +84,60 @@ describe('AlertStore persistence', () => {
     expect(second.apply([{ rule: 'A', alerts: [c] }], T0 + 5 * MIN).map((x) => [x.from, x.to])).toEqual([['pending', 'firing']]);
   });
 
+  it('writes the snapshot when an alert changed, not at evaluations where nothing did; lastActiveAt at least every minute', async () => {
+    const clock = new ManualClock(T0);
+    const state = new MemoryStateStore();
+    const saves: unknown[] = [];
+    const save = state.save.bind(state);
+    state.save = (key, value) => {
+      saves.push(JSON.parse(JSON.stringify(value)));
+      return save(key, value);
+    };
+    const store = new AlertStore({ clock, logger, state });
+    // The same candidate object at every evaluation: its group did not change (alerts driven by change).
+    const same = candidate({ alertname: 'Burst', user: 'BANK1' });
+    const step = async (at: number, c: AlertCandidate[]) => {
+      clock.set(at);
+      store.apply([{ rule: 'Burst', alerts: c }], at);
+      await store.flush();
+    };
+    await step(T0, [same]);
+    expect(saves).toHaveLength(1);
+    await step(T0 + 10_000, [same]);
+    await step(T0 + 20_000, [same]);
+    expect(saves).toHaveLength(1);
+    // New figures: written at once.
+    const again = { ...same, values: { count: 4 } };
+    await step(T0 + 30_000, [again]);
+    expect(saves).toHaveLength(2);
+    // Only lastActiveAt moved: written once it is a minute old in the snapshot.
+    await step(T0 + 40_000, [again]);
+    await step(T0 + 80_000, [again]);
+    expect(saves).toHaveLength(2);
+    await step(T0 + 90_000, [again]);
+    expect(saves).toHaveLength(3);
+    expect(saves.at(-1)).toMatchObject({ alerts: [{ lastActiveAt: T0 + 90_000 }] });
+    // Resolved: written at once; forced: written although nothing changed.
+    await step(T0 + 100_000, []);
+    expect(saves).toHaveLength(4);
+    await store.flush({ force: true });
+    expect(saves).toHaveLength(5);
+  });
+
+  it('a failed write is tried again at the next flush', async () => {
+    const clock = new ManualClock(T0);
+    const state = new MemoryStateStore();
+    let fail = true;
+    const save = state.save.bind(state);
+    state.save = (key, value) => (fail ? Promise.reject(new Error('EROFS')) : save(key, value));
+    const store = new AlertStore({ clock, logger, state });
+    store.apply([{ rule: 'Burst', alerts: [candidate({ alertname: 'Burst', user: 'BANK1' })] }], T0);
+    await expect(store.flush()).rejects.toThrow('EROFS');
+    fail = false;
+    await store.flush();
+    expect(await state.load('alerts')).toMatchObject({ alerts: [{ labels: { user: 'BANK1' } }] });
+  });
+
   it('an unreadable snapshot starts empty instead of crashing', async () => {
     const state = new MemoryStateStore();
     await state.save('alerts', { version: 1, alerts: [{ nonsense: true }] });
