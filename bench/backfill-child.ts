@@ -1,9 +1,9 @@
 /**
  * Child process of the RSS measurement: the pipeline alone (the simulator runs in the parent), backfilling a
  * dense history with the daemon's default windows (max_window 1h, overlap 2m, page_size 1000), sampling
- * `process.memoryUsage().rss`. V8's heap growth is limited as `transfer-watch` limits it (src/util/heap-growth.ts). Prints one JSON line: peak RSS and RSS at each quarter of the backfill.
+ * `process.memoryUsage().rss`. V8's heap growth and young generation are limited as `transfer-watch` limits them (src/util/heap-growth.ts). Prints one JSON line: peak RSS and RSS at each quarter of the backfill.
  */
-import { limitHeapGrowth } from '../src/util/heap-growth.js';
+import { capYoungGeneration, limitHeapGrowth } from '../src/util/heap-growth.js';
 import { createPipeline } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
 
@@ -17,6 +17,7 @@ interface ChildInput {
 
 // As the CLI does before any command runs, so the figure is the daemon's.
 limitHeapGrowth();
+capYoungGeneration();
 const input = JSON.parse(process.argv[2] ?? '{}') as ChildInput;
 const rules = benchRules(input.rules);
 const baselineRss = process.memoryUsage().rss;

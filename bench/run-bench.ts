@@ -162,7 +162,7 @@ async function main(): Promise<void> {
       [
         `peak RSS, backfill`,
         `${fmt(backfill.peakRssMb, 1)} MB`,
-        `${fmt(backfill.records)} records, 100 rules, node started without flags, as the transfer-watch bin runs on Node 20 (on Node >= 22.15 'run' restarts itself with the image's flags) (goal <= 150 MB); at each quarter: ${backfill.quarterRssMb.map((m) => fmt(m, 0)).join(' / ')} MB; at start ${fmt(backfill.baselineRssMb, 0)} MB`,
+        `${fmt(backfill.records)} records, 100 rules, node started without flags, as the transfer-watch bin runs (goal <= 150 MB); at each quarter: ${backfill.quarterRssMb.map((m) => fmt(m, 0)).join(' / ')} MB; at start ${fmt(backfill.baselineRssMb, 0)} MB`,
       ],
       [
         `peak RSS, backfill, image flags`,
