@@ -65,7 +65,8 @@ export function registerDemo(program: Command): void {
         if (problems.length > 0) throw new ConfigError(problems);
         return { config, file: '<demo>', dir: RULES_DIR, secrets: [DEMO_PASSWORD], rules, templates: undefined, webConfig: undefined };
       };
-      const daemon = new Daemon({ load, clock, logger, version: packageVersion() });
+      // amtool and `transfer-watch silence` live on the wall clock: the API translates their times.
+      const daemon = new Daemon({ load, clock, logger, version: packageVersion(), apiTimeOffsetMs: clock.offsetMs });
       process.on('exit', () => void simulator.close());
       try {
         await runDaemon(daemon, logger);

@@ -24,6 +24,8 @@ import { AlertStore } from '../alerts/alert-store.js';
 import type { Alert } from '../alerts/alert.js';
 import { Notifier } from '../notify/notifier.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
+import { ApiTimeShift } from '../http/api-time-shift.js';
+import type { SilenceApi } from '../http/daemon-api.js';
 import { configuredIntegrationKinds } from '../notify/integrations/registry.js';
 import { TransferWatchMetrics } from '../metrics/transfer-watch-metrics.js';
 import { startHttpServer, type RunningHttpServer } from '../http/http-server.js';
@@ -47,6 +49,11 @@ export interface DaemonOptions {
   version: string;
   /** Override server.listen (the demo picks its own port). */
   listen?: string;
+  /**
+   * How far `clock` runs ahead of the wall clock (the demo's simulated morning): times in the JSON API are
+   * translated by it, because its clients (amtool, the CLI) live on the wall clock. 0 by default.
+   */
+  apiTimeOffsetMs?: number;
 }
 
 /** The JSON of one alert in `/api/v1/alerts`. */
@@ -189,6 +196,14 @@ export class Daemon {
         'no server.web_config_file with authentication: reads are open, and writes (silences, reload) are accepted from this machine (loopback) only; see docs/security.md',
       );
     }
+    // Through this.notifier at call time: with ha: the notifier is replaced when leadership changes.
+    const silences: SilenceApi = {
+      list: () => this.notifier.silences.list(),
+      get: (id: string) => this.notifier.silences.get(id),
+      create: (input: unknown) => this.notifier.silences.create(input),
+      expire: (id: string) => this.notifier.silences.expire(id),
+    };
+    const apiTime = new ApiTimeShift(this.opts.apiTimeOffsetMs ?? 0);
     this.http = await startHttpServer({
       listen: this.opts.listen ?? config.server.listen,
       logger,
@@ -197,17 +212,12 @@ export class Daemon {
       ...(this.setup.webConfig?.tls ? { tls: this.setup.webConfig.tls } : {}),
       api: {
         ready: () => this.ready && !this.stopping,
-        alerts: () => this.apiAlerts(),
+        alerts: () => apiTime.out(this.apiAlerts()),
         status: () => this.status(),
         reload: () => this.reload(),
-        // Through this.notifier at call time: with ha: the notifier is replaced when leadership changes.
-        silences: {
-          list: () => this.notifier.silences.list(),
-          get: (id: string) => this.notifier.silences.get(id),
-          create: (input: unknown) => this.notifier.silences.create(input),
-          expire: (id: string) => this.notifier.silences.expire(id),
-        },
-        alertmanager: createAlertmanagerView({
+        silences: apiTime.silenceApi(silences),
+        pageSilences: silences,
+        alertmanager: apiTime.alertmanagerView(createAlertmanagerView({
           now: () => clock.now(),
           startedAt: this.startedAt,
           version: this.opts.version,
@@ -217,7 +227,7 @@ export class Daemon {
           receiversOf: (a) => this.notifier.receiversOf(a),
           groups: () => this.notifier.alertGroups(),
           silences: () => this.notifier.silences.list(),
-        }),
+        })),
         statusPage: () => this.statusPageData(),
       },
     });

@@ -52,6 +52,8 @@ export interface DaemonApi {
   /** Reload config and rules; keeps the last good ones on error. */
   reload(): Promise<{ ok: boolean; error?: string }>;
   silences: SilenceApi;
+  /** The silences the status page's forms create, in the daemon's own time (default: `silences`). */
+  pageSilences?: SilenceApi;
   /** Alertmanager's API v2 under `/api/v2/` (absent: those paths are 404). */
   alertmanager?: AlertmanagerView;
   /** What the on-call status page at `/` shows; without it `/` is a plain index of the endpoints. */

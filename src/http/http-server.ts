@@ -72,7 +72,10 @@ function text(status: number, body: string): Reply {
   return { status, contentType: TEXT_TYPE, body };
 }
 
-function errorReply(status: number, message: string, headers?: Record<string, string>): Reply {
+function errorReply(status: number, message: string, headers?: Record<string, string>, path?: string): Reply {
+  // Alertmanager's API v2 answers errors with the message as a JSON string, which amtool prints; an object there
+  // reaches its user as "json: cannot unmarshal object into Go value of type string".
+  if (path?.startsWith('/api/v2/')) return { ...json(status, message), headers };
   return { ...json(status, { status: 'error', error: message }), headers };
 }
 
@@ -147,7 +150,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
     }
     return rendering;
   };
-  const statusPage = api.statusPage ? new StatusPageHandler({ data: api.statusPage.bind(api), silences: api.silences }) : undefined;
+  const statusPage = api.statusPage ? new StatusPageHandler({ data: api.statusPage.bind(api), silences: api.pageSilences ?? api.silences }) : undefined;
   return [
     route('/', {
       GET: async (req) => (statusPage ? statusPage.page(req) : { status: 200, contentType: HTML_TYPE, body: indexPage() }),
@@ -283,11 +286,11 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
       reply = await dispatch(req);
     } catch (err) {
       if (err instanceof HttpError) {
-        reply = errorReply(err.status, err.message, err.headers);
+        reply = errorReply(err.status, err.message, err.headers, pathOf(req.url));
       } else {
         // Unexpected errors may carry details (paths, upstream text) not meant for clients: log, answer generically.
         logger.error({ err, method: req.method, path: pathOf(req.url) }, 'http handler failed');
-        reply = errorReply(500, 'internal error');
+        reply = errorReply(500, 'internal error', undefined, pathOf(req.url));
       }
     }
     const body = Buffer.from(reply.body, 'utf8');

@@ -31,16 +31,17 @@ export class ManualClock implements Clock {
  * its simulator and daemon on one, so a 08:00 deadline comes two minutes after start, whatever the hour.
  */
 export class ShiftedClock implements Clock {
-  private readonly offset: number;
+  /** How far this clock runs ahead of the wall clock (negative: behind). */
+  readonly offsetMs: number;
 
   constructor(startAt: number, wall: () => number = Date.now) {
-    this.offset = startAt - wall();
+    this.offsetMs = startAt - wall();
     this.wall = wall;
   }
 
   private readonly wall: () => number;
 
   now(): number {
-    return this.wall() + this.offset;
+    return this.wall() + this.offsetMs;
   }
 }

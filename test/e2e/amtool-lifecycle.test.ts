@@ -107,3 +107,46 @@ describe.skipIf(!existsSync(CLI) || !HAVE_AMTOOL)('amtool against transfer-watch
     }
   }, 120_000);
 });
+
+describe.skipIf(!existsSync(CLI) || !HAVE_AMTOOL)('amtool against the demo, whose clock runs in a simulated morning', () => {
+  it('adds a silence with amtool’s defaults (wall-clock times), shows it active with wall-clock times, and expires it; errors are readable', async () => {
+    const { spawn } = await import('node:child_process');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'tw-demo-amtool-'));
+    const demo = spawn(process.execPath, [CLI, 'demo', '--port', '0', '--state-dir', join(dir, 'state')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      demo.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const url = await eventually(() => /status page:\s+(http:\/\/\S+)\//.exec(out)?.[1], 30_000);
+      // The demo's simulated morning is hours away from now whenever this runs but at 07:59 in São Paulo.
+      const simulated = /from (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) ([+-]\d\d:\d\d)/.exec(out);
+      expect(simulated).not.toBeNull();
+
+      const before = Date.now();
+      const id = (await amtool(url, 'silence', 'add', 'alertname=TransferErrorBurst', 'user=PAYROLL', '--author=alice', '--comment=demo maintenance')).trim();
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      const [silence] = z.array(amSilenceSchema.extend({ startsAt: z.string(), endsAt: z.string() })).parse(JSON.parse(await amtool(url, 'silence', 'query', '-o', 'json')));
+      expect(silence?.status.state).toBe('active');
+      // amtool's default duration (1h) from the wall clock, read back on the wall clock.
+      const endsAt = Date.parse(silence?.endsAt ?? '');
+      expect(endsAt).toBeGreaterThanOrEqual(before + 3_600_000 - 5_000);
+      expect(endsAt).toBeLessThanOrEqual(Date.now() + 3_600_000 + 5_000);
+      await amtool(url, 'silence', 'expire', id);
+      expect(await amtool(url, 'silence', 'query', '-q')).toBe('');
+
+      // Alertmanager's v2 error shape (a JSON string), so amtool prints the reason.
+      const bad = await fetch(`${url}/api/v2/silences`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ matchers: [{ name: 'alertname', value: 'X', isRegex: false, isEqual: true }], startsAt: new Date().toISOString(), endsAt: new Date(Date.now() - 60_000).toISOString(), createdBy: 'a', comment: 'c' }),
+      });
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toMatch(/endsAt must be after startsAt/);
+    } finally {
+      demo.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
