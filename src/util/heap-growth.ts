@@ -5,11 +5,8 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
  * After each full garbage collection V8 lets the old space grow to up to 4× what survived before collecting
  * again. transfer-watch keeps little but turns over a lot (a parsed page of 1,000 records is garbage a moment
  * later), so with that allowance its RSS settles far above what it uses; a factor of 1.25 keeps it near what it
- * holds. It pays: the daemon with the shipped rules through a 1,000,000-record backfill peaks at ~271 MB on Node 20
- * started bare without it, ~200 MB with 1.5 and ~163 MB with 1.25 once the young generation is capped too; in the
- * image (Node 24) 186–190 MB with 1.25 against 190–205 MB with 1.5 (docs/benchmarks.md, "Sixth round"). More
- * frequent full GCs cost ~10% of the backfill's records/s (30,000 instead of 33,000 a second, where a busy service
- * sends a few hundred).
+ * holds, for more frequent full GCs. What it saves and costs is measured by the shipped-rules bench line
+ * (docs/benchmarks.md, "Sixth round").
  */
 export const HEAP_GROWING_PERCENT = 25;
 
@@ -48,7 +45,7 @@ export interface YoungGenerationControls {
  * Stops V8's young generation from growing past YOUNG_GENERATION_CAP_BYTES, unless the operator chose a
  * semi-space size (on node's command line or in NODE_OPTIONS). V8 doubles the new space (from 1 MB semi-spaces
  * up to 16 MB on Node 20, 64 MB on Node 24) whenever enough objects survive scavenges, which a backfill's parsed
- * pages always do; that is ~25 MB of RSS that never comes back. Only the command line can set the maximum
+ * pages always do, and never gives that memory back (docs/benchmarks.md, "Sixth round"). Only the command line can set the maximum
  * (`--max-semi-space-size`, as the image does), but V8 reads `--semi-space-growth-factor` at each growth: once the
  * new space has reached the cap, a factor of 1 keeps it there. It may overshoot by one doubling when two growths
  * fall between two checks. Returns whether it watches.
