@@ -45,23 +45,31 @@ export interface YoungGenerationControls {
  * Stops V8's young generation from growing past YOUNG_GENERATION_CAP_BYTES, unless the operator chose a
  * semi-space size (on node's command line or in NODE_OPTIONS). V8 doubles the new space (from 1 MB semi-spaces
  * up to 16 MB on Node 20, 64 MB on Node 24) whenever enough objects survive scavenges, which a backfill's parsed
- * pages always do, and never gives that memory back (docs/benchmarks.md, "Sixth round"). Only the command line can set the maximum
- * (`--max-semi-space-size`, as the image does), but V8 reads `--semi-space-growth-factor` at each growth: once the
- * new space has reached the cap, a factor of 1 keeps it there. It may overshoot by one doubling when two growths
- * fall between two checks. Returns whether it watches.
+ * pages always do, and never gives that memory back (docs/benchmarks.md, "Sixth round"). Only the command line can
+ * set the maximum (`--max-semi-space-size`, as the image does), but V8 reads `--semi-space-growth-factor` at each
+ * growth. So growth is off (a factor of 1) until the first check after a garbage collection: loading the program's
+ * modules is one long stretch without a check, in which Node 24 grew the new space to 32 MB. From then on a check
+ * after each collection allows growth (V8's factor of 2) while the new space is below the cap, and stops it for good
+ * once it has reached it. Several growths between two checks can still overshoot. Returns whether it watches.
  */
 export function capYoungGeneration(controls: YoungGenerationControls = processControls()): boolean {
   if (controls.execArgv.some((arg) => SEMI_SPACE_FLAG.test(arg)) || SEMI_SPACE_FLAG.test(controls.nodeOptions ?? '')) return false;
-  let capped = false;
+  let factor = 1;
+  controls.setFlags('--semi-space-growth-factor=1');
   const watch: { stop?: () => void } = {};
-  const check = (): void => {
-    if (capped || controls.newSpaceSize() < YOUNG_GENERATION_CAP_BYTES) return;
-    capped = true;
-    controls.setFlags('--semi-space-growth-factor=1');
-    watch.stop?.();
+  const setFactor = (next: number): void => {
+    if (next === factor) return;
+    factor = next;
+    controls.setFlags(`--semi-space-growth-factor=${next}`);
   };
-  watch.stop = controls.afterGc(check);
-  check();
+  watch.stop = controls.afterGc(() => {
+    if (controls.newSpaceSize() < YOUNG_GENERATION_CAP_BYTES) {
+      setFactor(2);
+      return;
+    }
+    setFactor(1);
+    watch.stop?.();
+  });
   return true;
 }
 

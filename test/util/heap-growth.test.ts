@@ -57,19 +57,21 @@ function fakeControls(o: { execArgv?: string[]; nodeOptions?: string; size?: num
 }
 
 describe('capYoungGeneration', () => {
-  it('lets the new space grow to the cap, then stops its growth and stops watching', () => {
+  it('holds growth until the first check, allows it below the cap, and stops it for good at the cap', () => {
     const { controls, state } = fakeControls();
     expect(capYoungGeneration(controls)).toBe(true);
+    // Loading the program (no check yet): no growth.
+    expect(state.flags).toEqual(['--semi-space-growth-factor=1']);
     expect(state.watching).toBe(true);
+    state.check?.();
+    expect(state.flags).toEqual(['--semi-space-growth-factor=1', '--semi-space-growth-factor=2']);
     state.size = 4 * 1024 * 1024;
     state.check?.();
-    expect(state.flags).toEqual([]);
+    expect(state.flags).toHaveLength(2);
     state.size = YOUNG_GENERATION_CAP_BYTES;
     state.check?.();
-    expect(state.flags).toEqual(['--semi-space-growth-factor=1']);
+    expect(state.flags).toEqual(['--semi-space-growth-factor=1', '--semi-space-growth-factor=2', '--semi-space-growth-factor=1']);
     expect(state.watching).toBe(false);
-    state.check?.();
-    expect(state.flags).toHaveLength(1);
   });
 
   it.each([
