@@ -16,11 +16,6 @@ export interface CheckOutput {
 }
 
 /**
- * Validates the config and every rule file it names. All validators feed one `problems` list, so the
- * user sees every problem in one run. Returns the exit code: 0 ok, 1 problems, 2 the config file could
- * not be read at all.
- */
-/**
  * What `check` makes of a `${VAR}` that is unset and has no default:
  * - `warn` (the default): a warning at its first use, which does not fail the check. Like promtool's lint
  *   warnings: a config is checked in CI or on a laptop without the deployment's secrets, and `run` still refuses
@@ -30,6 +25,11 @@ export interface CheckOutput {
  */
 export type UnsetEnvMode = 'warn' | 'allow' | 'require';
 
+/**
+ * Validates the config and every rule file it names. All validators feed one `problems` list, so the
+ * user sees every problem in one run. Returns the exit code: 0 ok, 1 problems, 2 the config file could
+ * not be read at all.
+ */
 export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS.ProcessEnv = process.env, opts: { unsetEnv?: UnsetEnvMode } = {}): Promise<number> {
   const unsetEnv = opts.unsetEnv ?? 'warn';
   const problems: Problem[] = [];
