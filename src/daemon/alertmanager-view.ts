@@ -7,6 +7,7 @@ import type { AlertStatus } from '../notify/mute/mute-stage.js';
 import type { Silence } from '../notify/mute/silence.js';
 import type { AlertmanagerAlertQuery, AlertmanagerView } from '../http/daemon-api.js';
 import { TransferWatchError } from '../util/errors.js';
+import { compileLinearRegex, type LinearRegex } from '../util/linear-regex.js';
 
 /** Alertmanager's default resolve_timeout: the `endsAt` it shows for an alert that has none. */
 const RESOLVE_TIMEOUT_MS = 5 * 60_000;
@@ -62,9 +63,9 @@ export function createAlertmanagerView(source: AlertmanagerViewSource): Alertman
     };
   }
 
-  function keep(a: GettableAlert, q: AlertmanagerAlertQuery, filter: Matcher[], receiver: RegExp | undefined): boolean {
+  function keep(a: GettableAlert, q: AlertmanagerAlertQuery, filter: Matcher[], receiver: LinearRegex | undefined): boolean {
     if (!matchesAll(filter, a.labels)) return false;
-    if (receiver && !a.receivers.some((r) => receiver.test(r.name))) return false;
+    if (receiver && !a.receivers.some((r) => receiver.matches(r.name))) return false;
     if (!q.active && a.status.state === 'active') return false;
     if (!q.silenced && a.status.silencedBy.length > 0) return false;
     if (!q.inhibited && a.status.inhibitedBy.length > 0) return false;
@@ -93,7 +94,7 @@ export function createAlertmanagerView(source: AlertmanagerViewSource): Alertman
       const receiver = receiverRegex(q.receiver);
       return source
         .groups()
-        .filter((g) => !receiver || receiver.test(g.receiver))
+        .filter((g) => !receiver || receiver.matches(g.receiver))
         .map((g) => ({
           labels: g.labels,
           receiver: { name: g.receiver },
@@ -115,12 +116,12 @@ function matchersOf(texts: readonly string[]): Matcher[] {
   return texts.flatMap((t) => parseMatchers(t));
 }
 
-function receiverRegex(text: string | undefined): RegExp | undefined {
+function receiverRegex(text: string | undefined): LinearRegex | undefined {
   if (text === undefined || text === '') return undefined;
   try {
-    return new RegExp(`^(?:${text})$`);
+    return compileLinearRegex(text);
   } catch (err) {
-    throw new TransferWatchError('matcher_invalid', `receiver: invalid regular expression: ${err instanceof Error ? err.message : String(err)}`);
+    throw new TransferWatchError('matcher_invalid', `receiver: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

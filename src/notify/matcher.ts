@@ -1,10 +1,13 @@
 import type { Labels } from '../alerts/alert.js';
 import { TransferWatchError } from '../util/errors.js';
+import { compileLinearRegex, type LinearRegex } from '../util/linear-regex.js';
 
 /**
  * Label matchers in Alertmanager's syntax: `name="value"`, `name!="value"`, `name=~"regex"`, `name!~"regex"`.
  * Values may be double-quoted (with `\"`, `\\` and `\n` escapes) or bare. Regexes are anchored at both ends,
  * as in Alertmanager, so `=~"PROD.*"` does not match `XPROD1`. A label that is absent has the value "".
+ * Regexes have RE2 semantics and are matched in linear time (util/linear-regex.ts): a matcher from an open API
+ * read or a persisted silence cannot freeze the daemon.
  */
 export type MatchType = '=' | '!=' | '=~' | '!~';
 
@@ -12,17 +15,17 @@ export interface Matcher {
   readonly name: string;
   readonly type: MatchType;
   readonly value: string;
-  /** The anchored regex of `=~` / `!~`, compiled once. */
-  readonly regex?: RegExp | undefined;
+  /** The anchored RE2 regex of `=~` / `!~`, compiled once. */
+  readonly regex?: LinearRegex | undefined;
 }
 
 /** Build a matcher; throws MatcherError on an invalid regex. */
 export function makeMatcher(name: string, type: MatchType, value: string): Matcher {
   if (type === '=' || type === '!=') return { name, type, value };
   try {
-    return { name, type, value, regex: compileRegex(value) };
+    return { name, type, value, regex: compileLinearRegex(value) };
   } catch (err) {
-    throw new MatcherError(`invalid regular expression ${JSON.stringify(value)}: ${(err as Error).message}`, 1);
+    throw new MatcherError((err as Error).message, 1);
   }
 }
 
@@ -162,10 +165,6 @@ class MatcherParser {
   }
 }
 
-function compileRegex(source: string): RegExp {
-  return new RegExp(`^(?:${source})$`);
-}
-
 /** Whether one matcher accepts the labels (an absent label counts as ""). */
 export function matcherMatches(matcher: Matcher, labels: Labels): boolean {
   const value = labels[matcher.name] ?? '';
@@ -176,8 +175,8 @@ export function matcherMatches(matcher: Matcher, labels: Labels): boolean {
       return value !== matcher.value;
     case '=~':
     case '!~': {
-      const re = matcher.regex ?? compileRegex(matcher.value);
-      return re.test(value) === (matcher.type === '=~');
+      const re = matcher.regex ?? compileLinearRegex(matcher.value);
+      return re.matches(value) === (matcher.type === '=~');
     }
   }
 }

@@ -20,6 +20,13 @@ import {
 export const SILENCES_STATE_KEY = 'silences';
 /** Expired silences stay listed this long (Alertmanager's default retention), then are forgotten. */
 export const SILENCE_RETENTION_MS = 5 * 24 * 3_600_000;
+/**
+ * Expired silences kept at most (the newest): every change rewrites the whole set, so a script that creates and
+ * expires silences in a loop must not make each write carry thousands of dead ones for five days.
+ */
+export const MAX_EXPIRED_SILENCES = 200;
+/** Stored silences that cannot be used any more (a matcher RE2 refuses, an unreadable entry) are kept here. */
+export const QUARANTINED_SILENCES_STATE_KEY = 'silences.quarantined';
 
 const snapshotSchema = z.object({ version: z.literal(1), silences: z.array(z.unknown()) });
 
@@ -53,27 +60,54 @@ export class SilenceStore implements SilenceApi {
   async restore(): Promise<void> {
     const raw = await this.state.load(SILENCES_STATE_KEY);
     if (raw === undefined) return;
-    this.replaceFrom(raw);
+    await this.quarantine(this.replaceFrom(raw));
   }
 
-  private replaceFrom(raw: unknown): void {
+  /** Replace the silences in memory; returns the stored entries that could not be used, with why. */
+  private replaceFrom(raw: unknown): Array<{ item: unknown; reason: string }> {
     const snapshot = snapshotSchema.safeParse(raw);
     if (!snapshot.success) {
       this.logger.error({ key: SILENCES_STATE_KEY }, 'silence state has an unknown shape; starting without silences');
-      return;
+      return [{ item: raw, reason: 'unknown shape of the silence state' }];
     }
     this.silences.clear();
+    const rejected: Array<{ item: unknown; reason: string }> = [];
     for (const item of snapshot.data.silences) {
       const parsed = storedSilenceSchema.safeParse(item);
       if (!parsed.success) {
-        this.logger.warn({ key: SILENCES_STATE_KEY }, 'skipping an unreadable silence in the state file');
+        rejected.push({ item, reason: 'unreadable silence' });
         continue;
       }
       try {
         this.silences.set(parsed.data.id, { stored: parsed.data, matchers: parsed.data.matchers.map(toMatcher) });
-      } catch {
-        this.logger.warn({ id: parsed.data.id }, 'skipping a stored silence with an invalid matcher');
+      } catch (err) {
+        // A pattern the old (backtracking) engine took and RE2 refuses: never matched on again, kept for its author.
+        rejected.push({ item, reason: err instanceof Error ? err.message : String(err) });
       }
+    }
+    return rejected;
+  }
+
+  /**
+   * Move stored silences that cannot be used aside (state key `silences.quarantined`), so they are neither
+   * matched on (a pattern that froze the daemon would freeze it again at every start) nor lost.
+   */
+  private async quarantine(rejected: Array<{ item: unknown; reason: string }>): Promise<void> {
+    if (rejected.length === 0) return;
+    for (const r of rejected) {
+      const id = typeof r.item === 'object' && r.item !== null && 'id' in r.item ? String(r.item.id) : undefined;
+      this.logger.error({ key: QUARANTINED_SILENCES_STATE_KEY, silence: id, reason: r.reason }, 'a stored silence cannot be used; moved it aside');
+    }
+    try {
+      const before = await this.state.load(QUARANTINED_SILENCES_STATE_KEY).catch(() => undefined);
+      const kept = Array.isArray(before) ? before : [];
+      const seen = new Set(kept.map((k) => JSON.stringify(k)));
+      const added = rejected.map((r) => ({ reason: r.reason, silence: r.item })).filter((k) => !seen.has(JSON.stringify(k)));
+      await this.state.save(QUARANTINED_SILENCES_STATE_KEY, [...kept, ...added].slice(-MAX_EXPIRED_SILENCES));
+      // Written without them, so the next start does not meet them again.
+      await this.persist();
+    } catch (err) {
+      this.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'could not move unusable silences aside; they stay ignored');
     }
   }
 
@@ -145,9 +179,14 @@ export class SilenceStore implements SilenceApi {
   }
 
   private forgetOld(now: number): void {
+    const expired: Array<{ id: string; endsAt: number }> = [];
     for (const [id, s] of this.silences) {
       if (s.stored.endsAt + SILENCE_RETENTION_MS < now) this.silences.delete(id);
+      else if (s.stored.endsAt <= now) expired.push({ id, endsAt: s.stored.endsAt });
     }
+    if (expired.length <= MAX_EXPIRED_SILENCES) return;
+    expired.sort((a, b) => b.endsAt - a.endsAt);
+    for (const e of expired.slice(MAX_EXPIRED_SILENCES)) this.silences.delete(e.id);
   }
 
   /** A write was refused (state dir read-only or full): the silences in memory are newer than the file. */
@@ -182,14 +221,16 @@ export class SilenceStore implements SilenceApi {
       await this.persist();
       return;
     }
+    const rejected: Array<{ item: unknown; reason: string }> = [];
     const next = await this.state.update(SILENCES_STATE_KEY, (raw) => {
-      if (raw !== undefined) this.replaceFrom(raw);
+      if (raw !== undefined) rejected.push(...this.replaceFrom(raw));
       apply(this.silences);
       this.forgetOld(this.clock.now());
       return this.snapshot();
     });
     this.replaceFrom(next);
     this.staleSince = undefined;
+    await this.quarantine(rejected);
   }
 
   private snapshot(): unknown {

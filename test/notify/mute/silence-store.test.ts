@@ -135,4 +135,54 @@ describe('SilenceStore', () => {
     expect(store.list()).toHaveLength(1);
     expect(store.silencedBy({ alertname: 'y' })).toEqual([s.id]);
   });
+
+  it('moves a stored silence whose matcher RE2 refuses aside (logged, kept under silences.quarantined) and starts with the rest', async () => {
+    const state = new FileStateStore(dir, silentLogger(), clock);
+    await state.init();
+    const stored = (id: string, value: string) => ({
+      id,
+      matchers: [{ name: 'user', value, isRegex: true, isEqual: true }],
+      startsAt: T0,
+      endsAt: T0 + 3_600_000,
+      createdBy: 'ops',
+      comment: 'maintenance',
+      updatedAt: T0,
+    });
+    // Written by an earlier version, whose backtracking engine took lookaheads.
+    await state.save('silences', { version: 1, silences: [stored('good', 'BANK.*'), stored('old', '(?!BANK1).*')] });
+    const store = newStore(state);
+    await store.restore();
+    expect(store.list().map((s) => s.id)).toEqual(['good']);
+    expect(store.silencedBy({ user: 'BANK2' })).toEqual(['good']);
+    const quarantined = (await state.load('silences.quarantined')) as Array<{ reason: string; silence: { id: string } }>;
+    expect(quarantined).toHaveLength(1);
+    expect(quarantined[0]?.silence.id).toBe('old');
+    expect(quarantined[0]?.reason).toMatch(/invalid regular expression "\(\?!BANK1\)\.\*"/);
+    // The live state no longer holds it: the next start does not meet it again, and nothing is quarantined twice.
+    const again = newStore(state);
+    await again.restore();
+    expect(again.list().map((s) => s.id)).toEqual(['good']);
+    expect(await state.load('silences.quarantined')).toHaveLength(1);
+  });
+
+  it('keeps at most 200 expired silences (the newest), so each write does not carry thousands of dead ones', async () => {
+    const state = new FileStateStore(dir, silentLogger(), clock);
+    await state.init();
+    const store = new SilenceStore(clock, state, silentLogger(), () => undefined, () => `s${++ids}`, { maxSilences: 5, maxSizeBytes: 8_192 });
+    for (let i = 0; i < 230; i++) {
+      const s = await store.create({
+        matchers: [{ name: 'user', value: `U${i}`, isRegex: false, isEqual: true }],
+        startsAt: new Date(clock.now()).toISOString(),
+        endsAt: new Date(clock.now() + 3_600_000).toISOString(),
+        createdBy: 'script',
+        comment: 'loop',
+      });
+      await store.expire(s.id);
+      clock.advance(1_000);
+    }
+    const listed = store.list();
+    expect(listed).toHaveLength(200);
+    expect(listed.some((s) => s.id === 's230')).toBe(true);
+    expect(listed.some((s) => s.id === 's1')).toBe(false);
+  });
 });
