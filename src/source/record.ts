@@ -29,6 +29,45 @@ const IDENTITY_FIELDS = [
 
 class RecordProblem extends Error {}
 
+/**
+ * The longest text each field may have, in UTF-16 units. A service (or whatever sits in front of it) sent a
+ * 10 MB file name and message once: held in rule windows, alert labels, samples, state files and log lines, it
+ * took the daemon to 5 GB. A record with a longer field is invalid (counted, skipped, with this reason), except
+ * MENSAGEM: it is only ever shown to people, so it is cut to MAX_MESSAGE_LENGTH instead (see `boundedMessage`).
+ * The bounds are far above real values: Linux paths stop at 4096, user and instance names are identifiers.
+ */
+export const FIELD_MAX_LENGTH: Readonly<Record<string, number>> = {
+  DATAHORA: 64,
+  INSTANCE: 256,
+  USUARIO: 256,
+  NOMEARQUIVO: 4096,
+  TAGS: 1024,
+  CONEXAO: 1024,
+  REDE: 1024,
+  TIPOREC: 256,
+  DATAARQUIVO: 64,
+  HORAARQUIVO: 64,
+};
+/** MENSAGEM is cut here, with a note of how long it was (the same record always reads the same: identity holds). */
+export const MAX_MESSAGE_LENGTH = 2048;
+/** Integers given as strings are at most this long (a safe integer has 16 digits). */
+const MAX_INTEGER_TEXT = 32;
+
+function checkLength(field: string, value: string): string {
+  const max = FIELD_MAX_LENGTH[field];
+  if (max !== undefined && value.length > max) throw new RecordProblem(`${field} longer than ${max} characters (${value.length})`);
+  return value;
+}
+
+/** A message over MAX_MESSAGE_LENGTH, cut on a whole character with how long it was. */
+function boundedMessage(text: string): string {
+  if (text.length <= MAX_MESSAGE_LENGTH) return text;
+  let end = MAX_MESSAGE_LENGTH;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1; // do not split a surrogate pair
+  return `${text.slice(0, end)}… (truncated from ${text.length} characters)`;
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -36,7 +75,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** Integers may arrive as numbers or as numeric strings ("42", " -1 "). */
 function readInteger(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined;
-  if (typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)) {
+  if (typeof value === 'string' && value.length <= MAX_INTEGER_TEXT && /^\s*[+-]?\d+\s*$/.test(value)) {
     const n = Number(value.trim());
     return Number.isSafeInteger(n) ? n : undefined;
   }
@@ -61,14 +100,14 @@ function optionalInteger(rec: Record<string, unknown>, field: string): number | 
 function requiredString(rec: Record<string, unknown>, field: string): string {
   const value = rec[field];
   if (typeof value !== 'string') throw new RecordProblem(`${field} is missing or not a string`);
-  return value;
+  return checkLength(field, value);
 }
 
 /** Descriptive strings: absent or null is ''; a number (e.g. DATAARQUIVO 20240501) is kept as its digits. */
 function optionalString(rec: Record<string, unknown>, field: string): string {
   const value = rec[field];
   if (value === undefined || value === null) return '';
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return checkLength(field, value);
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   throw new RecordProblem(`${field} is not a string`);
 }
@@ -86,7 +125,7 @@ function normalise(rec: Record<string, unknown>): ServiceRecord {
     HORAARQUIVO: optionalString(rec, 'HORAARQUIVO'),
     MAXTAMREG: optionalInteger(rec, 'MAXTAMREG'),
     NUMREG: optionalInteger(rec, 'NUMREG'),
-    MENSAGEM: optionalString(rec, 'MENSAGEM'),
+    MENSAGEM: boundedMessage(optionalString(rec, 'MENSAGEM')),
     NOMEARQUIVO: requiredString(rec, 'NOMEARQUIVO'),
     TAGS: optionalString(rec, 'TAGS'),
     PROCID: optionalInteger(rec, 'PROCID'),

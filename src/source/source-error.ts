@@ -14,6 +14,7 @@ export const SOURCE_ERROR_REASONS = [
   'pagination_loop',
   'too_many_pages',
   'invalid_response',
+  'response_too_large',
   'tls',
 ] as const;
 export type SourceErrorReason = (typeof SOURCE_ERROR_REASONS)[number];

@@ -22,6 +22,8 @@ export interface SourceHttpOptions {
    * a proxy is as transient as a 502). Without it bodies are returned as text.
    */
   parseBody?: (text: string) => unknown;
+  /** Largest response body read (bytes); a larger one is cut off as `response_too_large`. */
+  maxResponseBytes: number;
 }
 
 const EMPTY_BODY = Buffer.alloc(0);
@@ -47,6 +49,20 @@ const MAX_RETRY_AFTER_MS = 60_000;
  */
 export function createSourceHttp(opts: SourceHttpOptions): Got {
   return got.extend({
+    // got buffers a whole body before it parses it: a page of a million records (or one 10 MB field) from a
+    // broken service took the daemon to gigabytes. The body is cut off as soon as it is known to be larger
+    // (Content-Length, or while it streams in), so no answer holds more than maxResponseBytes in memory.
+    handlers: [
+      (options, next) => {
+        const request = next(options);
+        if (!('cancel' in request) || typeof request.cancel !== 'function') return request;
+        const cancel = request.cancel.bind(request);
+        request.on('downloadProgress', (progress) => {
+          if (progress.transferred > opts.maxResponseBytes || (progress.total ?? 0) > opts.maxResponseBytes) cancel();
+        });
+        return request;
+      },
+    ],
     // `timeout: 0` in the config means no limit, as for got.
     ...(opts.timeoutMs > 0 ? { timeout: { request: opts.timeoutMs } } : {}),
     followRedirect: false,
@@ -114,7 +130,13 @@ export function isAbort(err: unknown, signal?: AbortSignal): boolean {
  * Maps a request that never got a usable response to a SourceError. The got error is not kept as `cause`:
  * it holds the request options, which include the Authorization header and the password form.
  */
-export function requestFailure(err: unknown, endpoint: Endpoint, onAttempt: (statusCode: string) => void): SourceError {
+export function requestFailure(err: unknown, endpoint: Endpoint, onAttempt: (statusCode: string) => void, maxResponseBytes?: number): SourceError {
+  // Our handler cancels a body over the cap (the caller's own abort goes through its signal, not cancel()).
+  if (err instanceof Error && 'code' in err && err.code === 'ERR_CANCELED') {
+    onAttempt('too_large');
+    const limit = maxResponseBytes === undefined ? 'the limit' : `${maxResponseBytes} bytes`;
+    return new SourceError('response_too_large', `${endpoint} response larger than ${limit}; cut off (sources[].max_response_bytes)`);
+  }
   if (err instanceof RequestError && err.code === BODY_PARSE_FAILURE) {
     onAttempt(String(err.response?.statusCode ?? 'invalid'));
     const cause = err.cause instanceof Error ? err.cause.message : 'unreadable body';

@@ -27,6 +27,11 @@ export const sourceSchema = z.strictObject({
    * service whose `next` never ends fails the window (reason `too_many_pages`) instead of polling forever.
    */
   max_records_per_window: z.number().int().min(1000).default(1_000_000),
+  /**
+   * Largest answer read from the service, in bytes (16 MiB: a full page of 1,000 records is about 0.6 MB). A
+   * larger one is cut off while it arrives (reason `response_too_large`) and its window retried with backoff.
+   */
+  max_response_bytes: z.number().int().min(65_536).default(16 * 1024 * 1024),
   tls: tlsSchema,
 });
 

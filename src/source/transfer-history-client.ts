@@ -53,6 +53,9 @@ interface Envelope {
   next: string;
 }
 
+/** Largest token response read: a token is a few hundred bytes. */
+const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
+
 /** How many distinct invalid-record reasons one page's log line quotes. */
 const INVALID_SAMPLES = 3;
 /** Pages of one pagination whose invalid records get their own log line; the rest are summed up at the end. */
@@ -144,6 +147,12 @@ export class TransferHistoryClient {
     signal?: AbortSignal,
   ): Promise<{ page: TransferPage; nextUrl: URL | undefined }> {
     const envelope = await this.fetchPage(transfers, tokens, url, signal);
+    // The service promises at most `limit` records a page; a page far past it is a broken (or hostile) service,
+    // and reading it whole is what took the daemon to gigabytes. A few over are tolerated (off-by-one services).
+    const limit = query.limit ?? 1000;
+    if (envelope.data.length > limit * 2) {
+      throw new SourceError('response_too_large', `a page of ${envelope.data.length} records, asked for at most ${limit}; the window is abandoned`);
+    }
     let nextUrl: URL | undefined;
     if (envelope.next !== '') {
       nextUrl = resolveNextLink(envelope.next, url, this.endpoints, query);
@@ -184,6 +193,8 @@ export class TransferHistoryClient {
         tls: { ...(ca ? { ca } : {}), insecureSkipVerify: tls.insecure_skip_verify },
         logger: this.logger,
         onAttempt: (status) => this.hooks.onRequest?.(endpoint, status),
+        // A token answer is a few hundred bytes; a page is bounded by the source's setting.
+        maxResponseBytes: endpoint === 'token' ? MAX_TOKEN_RESPONSE_BYTES : this.source.max_response_bytes,
         ...(endpoint === 'transfers' ? { parseBody: parseEnvelope } : {}),
       });
     const tokens = new TokenProvider({
@@ -237,7 +248,7 @@ export class TransferHistoryClient {
       });
     } catch (err) {
       if (isAbort(err, signal)) throw err;
-      throw requestFailure(err, 'transfers', (status) => this.hooks.onRequest?.('transfers', status));
+      throw requestFailure(err, 'transfers', (status) => this.hooks.onRequest?.('transfers', status), this.source.max_response_bytes);
     }
   }
 

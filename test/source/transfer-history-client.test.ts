@@ -504,3 +504,88 @@ describe('TransferHistoryClient retries', () => {
     expect((await failure(collect(c, query()))).reason).toBe('network');
   });
 });
+
+describe('TransferHistoryClient bounds (a hostile or broken service)', () => {
+  it('cuts off a page larger than max_response_bytes while it streams in (chunked, no Content-Length): response_too_large, not retried', async () => {
+    let bytesSent = 0;
+    const s = await fake({
+      intercept: ({ request, res }) => {
+        if (request.kind !== 'transfers') return false;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"data":[');
+        const chunk = `${JSON.stringify(wireRecord())},`.repeat(200);
+        // 64 MB if read whole; the client must hang up long before.
+        const timer = setInterval(() => {
+          if (res.destroyed || bytesSent > 64 * 1024 * 1024) {
+            clearInterval(timer);
+            res.destroy();
+            return;
+          }
+          bytesSent += chunk.length;
+          res.write(chunk);
+        }, 1);
+        res.on('close', () => clearInterval(timer));
+        return true;
+      },
+    });
+    const statuses: string[] = [];
+    const c = new TransferHistoryClient({
+      source: sourceConfig(s.baseUrl, { max_response_bytes: 1024 * 1024 }),
+      logger: silentLogger(),
+      hooks: { onRequest: (e, st) => statuses.push(`${e}:${st}`) },
+      retryDelay: () => 0,
+    });
+    const err = await failure(collect(c, query()));
+    expect(err.reason).toBe('response_too_large');
+    expect(err.message).toMatch(/larger than 1048576 bytes/);
+    expect(bytesSent).toBeLessThan(8 * 1024 * 1024);
+    expect(s.transfersRequests).toHaveLength(1);
+    expect(statuses).toContain('transfers:too_large');
+  });
+
+  it('refuses a declared Content-Length over the cap before reading the body, and a token answer over 64 KB', async () => {
+    const s = await fake({
+      intercept: ({ request, res }) => {
+        if (request.kind === 'token') {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ access_token: 'x'.repeat(200_000), token_type: 'bearer' }));
+          return true;
+        }
+        return false;
+      },
+    });
+    const { c } = client(s.baseUrl);
+    expect((await failure(collect(c, query()))).reason).toBe('response_too_large');
+    expect(s.transfersRequests).toHaveLength(0);
+  });
+
+  it('refuses a page of far more records than the limit asked for', async () => {
+    const s = await fake({
+      intercept: ({ request, res }) => (request.kind === 'transfers' ? json(res, 200, { data: wireRecords(25, '2024-05-01T10:00:00Z'), next: '' }) : false),
+    });
+    const { c } = client(s.baseUrl);
+    const err = await failure(collect(c, query({ limit: 10 })));
+    expect(err.reason).toBe('response_too_large');
+    expect(err.message).toMatch(/a page of 25 records, asked for at most 10/);
+  });
+
+  it('counts a record with a 1 MB file name invalid (with the reason) and cuts a 1 MB message to 2048 characters', async () => {
+    const records = [
+      wireRecord({ NOMEARQUIVO: `/in/${'A'.repeat(1_000_000)}.RET` }),
+      wireRecord({ NOMEARQUIVO: '/in/ok.RET', MENSAGEM: 'E'.repeat(1_000_000), RESULTADO: 12 }),
+      wireRecord({ NOMEARQUIVO: '/in/ok2.RET', USUARIO: 'U'.repeat(300) }),
+    ];
+    const s = await fake({ records });
+    const reasons: string[] = [];
+    const { c } = client(s.baseUrl, { hooks: { onInvalidRecord: (r) => reasons.push(r) } });
+    const got = await collect(c, query());
+    expect(reasons).toEqual(['NOMEARQUIVO longer than 4096 characters (1000008)', 'USUARIO longer than 256 characters (300)']);
+    expect(got.transfers).toHaveLength(1);
+    const message = got.transfers[0]?.message ?? '';
+    expect(message.length).toBeLessThan(2_100);
+    expect(message).toMatch(/^E{2048}… \(truncated from 1000000 characters\)$/);
+    // The same record read again has the same identity (the cut is deterministic).
+    const again = await collect(c, query());
+    expect(again.transfers[0]?.id).toBe(got.transfers[0]?.id);
+  });
+});
