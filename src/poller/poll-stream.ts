@@ -36,6 +36,8 @@ export interface StreamStatus {
   up: boolean;
   lastSuccessfulPoll: string | null;
   lastError: { reason: string; message: string; at: string } | null;
+  /** After a bad answer: when the window is fetched again (the stream backs off). */
+  retryAt: string | null;
   dataLagSeconds: number | null;
 }
 
@@ -49,6 +51,15 @@ function reasonOf(err: unknown): string {
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
 /**
+ * Reasons that say the service's answer itself was wrong (not that it was unreachable): asking again at once
+ * gets the same answer. A never-ending `next` made a daemon fetch the same 1,000 pages every interval, about
+ * 4,000 requests in 15 s; after such a failure the stream waits twice as long each time, up to
+ * MAX_BACKOFF_MS. Timeouts, network errors and 5xx were already retried with backoff inside the cycle.
+ */
+const BAD_ANSWER_REASONS = new Set(['too_many_pages', 'pagination_loop', 'bad_next', 'response_too_large', 'invalid_response', 'bad_request']);
+export const MAX_BACKOFF_MS = 10 * 60_000;
+
+/**
  * One query stream of one source (and one instance, when `instances` is set). Reads windows until it has
  * caught up with `now - delay`; a window is committed (cursor moved, snapshot saved) only when all its pages
  * were read. A failed window is abandoned whole: the next cycle fetches it again, and what it had already
@@ -60,6 +71,8 @@ export class PollStream {
   since: number | undefined;
   lastSuccess: number | undefined;
   lastError: { reason: string; message: string; at: number } | undefined;
+  /** Cycles in a row whose window was abandoned because of what the service answered. */
+  private badAnswers = 0;
   private seen = new SeenTransfers();
 
   constructor(
@@ -83,6 +96,12 @@ export class PollStream {
 
   get intervalMs(): number {
     return this.kind === 'failures' ? this.opts.poll.interval : this.opts.poll.success_interval;
+  }
+
+  /** The wait before the next cycle: the interval, doubled after each cycle in a row lost to a bad answer. */
+  get nextDelayMs(): number {
+    if (this.badAnswers === 0) return this.intervalMs;
+    return Math.max(this.intervalMs, Math.min(MAX_BACKOFF_MS, this.intervalMs * 2 ** this.badAnswers));
   }
 
   snapshot(): StreamSnapshot {
@@ -146,12 +165,21 @@ export class PollStream {
       } catch (err) {
         const reason = reasonOf(err);
         this.lastError = { reason, message: errorMessage(err), at: clock.now() };
+        if (BAD_ANSWER_REASONS.has(reason)) this.badAnswers += 1;
+        else this.badAnswers = 0;
         hooks.onPoll?.(this.source, this.kind, (performance.now() - started) / 1000, reason);
         if (invalid) hooks.onInvalidRecords?.(this.source, invalid);
         if (fresh) hooks.onRecords?.(this.source, this.kind, fresh);
         logger.warn(
-          { source: this.source, stream: this.id, reason, window: { start: iso(window.start), end: iso(window.end) }, err: errorFields(err) },
-          'poll window abandoned; it will be fetched again next cycle',
+          {
+            source: this.source,
+            stream: this.id,
+            reason,
+            window: { start: iso(window.start), end: iso(window.end) },
+            retryInSeconds: this.nextDelayMs / 1000,
+            err: errorFields(err),
+          },
+          'poll window abandoned; it will be fetched again',
         );
         total += fresh;
         break;
@@ -164,6 +192,7 @@ export class PollStream {
       this.since ??= window.start;
       this.lastSuccess = clock.now();
       this.lastError = undefined;
+      this.badAnswers = 0;
       this.seen.prune(window.end - poll.overlap);
       try {
         await this.opts.save();
@@ -209,6 +238,7 @@ export class PollStream {
       up: this.lastError === undefined && this.lastSuccess !== undefined,
       lastSuccessfulPoll: iso(this.lastSuccess),
       lastError: this.lastError ? { reason: this.lastError.reason, message: this.lastError.message, at: new Date(this.lastError.at).toISOString() } : null,
+      retryAt: this.lastError && this.badAnswers > 0 ? iso(this.lastError.at + this.nextDelayMs) : null,
       dataLagSeconds: this.cursor === undefined ? null : Math.max(0, (now - this.cursor) / 1000),
     };
   }

@@ -140,7 +140,7 @@ export class Poller {
         } catch (err) {
           this.opts.logger.error({ err: errorFields(err) }, 'post-poll evaluation failed');
         }
-        if (!this.stopping) this.timers.set(stream.id, setTimeout(() => this.loop(stream), stream.intervalMs));
+        if (!this.stopping) this.timers.set(stream.id, setTimeout(() => this.loop(stream), stream.nextDelayMs));
       });
     this.inFlight.set(stream.id, run);
   }

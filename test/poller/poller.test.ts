@@ -31,6 +31,7 @@ function transfer(id: string, time: number, code = 36): Transfer {
 class FakePager implements TransferPager {
   queries: PagerQuery[] = [];
   failOnPage: number | undefined;
+  failReason = 'server_error';
   /** Unreadable records in the history, by time, each with its identity (a hash of its raw JSON). */
   invalid: Array<{ id: string; time: number }> = [];
   constructor(public history: Transfer[]) {}
@@ -38,7 +39,7 @@ class FakePager implements TransferPager {
     this.queries.push(q);
     const rows = this.history.filter((t) => t.time >= q.start && t.time <= q.end && (q.results === 0) === (t.code === 0));
     for (let i = 0, page = 0; i < Math.max(rows.length, 1); i += 2, page += 1) {
-      if (this.failOnPage === page) throw Object.assign(new Error('boom'), { reason: 'server_error' });
+      if (this.failOnPage === page) throw Object.assign(new Error('boom'), { reason: this.failReason });
       const bad = page === 0 ? this.invalid.filter((b) => b.time >= q.start && b.time <= q.end && q.results !== 0) : [];
       yield { transfers: rows.slice(i, i + 2), invalid: bad.length, invalidIds: bad.map((b) => b.id) };
     }
@@ -119,6 +120,32 @@ describe('Poller', () => {
     expect(sunk).toEqual(['t1', 't2', 't3', 't4', 't5']);
     expect(stream.cursor).toBeDefined();
     expect(stream.status(Date.now())).toMatchObject({ up: true, lastError: null });
+  });
+
+  it('backs off after windows lost to a bad answer (too_many_pages): 2x, 4x ... the interval, at most 10 min; says when; a good window resets it', async () => {
+    const t0 = Date.UTC(2026, 10, 22, 11, 50, 0);
+    const { clock, pager, make } = setup([1, 2, 3].map((i) => transfer(`t${i}`, t0 + i * 1000)));
+    const stream = make().streams[0]!;
+    expect(stream.nextDelayMs).toBe(10_000);
+    pager.failOnPage = 0;
+    pager.failReason = 'too_many_pages';
+    const delays: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      await stream.runCycle();
+      delays.push(stream.nextDelayMs);
+    }
+    expect(delays).toEqual([20_000, 40_000, 80_000, 160_000, 320_000, 600_000, 600_000, 600_000]);
+    expect(stream.status(clock.now())).toMatchObject({ up: false, lastError: { reason: 'too_many_pages' }, retryAt: new Date(clock.now() + 600_000).toISOString() });
+    pager.failOnPage = undefined;
+    await stream.runCycle();
+    expect(stream.nextDelayMs).toBe(10_000);
+    expect(stream.status(clock.now()).retryAt).toBeNull();
+    // A network-like failure was already retried inside the cycle: the next cycle comes at the interval.
+    pager.failOnPage = 0;
+    pager.failReason = 'network';
+    clock.advance(10_000);
+    await stream.runCycle();
+    expect(stream.nextDelayMs).toBe(10_000);
   });
 
   it('catches up in max_window steps and persists the cursor after each', async () => {
