@@ -55,8 +55,8 @@ export class HaCluster {
       onRedisUp: (up) => events.onRedisUp(up),
       onRedisReset: () => events.onRedisReset(),
     });
-    this.sharedState = new RedisStateStore({ redis, prefix });
-    this.leaderState = new RedisStateStore({ redis, prefix, fence: () => this.coordinator.fence(LEADER_LEASE) });
+    this.sharedState = new RedisStateStore({ redis, prefix, logger });
+    this.leaderState = new RedisStateStore({ redis, prefix, logger, fence: () => this.coordinator.fence(LEADER_LEASE) });
     // Every replica reloads, the writer too: its notifier may not be the one whose store wrote (leadership changes).
     sub.on('message', (channel: string) => {
       if (channel === this.channel) events.onSilencesChanged();

@@ -48,16 +48,35 @@ export async function createRedis(config: HaConfig['redis'], opts: RedisConnecti
 
 /** Connect and PING once at start-up; the error names the URL without its password. */
 export async function connectRedis(redis: Redis, url: string): Promise<void> {
+  // ioredis reports a refused AUTH as an 'error' event and then rejects connect() with "Connection is closed":
+  // keep the event's reason, which is the one an operator can act on.
+  let refusal: string | undefined;
+  const onError = (err: Error): void => {
+    if (AUTH_REFUSED.test(err.message)) refusal = err.message;
+  };
+  redis.on('error', onError);
   try {
     await redis.connect();
     await redis.ping();
   } catch (err) {
     redis.disconnect();
+    const reason = refusal ?? (AUTH_REFUSED.test(errorMessage(err)) ? errorMessage(err) : undefined);
+    if (reason !== undefined) {
+      throw new TransferWatchError(
+        'ha_redis_auth',
+        `Redis at ${redisUrlForDisplay(url)} refused the credentials (${scrub(reason, url)}); check ha.redis.password (or password_file) and the user in ha.redis.url`,
+      );
+    }
     throw new TransferWatchError('ha_redis_unreachable', `cannot reach Redis at ${redisUrlForDisplay(url)}: ${scrub(errorMessage(err), url)}`, {
       cause: undefined,
     });
+  } finally {
+    redis.off('error', onError);
   }
 }
+
+/** Redis's answers to a wrong or missing password (Redis 6+ ACL and the legacy requirepass). */
+const AUTH_REFUSED = /WRONGPASS|NOAUTH|invalid password|invalid username-password/i;
 
 function scrub(message: string, url: string): string {
   let out = message;

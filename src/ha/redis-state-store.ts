@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { StateStore } from '../state/state-store.js';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
 
 /** Where a fenced write checks that its lease is still held: the lease key must hold exactly `value`. */
 export interface Fence {
@@ -19,6 +20,8 @@ export interface RedisStateStoreOptions {
   fence?: () => Fence | undefined;
   /** Names keys within the store (`cursors` of one source become `source.prod.cursors`). */
   namespace?: string;
+  /** Says when a corrupt key is moved aside. */
+  logger?: Logger;
 }
 
 // KEYS[1] fence key (or ''), KEYS[2] snapshot, KEYS[3] journal; ARGV[1] fence value, ARGV[2] snapshot JSON.
@@ -30,6 +33,11 @@ return 1`;
 const FENCED_APPEND = `
 if KEYS[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end
 return redis.call('RPUSH', KEYS[2], ARGV[2])`;
+// Move a value aside only if it is still the one read: KEYS[1] snapshot, KEYS[2] quarantine; ARGV[1] the value read.
+const QUARANTINE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('RENAME', KEYS[1], KEYS[2])
+return 1`;
 // Compare-and-set: KEYS[1] snapshot; ARGV[1] the value read ('' = absent), ARGV[2] the new value.
 const COMPARE_AND_SET = `
 local current = redis.call('GET', KEYS[1])
@@ -72,10 +80,27 @@ export class RedisStateStore implements StateStore {
   async load(key: string): Promise<unknown> {
     const text = await this.opts.redis.get(this.snapshotKey(key));
     if (text === null) return undefined;
+    return this.parseOrQuarantine(key, text);
+  }
+
+  /**
+   * The value of a snapshot, or undefined when it is not JSON: then it is moved aside to
+   * `<prefix>quarantine:<key>:<ms>` (kept, never read again) and logged, as the file store moves a corrupt file
+   * aside. Garbage written into `state:alerts` made every replica refuse to start; now each one that reads it
+   * (at start, or a running follower refreshing its view) carries on without it.
+   */
+  private async parseOrQuarantine(key: string, text: string): Promise<unknown> {
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw new TransferWatchError('state_read', `state ${key} in Redis is not JSON`);
+      const snapshot = this.snapshotKey(key);
+      const aside = `${this.opts.prefix}quarantine:${this.opts.namespace ? `${this.opts.namespace}.` : ''}${key}:${Date.now()}`;
+      const moved = await this.opts.redis.eval(QUARANTINE, 2, snapshot, aside, text).catch(() => 0);
+      this.opts.logger?.error(
+        { key: snapshot, movedTo: moved === 1 ? aside : undefined, bytes: text.length },
+        moved === 1 ? 'state in Redis is not JSON; moved it aside and continuing without it' : 'state in Redis is not JSON; continuing without it',
+      );
+      return undefined;
     }
   }
 
@@ -112,8 +137,14 @@ export class RedisStateStore implements StateStore {
    */
   async update(key: string, change: (current: unknown) => unknown): Promise<unknown> {
     for (let attempt = 0; attempt < 20; attempt++) {
-      const raw = await this.opts.redis.get(this.snapshotKey(key));
-      const next = change(raw === null ? undefined : (JSON.parse(raw) as unknown));
+      let raw = await this.opts.redis.get(this.snapshotKey(key));
+      let current: unknown;
+      if (raw !== null) {
+        current = await this.parseOrQuarantine(key, raw);
+        // Moved aside: compare against an absent key from here on.
+        if (current === undefined) raw = null;
+      }
+      const next = change(current);
       const ok = await this.opts.redis.eval(COMPARE_AND_SET, 1, this.snapshotKey(key), raw ?? '', JSON.stringify(next));
       if (ok === 1) return next;
     }

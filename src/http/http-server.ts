@@ -7,8 +7,9 @@ import type { Logger } from '../util/logger.js';
 import { alertmanagerV2Routes, type V2Route } from './alertmanager-v2-routes.js';
 import type { DaemonApi, MetricsSource } from './daemon-api.js';
 import { HttpError } from './http-error.js';
-import { readBody, readJsonBody } from './read-body.js';
+import { readBody, readJsonBody, refuseLargeBodyOfRead } from './read-body.js';
 import { readRunbook } from './runbook-pages.js';
+import { ConnectionLimiter } from './connection-limiter.js';
 import { silenceHttpError } from './silence-errors.js';
 import { authenticatedUser, HttpSecurity } from './security/http-security.js';
 import type { WriteKind } from './security/request-guard.js';
@@ -39,8 +40,12 @@ export interface RunningHttpServer {
   setSecurity(security: HttpSecurity): void;
 }
 
-/** Connections served at once; more are closed at once (the client retries), so a flood cannot starve the poll loop. */
-export const MAX_CONNECTIONS = 256;
+/** Headers must arrive within this (checked every second, not Node's default 30 s: idle sockets lived 45 s). */
+export const HEADERS_TIMEOUT_MS = 15_000;
+/** A whole request (headers and body) must arrive within this. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** An idle keep-alive connection is closed after this. */
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -241,6 +246,16 @@ function toRoute(r: V2Route): Route {
   });
 }
 
+/** A write the state store (files or Redis) refused, or one fenced because this replica lost its lease. */
+function isStateWriteError(err: unknown): err is TransferWatchError {
+  return err instanceof TransferWatchError && (err.code === 'state_write' || err.code === 'ha_fenced');
+}
+
+/** What went wrong, without paths or upstream text. */
+function stateWriteCause(err: TransferWatchError): string {
+  return err.code === 'ha_fenced' ? 'this replica no longer holds the lease' : 'the state directory or Redis is not writable';
+}
+
 /** The path of a request URL, without the query (logs must not carry query strings). */
 function pathOf(url: string | undefined): string {
   try {
@@ -287,6 +302,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
     } catch (err) {
       if (err instanceof HttpError) {
         reply = errorReply(err.status, err.message, err.headers, pathOf(req.url));
+      } else if (isStateWriteError(err)) {
+        // A change (a silence) the state store refused: the client should know it did not stick and may retry.
+        logger.error({ err: errorFields(err), method: req.method, path: pathOf(req.url) }, 'a change could not be saved');
+        reply = errorReply(503, `not saved: the state store refused the write (${stateWriteCause(err)}); try again, and see the daemon's log`, { 'Retry-After': '5' }, pathOf(req.url));
       } else {
         // Unexpected errors may carry details (paths, upstream text) not meant for clients: log, answer generically.
         logger.error({ err, method: req.method, path: pathOf(req.url) }, 'http handler failed');
@@ -322,6 +341,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
   }
 
   async function dispatch(req: IncomingMessage): Promise<Reply> {
+    if (req.method === 'GET' || req.method === 'HEAD') await refuseLargeBodyOfRead(req);
     let segments: string[];
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -354,12 +374,18 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
       res.destroy();
     });
   };
-  const server = opts.tls ? createHttpsServer(opts.tls, onRequest) : createServer(onRequest);
-  // Bounds slow clients (headers and body) and floods; nothing we serve takes long.
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 15_000;
-  server.maxConnections = MAX_CONNECTIONS;
-  server.keepAliveTimeout = 5_000;
+  // Bounds slow clients (headers and body); nothing we serve takes long. Node checks these timeouts every
+  // connectionsCheckingInterval (30 s by default), so the interval is what makes "15 s" mean 15 s.
+  const timeouts = {
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    connectionsCheckingInterval: 1_000,
+  };
+  // A TLS handshake that never comes is given up after 10 s (Node's default is 120 s).
+  const server = opts.tls ? createHttpsServer({ handshakeTimeout: 10_000, ...opts.tls, ...timeouts }, onRequest) : createServer(timeouts, onRequest);
+  // Floods of connections evict idle ones instead of locking everyone out (see ConnectionLimiter).
+  new ConnectionLimiter().attach(server);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -21,14 +21,47 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
   return Buffer.concat(chunks);
 }
 
-/** Read and parse a JSON body; 400 when it is not JSON. An empty body is `undefined`. */
+/** Deepest nesting of arrays and objects a JSON body may have (a silence is 3 levels deep). */
+export const MAX_JSON_DEPTH = 32;
+
+/** Read and parse a JSON body; 400 when it is not JSON or nested too deeply. An empty body is `undefined`. */
 export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
   const body = await readBody(req, limit);
   if (body.length === 0) return undefined;
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'));
-    return parsed;
+    parsed = JSON.parse(body.toString('utf8'));
   } catch (err) {
     throw new HttpError(400, 'http_bad_json', `request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
+  // 64 KiB of `[[[[…` parses fine but overflows the stack of every recursive walk after it (JSON.stringify,
+  // schema validation): refused here, with a 400 instead of a 500 and a stack trace in the log.
+  if (depthOver(parsed, MAX_JSON_DEPTH)) {
+    throw new HttpError(400, 'http_bad_json', `request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  return parsed;
+}
+
+/** Whether arrays and objects nest deeper than `max`, walked without recursion. */
+function depthOver(value: unknown, max: number): boolean {
+  const stack: Array<{ v: unknown; depth: number }> = [{ v: value, depth: 0 }];
+  while (stack.length > 0) {
+    const { v, depth } = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth + 1 > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push({ v: child, depth: depth + 1 });
+    }
+  }
+  return false;
+}
+
+/**
+ * A GET or HEAD with a body: read and drop it within the same bound as any body (413 past it). Node would
+ * otherwise drain an unbounded body after the answer to keep the connection usable.
+ */
+export async function refuseLargeBodyOfRead(req: IncomingMessage): Promise<void> {
+  const length = req.headers['content-length'];
+  const hasBody = (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody) await readBody(req);
 }

@@ -9,6 +9,8 @@ import type { StateStore } from './state-store.js';
 const KEY = /^[a-z0-9][a-z0-9_.-]*$/;
 /** `<key>.journal.<n>`: a journal set aside by a snapshot that is not durable yet. */
 const ROTATED = /^(.+)\.journal\.(\d+)$/;
+/** A snapshot's temp file (`<key>.json.tmp-<pid>`), left behind when a process died in the middle of a write. */
+const TEMP = /^[a-z0-9][a-z0-9_.-]*\.json\.tmp-\d+$/;
 
 /** The journal file of one key open for appending, in this process. */
 interface AppendFile {
@@ -62,6 +64,13 @@ export class FileStateStore implements StateStore {
     // Journals set aside by a previous process that died before its snapshot was durable: they are read
     // by `journal` and deleted by the next snapshot of their key; new rotations must sort after them.
     for (const name of await readdir(this.dir)) {
+      // The state dir is locked to this process: a temp file here is a dead process's unfinished write (its
+      // rename never happened, so the snapshot it would have replaced is intact). Up to 80 MB were seen left.
+      if (TEMP.test(name)) {
+        await unlink(path.join(this.dir, name)).catch(() => undefined);
+        this.logger.info({ file: name }, 'removed the temp file of a write a previous process did not finish');
+        continue;
+      }
       const match = ROTATED.exec(name);
       if (!match?.[1] || !match[2] || !KEY.test(match[1])) continue;
       this.noteRotated(match[1], Number(match[2]));

@@ -13,11 +13,15 @@ export const HAVE_REDIS = existsSync(REDIS_SERVER);
 export class RedisServer {
   private proc: ChildProcess | undefined;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly extraArgs: string[] = [],
+  ) {}
 
-  static async start(): Promise<RedisServer> {
+  /** `requirepass`: the server refuses clients without that password. */
+  static async start(opts: { requirepass?: string } = {}): Promise<RedisServer> {
     if (!HAVE_REDIS) throw new Error(`${REDIS_SERVER} not found; .ci/run installs redis-server`);
-    const server = new RedisServer(await freePort());
+    const server = new RedisServer(await freePort(), opts.requirepass ? ['--requirepass', opts.requirepass] : []);
     await server.restart();
     return server;
   }
@@ -28,7 +32,7 @@ export class RedisServer {
 
   /** Start it (again, empty) on the same port. */
   async restart(): Promise<void> {
-    this.proc = spawn(REDIS_SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], {
+    this.proc = spawn(REDIS_SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', ...this.extraArgs], {
       stdio: 'ignore',
     });
     const deadline = Date.now() + 10_000;

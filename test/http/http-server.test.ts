@@ -237,6 +237,33 @@ describe('http server: silences', () => {
     expect(daemon.store.size).toBe(0);
   });
 
+  it('answers 400 (not 500 with a stack) for a JSON body nested 20,000 deep, and 503 saying so when the state store refuses the write', async () => {
+    const json = { 'content-type': 'application/json' };
+    const deep = await request(`${server.url}/api/v1/silences`, { method: 'POST', body: `${'['.repeat(20_000)}${']'.repeat(20_000)}`, headers: json });
+    expect(deep.status).toBe(400);
+    expect(JSON.parse(deep.body)).toEqual({ status: 'error', error: 'request body is nested deeper than 32 levels' });
+    const v2 = await request(`${server.url}/api/v1/silences`, { method: 'POST', body: `{"matchers":${'{"a":'.repeat(40)}1${'}'.repeat(40)}}`, headers: json });
+    expect(v2.status).toBe(400);
+    daemon.silences.create = async () => {
+      throw new TransferWatchError('state_write', 'cannot write state file /var/lib/tw/silences.json: EROFS');
+    };
+    const refused = await request(`${server.url}/api/v1/silences`, { method: 'POST', body: '{"matchers":[]}', headers: json });
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('5');
+    expect(JSON.parse(refused.body).error).toMatch(/^not saved: the state store refused the write/);
+    expect(refused.body).not.toContain('/var/lib');
+  });
+
+  it('refuses a GET whose body is over the limit (declared or chunked) instead of draining it', async () => {
+    const big = Buffer.alloc(MAX_BODY_BYTES + 1, 'a');
+    const declared = await request(`${server.url}/api/v1/alerts`, { method: 'GET', body: big, headers: { 'Content-Length': String(big.length) } });
+    expect(declared.status).toBe(413);
+    const chunked = await request(`${server.url}/healthz`, { method: 'GET', body: big, headers: { 'Transfer-Encoding': 'chunked' } });
+    expect(chunked.status).toBe(413);
+    const small = await request(`${server.url}/api/v1/alerts`, { method: 'GET', body: '{}', headers: { 'Content-Length': '2' } });
+    expect(small.status).toBe(200);
+  });
+
   it('decodes the id from the path', async () => {
     daemon.store.set('a b', { id: 'a b', matchers: [] });
     expect((await request(`${server.url}/api/v1/silences/a%20b`)).status).toBe(200);

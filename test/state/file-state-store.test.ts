@@ -33,6 +33,18 @@ describe('FileStateStore', () => {
     expect(writes).toBeLessThanOrEqual(2);
     expect(await store.load('nflog')).toEqual({ seq: 19 });
   });
+
+  it('removes the temp files of writes a killed process did not finish, and keeps the snapshots they would have replaced', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tw-state-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'alerts.json'), JSON.stringify({ kept: true }));
+    writeFileSync(join(dir, 'alerts.json.tmp-4242'), '{"half": ');
+    writeFileSync(join(dir, 'notes.txt'), 'not ours');
+    const store = new FileStateStore(dir, silentLogger(), new ManualClock(0));
+    await store.init();
+    expect(readdirSync(dir).sort()).toEqual(['alerts.json', 'notes.txt']);
+    expect(await store.load('alerts')).toEqual({ kept: true });
+  });
 });
 
 describe('FileStateStore journal', () => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import bcrypt from 'bcryptjs';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from '../../util/logger.js';
 import { HttpError } from '../http-error.js';
 
@@ -11,6 +12,16 @@ const CACHE_MAX = 1_000;
 const FREE_FAILURES = 3;
 const MAX_DELAY_MS = 5_000;
 const FAILURE_MEMORY_MS = 15 * 60_000;
+/**
+ * bcrypt rounds run one at a time, whoever asks, with at most MAX_QUEUED_CHECKS waiting and MAX_CHECKS_PER_PEER
+ * of one peer in progress or waiting: 100 keep-alive connections guessing passwords made a bcrypt round per
+ * guess in parallel, `/healthz` took 10 s and polling halved. Over those bounds the answer is 429 at once.
+ */
+const MAX_CONCURRENT_CHECKS = 1;
+const MAX_QUEUED_CHECKS = 16;
+const MAX_CHECKS_PER_PEER = 2;
+/** A pair that failed is answered from memory for this long (a client retrying a wrong password costs nothing). */
+const FAILED_TTL_MS = 5 * 60_000;
 /** Compared against when the user is unknown, so a wrong user costs as long as a wrong password. */
 const DUMMY_HASH = '$2b$10$CwTycUXWue0Thq9StjUM0uJ8DHgP2Yt1eEYxbFzr4sLt2b6GSjCWO';
 
@@ -26,7 +37,11 @@ export interface BasicAuthHooks {
  */
 export class BasicAuthenticator {
   private readonly verified = new Map<string, number>();
+  /** Pairs (hashed as in `verified`) known to be wrong, until when. */
+  private readonly refused = new Map<string, number>();
   private readonly failures = new Map<string, { count: number; last: number }>();
+  private readonly checks: LimitFunction = pLimit(MAX_CONCURRENT_CHECKS);
+  private readonly checksByPeer = new Map<string, number>();
 
   constructor(
     private readonly users: Readonly<Record<string, string>>,
@@ -38,25 +53,65 @@ export class BasicAuthenticator {
   /** The authenticated user name; throws 401 (with a challenge) otherwise. */
   async authenticate(req: IncomingMessage, peer: string): Promise<string> {
     const credentials = parseBasic(req.headers.authorization);
-    if (!credentials) throw challenge('authentication required');
+    if (!credentials) {
+      // Counted (a scraper that lost its credentials shows up in the metric); not logged: every browser's first
+      // request has none, and the challenge is what makes it ask.
+      this.hooks.onFailure?.();
+      throw challenge('authentication required');
+    }
     const { user, password } = credentials;
     const hash = this.users[user];
     const key = createHash('sha256').update(`${user}\u0000${password}\u0000${hash ?? ''}`).digest('hex');
+    const now = this.now();
     const until = this.verified.get(key);
-    if (hash !== undefined && until !== undefined && until > this.now()) return user;
-    // bcrypt even for unknown users: the answer's time must not tell which user names exist.
-    const ok = (await bcrypt.compare(password, hash ?? DUMMY_HASH)) && hash !== undefined;
+    if (hash !== undefined && until !== undefined && until > now) return user;
+    const refusedUntil = this.refused.get(key);
+    if (refusedUntil !== undefined && refusedUntil > now) {
+      await this.penalty(peer);
+      this.fail(user, peer);
+      throw challenge('wrong user name or password');
+    }
+    const ok = await this.check(password, hash, peer);
     if (ok) {
       if (this.verified.size >= CACHE_MAX) this.verified.clear();
       this.verified.set(key, this.now() + CACHE_TTL_MS);
       this.failures.delete(peer);
       return user;
     }
-    await this.fail(user, peer);
+    if (this.refused.size >= CACHE_MAX) this.refused.clear();
+    this.refused.set(key, this.now() + FAILED_TTL_MS);
+    this.fail(user, peer);
     throw challenge('wrong user name or password');
   }
 
-  private async fail(user: string, peer: string): Promise<void> {
+  /** One bcrypt round, in the bounded queue; a peer that kept failing waits its delay first. */
+  private async check(password: string, hash: string | undefined, peer: string): Promise<boolean> {
+    const mine = this.checksByPeer.get(peer) ?? 0;
+    if (mine >= MAX_CHECKS_PER_PEER || this.checks.pendingCount >= MAX_QUEUED_CHECKS) {
+      this.hooks.onFailure?.();
+      throw new HttpError(429, 'http_too_many_auth_checks', 'too many password checks in progress; try again later', { 'Retry-After': '1' });
+    }
+    this.checksByPeer.set(peer, mine + 1);
+    try {
+      await this.penalty(peer);
+      // bcrypt even for unknown users: the answer's time must not tell which user names exist.
+      return await this.checks(async () => (await bcrypt.compare(password, hash ?? DUMMY_HASH)) && hash !== undefined);
+    } finally {
+      const left = (this.checksByPeer.get(peer) ?? 1) - 1;
+      if (left <= 0) this.checksByPeer.delete(peer);
+      else this.checksByPeer.set(peer, left);
+    }
+  }
+
+  /** A peer past its free failures waits before its next check: guessing slows down, and costs no CPU while it waits. */
+  private async penalty(peer: string): Promise<void> {
+    const before = this.failures.get(peer);
+    if (!before || this.now() - before.last >= FAILURE_MEMORY_MS || before.count < FREE_FAILURES) return;
+    const delay = Math.min(MAX_DELAY_MS, 250 * 2 ** (before.count - FREE_FAILURES));
+    await new Promise((r) => setTimeout(r, delay));
+  }
+
+  private fail(user: string, peer: string): void {
     const now = this.now();
     const before = this.failures.get(peer);
     const count = before && now - before.last < FAILURE_MEMORY_MS ? before.count + 1 : 1;
@@ -64,10 +119,6 @@ export class BasicAuthenticator {
     if (this.failures.size > 10_000) this.failures.clear();
     this.hooks.onFailure?.();
     this.logger.warn({ user, peer, failures: count }, 'HTTP authentication failed');
-    if (count > FREE_FAILURES) {
-      const delay = Math.min(MAX_DELAY_MS, 250 * 2 ** (count - FREE_FAILURES - 1));
-      await new Promise((r) => setTimeout(r, delay));
-    }
   }
 }
 

@@ -34,7 +34,7 @@ function securityHeaders(nonce: string): Record<string, string> {
     // Nothing runs or loads but our own nonce'd style and script; forms post only here; no framing (clickjacking).
     'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'same-origin',
+    'Referrer-Policy': 'no-referrer',
   };
 }
 

@@ -1,0 +1,104 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** Connections served at once, in all. */
+export const MAX_CONNECTIONS = 256;
+/** Connections one peer address may hold at once (Prometheus, a browser and the CLI need a handful). */
+export const MAX_CONNECTIONS_PER_PEER = 64;
+
+interface Tracked {
+  socket: Socket;
+  peer: string;
+  /** A request is being answered on it: never evicted. */
+  busy: boolean;
+}
+
+/**
+ * Bounds connections without letting a flood starve health checks.
+ *
+ * Node's own `server.maxConnections` drops every new socket once the limit is reached, so 256 sockets that
+ * send nothing kept `/healthz` unreachable until the headers timeout closed them (45 s were measured). Here a
+ * new connection over a limit evicts the oldest connection that is not answering a request (idle keep-alive,
+ * or one that has not finished sending its headers: exactly what a slow-loris holds), first of the same peer,
+ * so a prober or a scrape always gets a socket; only when every connection is busy answering is the new one
+ * refused. Sockets are keyed by their remote address and port, which the TLS socket of an HTTPS request shares
+ * with the TCP socket the server accepted.
+ */
+export class ConnectionLimiter {
+  /** In accept order: the first idle entry is the oldest idle connection. */
+  private readonly sockets = new Map<string, Tracked>();
+  private readonly perPeer = new Map<string, number>();
+  evicted = 0;
+  refused = 0;
+
+  constructor(
+    private readonly max = MAX_CONNECTIONS,
+    private readonly maxPerPeer = MAX_CONNECTIONS_PER_PEER,
+  ) {}
+
+  attach(server: Server): void {
+    server.on('connection', (socket: Socket) => this.accept(socket));
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => this.requestStarted(req, res));
+  }
+
+  get size(): number {
+    return this.sockets.size;
+  }
+
+  private accept(socket: Socket): void {
+    const key = keyOf(socket);
+    const peer = socket.remoteAddress ?? '';
+    if ((this.perPeer.get(peer) ?? 0) >= this.maxPerPeer && !this.evictIdle(peer)) return this.refuse(socket);
+    if (this.sockets.size >= this.max && !this.evictIdle(peer) && !this.evictIdle(undefined)) return this.refuse(socket);
+    this.sockets.set(key, { socket, peer, busy: false });
+    this.perPeer.set(peer, (this.perPeer.get(peer) ?? 0) + 1);
+    socket.once('close', () => this.forget(key, socket));
+  }
+
+  private requestStarted(req: IncomingMessage, res: ServerResponse): void {
+    const entry = this.sockets.get(keyOf(req.socket));
+    if (!entry) return;
+    entry.busy = true;
+    const done = (): void => {
+      entry.busy = false;
+      // Back to the end of the line: the oldest idle connection is the one idle the longest.
+      const key = keyOf(entry.socket);
+      if (this.sockets.get(key) === entry) {
+        this.sockets.delete(key);
+        this.sockets.set(key, entry);
+      }
+    };
+    res.once('finish', done);
+    res.once('close', done);
+  }
+
+  /** Close the oldest idle connection (of `peer`, or of anyone); false when there is none. */
+  private evictIdle(peer: string | undefined): boolean {
+    for (const [key, entry] of this.sockets) {
+      if (entry.busy || (peer !== undefined && entry.peer !== peer)) continue;
+      this.forget(key, entry.socket);
+      entry.socket.destroy();
+      this.evicted += 1;
+      return true;
+    }
+    return false;
+  }
+
+  private refuse(socket: Socket): void {
+    this.refused += 1;
+    socket.destroy();
+  }
+
+  private forget(key: string, socket: Socket): void {
+    const entry = this.sockets.get(key);
+    if (!entry || entry.socket !== socket) return;
+    this.sockets.delete(key);
+    const n = (this.perPeer.get(entry.peer) ?? 1) - 1;
+    if (n <= 0) this.perPeer.delete(entry.peer);
+    else this.perPeer.set(entry.peer, n);
+  }
+}
+
+function keyOf(socket: Socket): string {
+  return `${socket.remoteAddress ?? ''}|${socket.remotePort ?? ''}`;
+}
