@@ -58,6 +58,8 @@ const iso = (ms: number | undefined): string | null => (ms === undefined ? null 
  */
 const BAD_ANSWER_REASONS = new Set(['too_many_pages', 'pagination_loop', 'bad_next', 'response_too_large', 'invalid_response', 'bad_request']);
 export const MAX_BACKOFF_MS = 10 * 60_000;
+/** The backoff doubles from at least this, however short the interval: a bad answer does not mend in a second. */
+export const MIN_BACKOFF_BASE_MS = 15_000;
 
 /**
  * One query stream of one source (and one instance, when `instances` is set). Reads windows until it has
@@ -101,7 +103,8 @@ export class PollStream {
   /** The wait before the next cycle: the interval, doubled after each cycle in a row lost to a bad answer. */
   get nextDelayMs(): number {
     if (this.badAnswers === 0) return this.intervalMs;
-    return Math.max(this.intervalMs, Math.min(MAX_BACKOFF_MS, this.intervalMs * 2 ** this.badAnswers));
+    const base = Math.max(this.intervalMs, MIN_BACKOFF_BASE_MS);
+    return Math.max(this.intervalMs, Math.min(MAX_BACKOFF_MS, base * 2 ** this.badAnswers));
   }
 
   snapshot(): StreamSnapshot {

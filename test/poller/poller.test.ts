@@ -122,7 +122,7 @@ describe('Poller', () => {
     expect(stream.status(Date.now())).toMatchObject({ up: true, lastError: null });
   });
 
-  it('backs off after windows lost to a bad answer (too_many_pages): 2x, 4x ... the interval, at most 10 min; says when; a good window resets it', async () => {
+  it('backs off after windows lost to a bad answer (too_many_pages): 2x, 4x ... the interval (at least 15 s), at most 10 min; says when; a good window resets it', async () => {
     const t0 = Date.UTC(2026, 10, 22, 11, 50, 0);
     const { clock, pager, make } = setup([1, 2, 3].map((i) => transfer(`t${i}`, t0 + i * 1000)));
     const stream = make().streams[0]!;
@@ -134,7 +134,8 @@ describe('Poller', () => {
       await stream.runCycle();
       delays.push(stream.nextDelayMs);
     }
-    expect(delays).toEqual([20_000, 40_000, 80_000, 160_000, 320_000, 600_000, 600_000, 600_000]);
+    // Doubling from at least 15 s (the interval here is 10 s): a bad answer does not mend in a second.
+    expect(delays).toEqual([30_000, 60_000, 120_000, 240_000, 480_000, 600_000, 600_000, 600_000]);
     expect(stream.status(clock.now())).toMatchObject({ up: false, lastError: { reason: 'too_many_pages' }, retryAt: new Date(clock.now() + 600_000).toISOString() });
     pager.failOnPage = undefined;
     await stream.runCycle();
