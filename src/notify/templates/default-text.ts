@@ -44,12 +44,27 @@ export function alertLines(a: AlertContext, style: TextStyle): string[] {
   return lines;
 }
 
+/**
+ * Alerts described one by one in a long message (mail); the rest are counted. A group can hold thousands of
+ * alerts (the end of a backfill fired ~2,000 duplicate-file alerts at once), and a mail of all of them is
+ * megabytes nobody reads; the title's count and the status page have them all.
+ */
+export const MAX_ALERTS_DESCRIBED = 50;
+
+/** "…and N more alerts" when a message describes only the first MAX_ALERTS_DESCRIBED; '' otherwise. */
+export function moreAlertsLine(ctx: TemplateContext): string {
+  const more = ctx.alerts.length - MAX_ALERTS_DESCRIBED;
+  return more > 0 ? `…and ${more} more alert${more === 1 ? '' : 's'} in this group (all of them are on the status page)` : '';
+}
+
 /** The multi-line plain-text message (text mail part). */
 export function defaultText(ctx: TemplateContext): string {
   const out: string[] = [ctx.title, ''];
-  for (const a of ctx.alerts) {
+  for (const a of ctx.alerts.slice(0, MAX_ALERTS_DESCRIBED)) {
     out.push(...alertLines(a, plainStyle), '');
   }
+  const more = moreAlertsLine(ctx);
+  if (more) out.push(more, '');
   out.push(`Times are shown in ${ctx.timezone}.`);
   if (ctx.externalUrl) out.push(`transfer-watch: ${ctx.externalUrl}`);
   return out.join('\n') + '\n';

@@ -1,5 +1,5 @@
 import { sanitizeHeader } from '../../templates/escape.js';
-import { defaultText } from '../../templates/default-text.js';
+import { defaultText, MAX_ALERTS_DESCRIBED, moreAlertsLine } from '../../templates/default-text.js';
 import type { AlertContext, TemplateContext } from '../../templates/template-context.js';
 
 /** `[FIRING:1] TransferErrorBurst {labels}`: the same start as Slack's text. Built from a header-safe context. */
@@ -15,7 +15,8 @@ export function defaultEmailText(ctx: TemplateContext): string {
 /** The text/html part, from an HTML-escaped context: every value is already safe to place in HTML. */
 export function defaultEmailHtml(ctx: TemplateContext): string {
   const color = ctx.status === 'firing' ? '#c0392b' : '#27ae60';
-  const alerts = ctx.alerts.map(alertHtml).join('\n');
+  const more = moreAlertsLine(ctx);
+  const alerts = ctx.alerts.slice(0, MAX_ALERTS_DESCRIBED).map(alertHtml).join('\n') + (more ? `\n<p>${more}</p>` : '');
   const link = ctx.externalUrl ? ` · <a href="${ctx.externalUrl}">transfer-watch</a>` : '';
   return `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>${ctx.title}</title></head>
