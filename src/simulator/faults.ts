@@ -26,6 +26,15 @@ export const faultsSchema = z
     nextQuirkRate: z.number().min(0).max(1),
     /** Share of records with integers as numeric strings and/or a zone-less DATAHORA. */
     recordQuirkRate: z.number().min(0).max(1),
+    /**
+     * Hostile: every page of failures carries one more failed record whose NOMEARQUIVO and MENSAGEM are this many
+     * characters long (0 = off). A client must bound what it holds of a record.
+     */
+    hugeFieldChars: z.number().int().min(0).max(64 * 1024 * 1024),
+    /** Hostile: every report page carries this many records whatever its `limit`, streamed (0 = off). */
+    hugePageRecords: z.number().int().min(0).max(100_000_000),
+    /** Hostile: every page of failures has a `next` with a new index, so the pagination never ends. */
+    endlessNext: z.boolean(),
   })
   .strict();
 
@@ -45,4 +54,7 @@ export const NO_FAULTS: Readonly<Faults> = {
   tokenRevokeEvery: 0,
   nextQuirkRate: 0,
   recordQuirkRate: 0,
+  hugeFieldChars: 0,
+  hugePageRecords: 0,
+  endlessNext: false,
 };

@@ -185,6 +185,8 @@ export class SimulatorService {
     if (roll500 < f.status500Rate) throw new HttpError(500, { error: 'internal_error', message: 'unexpected internal server error' });
     if (f.delayMs > 0 && rollDelay < f.delayRate) await sleep(f.delayMs, undefined, { signal: this.pending.signal });
 
+    if (f.hugePageRecords > 0) return streamHugePage(res, f.hugePageRecords, q.end, this.pending.signal);
+
     const key = queryKey(q);
     const cursor = q.index === 0 ? null : this.cursors.get(`${key}#${q.index}`);
     // Without a remembered cursor (another client, or an injection since), count from the start.
@@ -192,9 +194,13 @@ export class SimulatorService {
     const nextIndex = q.index + page.entries.length;
     if (page.more && page.last) this.remember(`${key}#${nextIndex}`, page.last);
 
-    const data = page.entries.length === 0 ? null : page.entries.map((e) => this.serialise(e, now, f.recordQuirkRate));
+    let data: Array<Record<string, unknown>> | null = page.entries.length === 0 ? null : page.entries.map((e) => this.serialise(e, now, f.recordQuirkRate));
+    const failures = q.results !== 0;
+    if (f.hugeFieldChars > 0 && failures) data = [...(data ?? []), hugeRecord(f.hugeFieldChars, q.end)];
     let next = '';
-    if (page.more) {
+    if (f.endlessNext && failures) {
+      next = nextUri(q, q.index + q.limit);
+    } else if (page.more) {
       const h = hash32(this.quirkSeed, nextIndex, q.start, q.end);
       const quirk = hashUnit(h, 1) < f.nextQuirkRate ? NEXT_QUIRKS[h % NEXT_QUIRKS.length] : undefined;
       next = nextUri(q, nextIndex, quirk, `http://${req.headers.host ?? 'localhost'}${this.o.basePath}`);
@@ -257,6 +263,44 @@ export class SimulatorService {
     }
     throw new HttpError(404, { error: 'not_found', message: 'control API: GET stats|faults, POST records|faults' });
   }
+}
+
+/** A failed transfer whose file name and message are `chars` characters long (the string is built once per size). */
+let hugeText: { chars: number; text: string } | undefined;
+function hugeRecord(chars: number, time: number): Record<string, unknown> {
+  if (hugeText?.chars !== chars) hugeText = { chars, text: 'H'.repeat(chars) };
+  return {
+    DATAHORA: new Date(time).toISOString(),
+    INSTANCE: 'PROD01',
+    USUARIO: 'HOSTILE',
+    EVENTO: 7,
+    RESULTADO: 21,
+    NOMEARQUIVO: `/in/HOSTILE/${hugeText.text}.RET`,
+    MENSAGEM: hugeText.text,
+    TAMARQUIVO: 1,
+  };
+}
+
+/**
+ * One page of `records` failed transfers whatever the limit, written as it is generated (the simulator never
+ * holds it whole), until done or the client hangs up. Every record is distinct.
+ */
+async function streamHugePage(res: ServerResponse, records: number, time: number, signal: AbortSignal): Promise<void> {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.write('{"data":[');
+  const iso = new Date(time).toISOString();
+  const CHUNK = 1_000;
+  for (let i = 0; i < records && !res.destroyed && !signal.aborted; i += CHUNK) {
+    let text = '';
+    for (let k = i; k < Math.min(records, i + CHUNK); k++) {
+      text += `${k === 0 ? '' : ','}{"DATAHORA":"${iso}","INSTANCE":"PROD01","USUARIO":"FLOOD","EVENTO":7,"RESULTADO":21,"NOMEARQUIVO":"/in/FLOOD/F${k}.RET","MENSAGEM":"flood","TAMARQUIVO":1}`;
+    }
+    if (!res.write(text)) await new Promise<void>((resolve) => {
+      res.once('drain', resolve);
+      res.once('close', resolve);
+    });
+  }
+  if (!res.destroyed) res.end('],"next":""}');
 }
 
 function methodNotAllowed(res: ServerResponse, allow: string): HttpError {

@@ -82,4 +82,15 @@ describe('ConnectionLimiter', () => {
     expect(limiter.evicted).toBe(2);
     expect(held.slice(0, 2).every(closed)).toBe(true);
   });
+
+  it('closes a connection whose first request has not begun in time (Node\'s headersTimeout waits for a first byte)', async () => {
+    const limiter = new ConnectionLimiter(10, 10, 300);
+    const port = await start(limiter);
+    const silent = await idle(port);
+    const asking = await idle(port);
+    asking.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((r) => setTimeout(r, 600));
+    expect(closed(silent)).toBe(true);
+    expect(closed(asking)).toBe(false);
+  });
 });

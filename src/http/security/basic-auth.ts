@@ -20,6 +20,8 @@ const FAILURE_MEMORY_MS = 15 * 60_000;
 const MAX_CONCURRENT_CHECKS = 1;
 const MAX_QUEUED_CHECKS = 16;
 const MAX_CHECKS_PER_PEER = 2;
+/** How long a request refused for too many checks waits before its 429. */
+const OVERLOAD_PAUSE_MS = 1_000;
 /** A pair that failed is answered from memory for this long (a client retrying a wrong password costs nothing). */
 const FAILED_TTL_MS = 5 * 60_000;
 /** Compared against when the user is unknown, so a wrong user costs as long as a wrong password. */
@@ -89,6 +91,9 @@ export class BasicAuthenticator {
     const mine = this.checksByPeer.get(peer) ?? 0;
     if (mine >= MAX_CHECKS_PER_PEER || this.checks.pendingCount >= MAX_QUEUED_CHECKS) {
       this.hooks.onFailure?.();
+      // Answered after a pause that costs a timer: a guesser answered at once came straight back, thousands of
+      // times a second, and its 429s alone kept the event loop busy.
+      await new Promise((r) => setTimeout(r, OVERLOAD_PAUSE_MS));
       throw new HttpError(429, 'http_too_many_auth_checks', 'too many password checks in progress; try again later', { 'Retry-After': '1' });
     }
     this.checksByPeer.set(peer, mine + 1);
