@@ -28,10 +28,11 @@ export const sourceSchema = z.strictObject({
    */
   max_records_per_window: z.number().int().min(1000).default(1_000_000),
   /**
-   * Largest answer read from the service, in bytes (16 MiB: a full page of 1,000 records is about 0.6 MB). A
+   * Largest answer read from the service, in bytes (32 MiB: a full page of 1,000 records is about 0.6 MB, and a
+   * page with one 10 MB file name and message is still read, that record counted invalid and the rest used). A
    * larger one is cut off while it arrives (reason `response_too_large`) and its window retried with backoff.
    */
-  max_response_bytes: z.number().int().min(65_536).default(16 * 1024 * 1024),
+  max_response_bytes: z.number().int().min(65_536).default(32 * 1024 * 1024),
   tls: tlsSchema,
 });
 

@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Got, Response } from 'got';
 import type { SourceConfig } from './source-schema.js';
@@ -259,7 +259,7 @@ export class TransferHistoryClient {
       const result = parseRecord(raw, this.source.name);
       if (!result.ok) {
         page.invalid += 1;
-        page.invalidIds.push(hash('sha256', JSON.stringify(raw) ?? '', 'hex').slice(0, 32));
+        page.invalidIds.push(invalidRecordId(raw));
         if (samples.size < INVALID_SAMPLES) samples.add(result.reason);
         this.hooks.onInvalidRecord?.(result.reason);
       } else if (matchesQuery(result.transfer, query)) {
@@ -284,6 +284,23 @@ export class TransferHistoryClient {
     }
     return page;
   }
+}
+
+/**
+ * The identity of an unreadable record: a hash of its raw JSON, field by field, so that a record with a 10 MB
+ * field is not copied into one more 10 MB string to be hashed.
+ */
+function invalidRecordId(raw: unknown): string {
+  const h = createHash('sha256');
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
+    for (const [key, value] of Object.entries(raw)) {
+      // `s` and `j` keep "1" and 1 apart, as JSON text did.
+      h.update(key).update(typeof value === 'string' ? '\u0000s' : '\u0000j').update(typeof value === 'string' ? value : (JSON.stringify(value) ?? 'undefined')).update('\u0001');
+    }
+  } else {
+    h.update(JSON.stringify(raw) ?? 'undefined');
+  }
+  return h.digest('hex').slice(0, 32);
 }
 
 function isEnvelope(value: unknown): value is Envelope {

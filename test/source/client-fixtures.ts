@@ -17,7 +17,7 @@ export function sourceConfig(baseUrl: string, overrides: Partial<SourceConfig> =
     timeout: 2000,
     retries: 3,
     max_records_per_window: 1_000_000,
-    max_response_bytes: 16 * 1024 * 1024,
+    max_response_bytes: 32 * 1024 * 1024,
     tls: { ca_file: '', insecure_skip_verify: false },
     ...overrides,
   };
