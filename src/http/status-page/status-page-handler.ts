@@ -34,7 +34,9 @@ function securityHeaders(nonce: string): Record<string, string> {
     // Nothing runs or loads but our own nonce'd style and script; forms post only here; no framing (clickjacking).
     'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
+    // Not no-referrer (the API's): under it a browser posts this page's forms with `Origin: null`, which the
+    // cross-site guard refuses. same-origin still tells no other site where its link was clicked.
+    'Referrer-Policy': 'same-origin',
   };
 }
 
