@@ -196,6 +196,41 @@ export class HistoryGenerator {
     return entries;
   }
 
+  /** The partner whose connection breaks in burst period `period`, and the period's hash. */
+  private burstOf(period: number): { h: number; p: Partner } {
+    const h = hash32(this.seed, period, SALT_BURST);
+    return { h, p: TRAFFIC_PARTNERS[h % TRAFFIC_PARTNERS.length] ?? partner('BANK1') };
+  }
+
+  /**
+   * What the scenario plants on purpose between `from` and `to` (epoch ms): the bursts (each BURST_MINUTES of
+   * failures for one partner on its instance), the position slots whose file comes late and the business days
+   * whose BANK2 statement comes late (local dates). The shipped rules' noise test holds the alerts against it.
+   */
+  planned(from: number, to: number): {
+    bursts: Array<{ start: number; user: string; instance: string }>;
+    latePositionSlots: number[];
+  } {
+    const bursts: Array<{ start: number; user: string; instance: string }> = [];
+    if (this.scenario.bursts) {
+      const every = this.scenario.burstPeriodMinutes;
+      for (let period = Math.floor(from / BUCKET_MS / every); period * every * BUCKET_MS < to; period++) {
+        const start = period * every * BUCKET_MS;
+        if (start < from || start < this.historyStart) continue;
+        const { p } = this.burstOf(period);
+        bursts.push({ start, user: p.user, instance: p.instance });
+      }
+    }
+    const latePositionSlots: number[] = [];
+    if (this.scenario.lateFiles) {
+      for (let slot = Math.ceil(from / BUCKET_MS / POSITION_PERIOD_MINUTES); slot * POSITION_PERIOD_MINUTES * BUCKET_MS < to; slot++) {
+        const h = hash32(this.seed, slot, SALT_POSITION);
+        if (hashUnit(h, 7) < this.scenario.positionLateShare) latePositionSlots.push(slot * POSITION_PERIOD_MINUTES * BUCKET_MS);
+      }
+    }
+    return { bursts, latePositionSlots };
+  }
+
   private traffic(bucket: number, out: Draft[]): void {
     if (this.rate === 0) return;
     const rng = createRandom(hash32(this.seed, bucket, SALT_TRAFFIC));
@@ -257,8 +292,7 @@ export class HistoryGenerator {
     const phase = ((bucket % every) + every) % every;
     if (phase >= BURST_MINUTES) return;
     const period = Math.floor(bucket / every);
-    const h = hash32(this.seed, period, SALT_BURST);
-    const p = TRAFFIC_PARTNERS[h % TRAFFIC_PARTNERS.length] ?? partner('BANK1');
+    const { h, p } = this.burstOf(period);
     const failure = errorCode(h % 2 === 0 ? 4 : 21) ?? null;
     const rng = createRandom(hash32(h, bucket));
     for (let i = 0; i < BURST_FAILURES_PER_MINUTE; i++) {
@@ -271,10 +305,12 @@ function fileName(rng: Random, d: Draft, file: LocalParts): string {
   const user = d.partner.user;
   const seq = pad(rng.int(1, 9999), 4);
   switch (d.kind) {
+    // Named by the second the file was written and two random digits, as banks' systems do: a random 4-digit
+    // sequence alone made a few same-named, same-sized remittances a day, duplicates the scenario never meant.
     case 'remittance':
-      return `/out/${user}/REM_${file.yyyymmdd}_${seq}.REM`;
+      return `/out/${user}/REM_${file.yyyymmdd}_${file.hhmmss}${seq.slice(2)}.REM`;
     case 'return':
-      return `/in/${user}/RET_${file.yyyymmdd}_${seq}.RET`;
+      return `/in/${user}/RET_${file.yyyymmdd}_${file.hhmmss}${seq.slice(2)}.RET`;
     case 'statement':
       return `/in/${user}/EXTRATO_${file.yyyymmdd}.RET`;
     case 'edi-out':
