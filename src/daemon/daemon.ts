@@ -458,7 +458,12 @@ export class Daemon {
   }
 
   private newEngine(rules: RuleDefinition[]): RuleEngine {
-    return new RuleEngine(rules, { clock: this.opts.clock, logger: this.logger, sources: this.setup.config.sources.map((s) => s.name) });
+    return new RuleEngine(rules, {
+      clock: this.opts.clock,
+      logger: this.logger,
+      sources: this.setup.config.sources.map((s) => s.name),
+      displayTimezone: this.setup.config.display_timezone,
+    });
   }
 
   /** Rebuild an engine's windows from every source's history (the local poller, or each source's committed cursors with ha:). */

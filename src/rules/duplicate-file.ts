@@ -13,6 +13,7 @@ import { defineRuleType } from './rule-type.js';
 import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
 import { SingleCopies } from './single-copies.js';
 import { latestSamples, sampleOf } from './transfer-samples.js';
+import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
 
 /**
  * duplicate_file: the same file (NOMEARQUIVO, and TAMARQUIVO with `same_size`) transferred successfully at least
@@ -26,7 +27,8 @@ export const duplicateFileSchema = ruleSchema('duplicate_file', {
   min_copies: z.number().int().min(2).default(2),
   for: duration().prefault('0'),
   keep_firing_for: duration().prefault('0'),
-  timezone: timeZone().default('UTC'),
+  /** The zone its times are shown in; default: `display_timezone`. */
+  timezone: timeZone().optional(),
 });
 export type DuplicateFileRule = z.output<typeof duplicateFileSchema>;
 
@@ -61,7 +63,7 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
   private readonly builder: AlertBuilder;
   readonly onlyResult = 'success';
 
-  constructor(private readonly rule: DuplicateFileRule) {
+  constructor(private readonly rule: ZonedRule<DuplicateFileRule>) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
   }
 
@@ -147,5 +149,5 @@ export const duplicateFileRuleType = defineRuleType<DuplicateFileRule>({
   type: 'duplicate_file',
   schema: duplicateFileSchema,
   templateVariables: TEMPLATE_VARIABLES,
-  create: (rule) => new DuplicateFileEvaluator(rule),
+  create: (rule, ctx) => new DuplicateFileEvaluator(withDisplayZone(rule, ctx)),
 });

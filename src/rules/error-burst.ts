@@ -13,6 +13,7 @@ import { defineRuleType } from './rule-type.js';
 import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
 import { TimeCounts } from './time-counts.js';
 import { MAX_SAMPLES, latestSamples, sampleOf } from './transfer-samples.js';
+import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
 
 /** error_burst: at least `threshold` failed transfers within a sliding `window` (by occurrence time), per group. */
 export const errorBurstSchema = ruleSchema('error_burst', {
@@ -22,7 +23,8 @@ export const errorBurstSchema = ruleSchema('error_burst', {
   for: duration().prefault('0'),
   keep_firing_for: duration().prefault('0'),
   /** Zone in which the window's bounds are shown in messages. */
-  timezone: timeZone().default('UTC'),
+  /** The zone its times are shown in; default: `display_timezone`. */
+  timezone: timeZone().optional(),
 });
 export type ErrorBurstRule = z.output<typeof errorBurstSchema>;
 
@@ -70,7 +72,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   private readonly windowText: string;
   readonly onlyResult = 'error';
 
-  constructor(private readonly rule: ErrorBurstRule) {
+  constructor(private readonly rule: ZonedRule<ErrorBurstRule>) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
     this.windowText = formatDuration(rule.window);
   }
@@ -172,5 +174,5 @@ export const errorBurstRuleType = defineRuleType<ErrorBurstRule>({
   type: 'error_burst',
   schema: errorBurstSchema,
   templateVariables: TEMPLATE_VARIABLES,
-  create: (rule) => new ErrorBurstEvaluator(rule),
+  create: (rule, ctx) => new ErrorBurstEvaluator(withDisplayZone(rule, ctx)),
 });

@@ -13,6 +13,7 @@ import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
 import { latestSamples, sampleOf } from './transfer-samples.js';
+import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
 
 /**
  * error_code: a failure whose RESULTADO is one of `codes`, or (with `new_codes`) a code not seen for that group
@@ -26,7 +27,8 @@ export const errorCodeSchema = ruleSchema('error_code', {
   new_codes: z.boolean().default(false),
   learn_for: duration().prefault('1d').refine((ms) => ms > 0, 'learn_for must be greater than 0'),
   resolve_after: duration().prefault('1h').refine((ms) => ms > 0, 'resolve_after must be greater than 0'),
-  timezone: timeZone().default('UTC'),
+  /** The zone its times are shown in; default: `display_timezone`. */
+  timezone: timeZone().optional(),
 }).superRefine((rule, ctx) => {
   if (!rule.codes && !rule.new_codes) {
     ctx.addIssue({ code: 'custom', path: [], message: 'an error_code rule needs codes or new_codes: true' });
@@ -63,7 +65,7 @@ export class ErrorCodeEvaluator implements RuleEvaluator {
   readonly onlyResult = 'error';
 
   constructor(
-    private readonly rule: ErrorCodeRule,
+    private readonly rule: ZonedRule<ErrorCodeRule>,
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
@@ -149,5 +151,5 @@ export const errorCodeRuleType = defineRuleType<ErrorCodeRule>({
   type: 'error_code',
   schema: errorCodeSchema,
   templateVariables: TEMPLATE_VARIABLES,
-  create: (rule, ctx) => new ErrorCodeEvaluator(rule, ctx),
+  create: (rule, ctx) => new ErrorCodeEvaluator(withDisplayZone(rule, ctx), ctx),
 });

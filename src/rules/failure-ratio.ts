@@ -15,6 +15,7 @@ import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
 import { TimeCounts } from './time-counts.js';
 import { latestSamples, sampleOf } from './transfer-samples.js';
+import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
 
 /**
  * failure_ratio: failed / all matching transfers within a sliding `window`, per group, at or above `threshold`,
@@ -29,7 +30,8 @@ export const failureRatioSchema = ruleSchema('failure_ratio', {
   window: duration().refine((ms) => ms > 0, 'window must be greater than 0'),
   for: duration().prefault('0'),
   keep_firing_for: duration().prefault('0'),
-  timezone: timeZone().default('UTC'),
+  /** The zone its times are shown in; default: `display_timezone`. */
+  timezone: timeZone().optional(),
 });
 export type FailureRatioRule = z.output<typeof failureRatioSchema>;
 
@@ -72,7 +74,7 @@ export class FailureRatioEvaluator implements RuleEvaluator {
   private readonly sources: string[];
 
   constructor(
-    private readonly rule: FailureRatioRule,
+    private readonly rule: ZonedRule<FailureRatioRule>,
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
@@ -152,5 +154,5 @@ export const failureRatioRuleType = defineRuleType<FailureRatioRule>({
   type: 'failure_ratio',
   schema: failureRatioSchema,
   templateVariables: TEMPLATE_VARIABLES,
-  create: (rule, ctx) => new FailureRatioEvaluator(rule, ctx),
+  create: (rule, ctx) => new FailureRatioEvaluator(withDisplayZone(rule, ctx), ctx),
 });

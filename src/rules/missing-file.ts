@@ -115,7 +115,10 @@ export class MissingFileEvaluator implements RuleEvaluator {
   ) {
     this.schedule = (ctx.schedules ?? new CronSchedules()).get(rule.deadline, rule.timezone);
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
-    this.warnBuilder = new AlertBuilder(rule, WARN_ANNOTATIONS, rule.warn_annotations);
+    // The warning points to the rule's runbook unless its own annotations name another: the person woken by
+    // the warning needs it as much as the one woken by the alert.
+    const runbook = rule.annotations['runbook_url'];
+    this.warnBuilder = new AlertBuilder(rule, WARN_ANNOTATIONS, { ...(runbook !== undefined ? { runbook_url: runbook } : {}), ...rule.warn_annotations });
     this.keys = rule.for_each ? [...new Set(rule.for_each.values)] : [''];
     this.sources = sourcesToJudge(rule, ctx);
     this.excludedDates = new Set(rule.calendar.exclude_dates);
@@ -252,7 +255,9 @@ export class MissingFileEvaluator implements RuleEvaluator {
 
   private render(groupLabels: Record<string, string>, { phase, deadline, count, arrivedAt }: Finding): AlertCandidate {
     const builder = phase === 'jeopardy' ? this.warnBuilder : this.builder;
+    // The deadline is read in the rule's zone (its cron's); every other instant in the reader's zone.
     const tz = this.rule.timezone;
+    const shown = this.ctx.displayTimezone ?? tz;
     const values: Record<string, number | string> = {
       count,
       min_count: this.rule.min_count,
@@ -265,17 +270,17 @@ export class MissingFileEvaluator implements RuleEvaluator {
     };
     if (arrivedAt !== undefined) {
       values['arrived_at_ms'] = arrivedAt;
-      values['arrived_at'] = formatTime(arrivedAt, tz);
+      values['arrived_at'] = formatTime(arrivedAt, shown);
     }
     const candidate = builder.build({
       groupLabels,
       values,
-      display: { window_start: formatTime(deadline - this.rule.window, tz) },
+      display: { window_start: formatTime(deadline - this.rule.window, shown) },
       ...(phase === 'jeopardy' ? { extraLabels: { phase: 'jeopardy' }, severity: 'warning' } : {}),
     });
     if (arrivedAt !== undefined) {
       // Whatever the rule's own templates say, a late arrival is always spelled out with its time and zone.
-      candidate.annotations['resolution'] = `arrived late at ${formatTime(arrivedAt, tz)} (deadline ${formatTime(deadline, tz)})`;
+      candidate.annotations['resolution'] = `arrived late at ${formatTime(arrivedAt, shown)} (deadline ${formatTime(deadline, tz)})`;
     }
     return candidate;
   }

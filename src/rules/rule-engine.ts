@@ -47,10 +47,16 @@ export class RuleEngine {
   /** Full matcher runs so far: what a record costs beyond the index lookup (a test and metric hook). */
   matchChecks = 0;
 
-  constructor(rules: RuleDefinition[], opts: { clock: Clock; logger: Logger; sources: string[] }) {
+  constructor(rules: RuleDefinition[], opts: { clock: Clock; logger: Logger; sources: string[]; displayTimezone?: string }) {
     this.clock = opts.clock;
     this.logger = opts.logger;
-    const ctx = { sources: opts.sources, logger: opts.logger, clock: opts.clock, schedules: new CronSchedules() };
+    const ctx = {
+      sources: opts.sources,
+      logger: opts.logger,
+      clock: opts.clock,
+      schedules: new CronSchedules(),
+      ...(opts.displayTimezone !== undefined ? { displayTimezone: opts.displayTimezone } : {}),
+    };
     const patternTests: SharedPatternTests = new Map();
     this.entries = rules.map((rule) => {
       const evaluator = createEvaluator(rule, ctx);

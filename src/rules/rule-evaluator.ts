@@ -65,4 +65,22 @@ export interface EvaluatorContext {
   clock: Clock;
   /** Optional: cron schedules shared by the rules of one engine (each run computed once); absent, each rule keeps its own. */
   schedules?: CronSchedules;
+  /**
+   * The zone people read times in (`display_timezone`): a rule without a `timezone` of its own shows its times
+   * (window ends, first and last failures, arrivals) in it. Deadlines stay in the zone their cron is read in.
+   */
+  displayTimezone?: string;
+}
+
+/** The zone a rule shows its times in: its own `timezone` when it has one, else the reader's. */
+export function displayZone(ruleZone: string | undefined, ctx: EvaluatorContext): string {
+  return ruleZone ?? ctx.displayTimezone ?? 'UTC';
+}
+
+/** A rule whose optional display `timezone` is settled (see `displayZone`). */
+export type ZonedRule<R extends { timezone?: string | undefined }> = Omit<R, 'timezone'> & { timezone: string };
+
+/** The rule with its display zone settled: evaluators of display-only zones take this. */
+export function withDisplayZone<R extends { timezone?: string | undefined }>(rule: R, ctx: EvaluatorContext): ZonedRule<R> {
+  return { ...rule, timezone: displayZone(rule.timezone, ctx) };
 }

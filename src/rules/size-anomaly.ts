@@ -12,6 +12,7 @@ import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, firstAfter, insertByTime } from './sorted-times.js';
 import { latestSamples, sampleOf } from './transfer-samples.js';
+import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
 
 /**
  * size_anomaly: a successful transfer whose size (TAMARQUIVO) is zero, outside fixed bounds, or more than
@@ -34,7 +35,8 @@ export const sizeAnomalySchema = ruleSchema('size_anomaly', {
     })
     .optional(),
   resolve_after: duration().prefault('1h').refine((ms) => ms > 0, 'resolve_after must be greater than 0'),
-  timezone: timeZone().default('UTC'),
+  /** The zone its times are shown in; default: `display_timezone`. */
+  timezone: timeZone().optional(),
 }).superRefine((rule, ctx) => {
   if (!rule.zero_size && rule.min_size === undefined && rule.max_size === undefined && !rule.deviation) {
     ctx.addIssue({ code: 'custom', path: [], message: 'a size_anomaly rule needs zero_size, min_size, max_size or deviation' });
@@ -80,7 +82,7 @@ export class SizeAnomalyEvaluator implements RuleEvaluator {
   private readonly builder: AlertBuilder;
   readonly onlyResult = 'success';
 
-  constructor(private readonly rule: SizeAnomalyRule) {
+  constructor(private readonly rule: ZonedRule<SizeAnomalyRule>) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
   }
 
@@ -172,5 +174,5 @@ export const sizeAnomalyRuleType = defineRuleType<SizeAnomalyRule>({
   type: 'size_anomaly',
   schema: sizeAnomalySchema,
   templateVariables: TEMPLATE_VARIABLES,
-  create: (rule) => new SizeAnomalyEvaluator(rule),
+  create: (rule, ctx) => new SizeAnomalyEvaluator(withDisplayZone(rule, ctx)),
 });

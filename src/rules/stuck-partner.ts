@@ -13,6 +13,7 @@ import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
 import { latestSamples, sampleOf } from './transfer-samples.js';
+import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
 
 /**
  * stuck_partner: a group (a partner user by default) whose matching transfers keep failing with no success in
@@ -26,7 +27,8 @@ export const stuckPartnerSchema = ruleSchema('stuck_partner', {
   failing_for: duration().refine((ms) => ms > 0, 'failing_for must be greater than 0'),
   min_failures: z.number().int().min(2).default(3),
   forget_after: duration().prefault('1d'),
-  timezone: timeZone().default('UTC'),
+  /** The zone its times are shown in; default: `display_timezone`. */
+  timezone: timeZone().optional(),
 }).superRefine((rule, ctx) => {
   if (rule.forget_after <= rule.failing_for) {
     ctx.addIssue({ code: 'custom', path: ['forget_after'], message: 'forget_after must be longer than failing_for' });
@@ -60,7 +62,7 @@ export class StuckPartnerEvaluator implements RuleEvaluator {
   private readonly sources: string[];
 
   constructor(
-    private readonly rule: StuckPartnerRule,
+    private readonly rule: ZonedRule<StuckPartnerRule>,
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
@@ -151,5 +153,5 @@ export const stuckPartnerRuleType = defineRuleType<StuckPartnerRule>({
   type: 'stuck_partner',
   schema: stuckPartnerSchema,
   templateVariables: TEMPLATE_VARIABLES,
-  create: (rule, ctx) => new StuckPartnerEvaluator(rule, ctx),
+  create: (rule, ctx) => new StuckPartnerEvaluator(withDisplayZone(rule, ctx), ctx),
 });

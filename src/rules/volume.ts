@@ -12,6 +12,7 @@ import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-e
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { TimeCounts } from './time-counts.js';
+import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
 
 const RESULTS = { success: ['success'], error: ['error'], any: ['success', 'error'] } as const;
 
@@ -40,7 +41,8 @@ export const volumeSchema = ruleSchema('volume', {
     .optional(),
   for: duration().prefault('0'),
   keep_firing_for: duration().prefault('0'),
-  timezone: timeZone().default('UTC'),
+  /** The zone its times are shown in; default: `display_timezone`. */
+  timezone: timeZone().optional(),
 }).superRefine((rule, ctx) => {
   if (rule.min === undefined && rule.max === undefined && rule.compare_to === undefined) {
     ctx.addIssue({ code: 'custom', path: [], message: 'a volume rule needs min, max or compare_to' });
@@ -100,7 +102,7 @@ export class VolumeEvaluator implements RuleEvaluator {
   readonly onlyResult: 'success' | 'error' | undefined;
 
   constructor(
-    private readonly rule: VolumeRule,
+    private readonly rule: ZonedRule<VolumeRule>,
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
@@ -214,5 +216,5 @@ export const volumeRuleType = defineRuleType<VolumeRule>({
   type: 'volume',
   schema: volumeSchema,
   templateVariables: TEMPLATE_VARIABLES,
-  create: (rule, ctx) => new VolumeEvaluator(rule, ctx),
+  create: (rule, ctx) => new VolumeEvaluator(withDisplayZone(rule, ctx), ctx),
 });

@@ -205,7 +205,7 @@ describe('error_burst against a brute-force count', () => {
   it('drops the expired failures of a group that went quiet below the threshold', () => {
     const [rule] = rulesFrom(BURST);
     if (rule?.type !== 'error_burst') throw new Error('fixture is not an error_burst rule');
-    const evaluator = new ErrorBurstEvaluator(rule);
+    const evaluator = new ErrorBurstEvaluator({ ...rule, timezone: rule.timezone ?? 'UTC' });
     evaluator.observe(transfer({ time: T0, code: 36, user: 'BANK1' }));
     evaluator.evaluate(T0 + MIN);
     // Another group keeps the rule busy; BANK1's lone failure leaves the 10m window at T0+10m and must be
@@ -220,7 +220,7 @@ describe('error_burst against a brute-force count', () => {
   it('in a failure storm keeps counts, and samples only of the failures a message can show', () => {
     const [rule] = rulesFrom(BURST);
     if (rule?.type !== 'error_burst') throw new Error('fixture is not an error_burst rule');
-    const evaluator = new ErrorBurstEvaluator(rule);
+    const evaluator = new ErrorBurstEvaluator({ ...rule, timezone: rule.timezone ?? 'UTC' });
     // 6,000 failures in 6 minutes, some a minute late.
     for (let i = 0; i < 6_000; i++) evaluator.observe(transfer({ time: T0 + i * 60 - (i % 10 === 1 ? MIN : 0), code: 36, user: 'BANK1', file: `F${i}.RET` }));
     const [alert] = evaluator.evaluate(T0 + 6 * MIN).alerts;

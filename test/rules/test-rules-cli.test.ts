@@ -49,21 +49,21 @@ describe('transfer-watch test-rules (built binary)', () => {
         '  - name: wrong count',
         '    start: 2026-11-20T10:00:00Z',
         '    input_transfers:',
-        ...[1, 2, 3, 4, 5].map((m) => `      - { time: ${m}m, mft_instance: PROD01, user: BANK1, code: 36 }`),
+        ...[1, 2, 3, 4, 5, 6, 7, 8].map((m) => `      - { time: ${m}m, mft_instance: PROD01, user: BANK1, code: 36 }`),
         '    alert_rule_test:',
-        '      - eval_time: 6m',
+        '      - eval_time: 9m',
         '        alertname: TransferErrorBurst',
         '        exp_alerts:',
         '          - exp_labels: { severity: critical, team: treasury, user: BANK1, mft_instance: PROD01 }',
-        '            exp_annotations: { summary: "4 failed transfers for BANK1 in 10m" }',
+        '            exp_annotations: { summary: "7 failed transfers for BANK1 in 10m" }',
         '',
       ].join('\n'),
     );
     const result = await testRules([file]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('FAIL wrong count');
-    expect(result.stdout).toContain('summary: 4 failed transfers for BANK1 in 10m');
-    expect(result.stdout).toContain('summary: 5 failed transfers for BANK1 in 10m');
+    expect(result.stdout).toContain('summary: 7 failed transfers for BANK1 in 10m');
+    expect(result.stdout).toContain('summary: 8 failed transfers for BANK1 in 10m');
   });
 
   it('problems in the test file are reported as FILE:LINE:COL and exit 1; an unreadable file exits 2', async () => {
