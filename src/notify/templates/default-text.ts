@@ -21,15 +21,19 @@ export function alertLines(a: AlertContext, style: TextStyle): string[] {
   lines.push(`${style.bold(`[${a.status.toUpperCase()}] ${a.alertname}`)}${labels}`);
   if (a.summary) lines.push(`Summary: ${a.summary}`);
   if (a.description) lines.push(`Description: ${a.description}`);
+  // Each time once: what the summary (or description) already says is not said again.
+  const told = (text: string): boolean => text !== '' && (a.summary.includes(text) || a.description.includes(text));
   if (a.isMissingFile) {
-    lines.push(`Arrived: ${a.count ?? 0} of ${a.expected ?? 1} expected${a.windowText ? ` in ${a.windowText}` : ''}`);
+    // The window ends at the deadline: given as a length, so the deadline is not shown twice in two zones.
+    lines.push(`Arrived: ${a.count ?? 0} of ${a.expected ?? 1} expected${a.window ? ` in the ${a.window} before the deadline` : ''}`);
   } else if (a.count !== undefined) {
     lines.push(`Count: ${a.count} failed transfer${a.count === 1 ? '' : 's'}${a.windowText ? ` in ${a.windowText}` : ''}`);
   } else if (a.windowText) {
     lines.push(`Window: ${a.windowText}`);
   }
-  if (a.deadline) lines.push(`Deadline: ${a.deadline}`);
-  if (a.status === 'resolved' && a.arrivedAt) lines.push(`Resolved: the file arrived late, at ${a.arrivedAt}`);
+  if (a.deadline && !told(a.deadline)) lines.push(`Deadline: ${a.deadline}`);
+  if (a.previousPhase) lines.push(`Before: ${a.previousPhase}`);
+  if (a.status === 'resolved' && a.arrivedAt && !told(a.arrivedAt)) lines.push(`Resolved: the file arrived late, at ${a.arrivedAt}`);
   if (a.runbookUrl) lines.push(`Runbook: ${style.link(a.runbookUrl, 'runbook')}`);
   if (a.hasSamples) {
     // Samples are failures for most rules; duplicate_file and size_anomaly show successful transfers.

@@ -41,8 +41,13 @@ export interface AlertContext {
   window: string;
   /** The window with its zone: `10m, from 2026-11-22 09:54:05 UTC to 2026-11-22 10:04:05 UTC`. */
   windowText: string;
-  /** missing_file: the deadline that was missed, with zone. */
+  /** missing_file: the deadline that was missed, in the rule's zone (the zone its cron is read in), named. */
   deadline: string;
+  /**
+   * A phase this alert took over from, told as part of its story (`in jeopardy since 2026-11-25 07:30:00 -03:00
+   * (America/Sao_Paulo)`); empty when none. The earlier phase's own resolution is then not told as a fix.
+   */
+  previousPhase: string;
   /** missing_file resolved: when the late file arrived, with zone. */
   arrivedAt: string;
   /** Rule-specific values as given by the rule (strings escaped). */
@@ -95,11 +100,43 @@ export function alertnameOf(n: Notification): string {
   return n.groupLabels.alertname ?? n.commonLabels.alertname ?? n.alerts[0]?.labels.alertname ?? 'alert';
 }
 
+/**
+ * Alerts that are an earlier phase of another alert in the same notification: a resolved `phase="jeopardy"`
+ * warning whose other labels are those of a firing alert (missing_file's "in jeopardy" giving way to "missing").
+ * Keyed by the firing alert's fingerprint. Human channels tell them as one story; machine payloads keep both.
+ */
+export function supersededPhases(alerts: readonly Alert[]): Map<string, Alert> {
+  const out = new Map<string, Alert>();
+  const key = (labels: Labels): string =>
+    JSON.stringify(
+      Object.keys(labels)
+        .filter((k) => k !== 'phase')
+        .sort()
+        .map((k) => [k, labels[k]]),
+    );
+  const firing = new Map(alerts.filter((a) => a.state !== 'resolved').map((a) => [key(a.labels), a]));
+  for (const a of alerts) {
+    if (a.state !== 'resolved' || a.labels.phase !== 'jeopardy') continue;
+    const successor = firing.get(key(a.labels));
+    if (successor && successor.labels.phase === undefined) out.set(successor.fingerprint, a);
+  }
+  return out;
+}
+
 /** Build the context for one channel: `escape` is applied to every string that came from outside. */
-export function buildTemplateContext(n: Notification, escape: Escaper): TemplateContext {
+export function buildTemplateContext(n: Notification, escape: Escaper, opts: { foldPhases?: boolean } = {}): TemplateContext {
   const tz = n.displayTimezone;
   const commonLabels = escapeRecord(n.commonLabels, escape);
-  const alerts = n.alerts.map((a) => alertContext(a, n, escape));
+  const superseded = opts.foldPhases === false ? new Map<string, Alert>() : supersededPhases(n.alerts);
+  const folded = new Set([...superseded.values()].map((a) => a.fingerprint));
+  const alerts = n.alerts
+    .filter((a) => !folded.has(a.fingerprint))
+    .map((a) => {
+      const ctx = alertContext(a, n, escape);
+      const earlier = superseded.get(a.fingerprint);
+      if (earlier) ctx.previousPhase = `in jeopardy since ${formatTime(earlier.firedAt ?? earlier.activeAt, tz)}`;
+      return ctx;
+    });
   const firing = alerts.filter((a) => a.status === 'firing');
   const resolved = alerts.filter((a) => a.status === 'resolved');
   return {
@@ -129,6 +166,8 @@ function alertContext(a: Alert, n: Notification, escape: Escaper): AlertContext 
   const count = numberValue(a.values.count);
   // Rules give instants as `<name>_ms` numbers (their `<name>` strings are in the rule's zone, not the display zone).
   const deadline = instant(a.values, 'deadline');
+  // A deadline is read in the rule's zone; shown in it (formatTime names any zone but UTC).
+  const ruleZone = typeof a.values.timezone === 'string' && a.values.timezone !== '' ? a.values.timezone : tz;
   const arrivedAt = instant(a.values, 'arrived_at');
   const expected = numberValue(a.values.min_count);
   const windowEnd = instant(a.values, 'window_end') ?? deadline ?? a.firedAt ?? a.activeAt;
@@ -155,7 +194,8 @@ function alertContext(a: Alert, n: Notification, escape: Escaper): AlertContext 
       windowMs !== undefined && windowStart !== undefined
         ? `${formatDuration(windowMs)}, from ${formatTime(windowStart, tz)} to ${formatTime(windowEnd, tz)}`
         : '',
-    deadline: deadline !== undefined ? formatTime(deadline, tz) : '',
+    deadline: deadline !== undefined ? formatTime(deadline, ruleZone) : '',
+    previousPhase: '',
     arrivedAt: arrivedAt !== undefined ? formatTime(arrivedAt, tz) : '',
     values: Object.fromEntries(
       Object.entries(a.values).map(([k, v]) => [k, typeof v === 'string' ? escape(v) : v]),

@@ -14,20 +14,24 @@ function buffer(): { chunks: string[]; write(chunk: string): boolean } {
 describe('console integration', () => {
   const clock = new ManualClock(T0);
 
-  it('writes one readable line per notification', async () => {
+  it('writes one readable line per notification, then the window of the burst with its zone and its failed transfers, indented', async () => {
     const out = buffer();
     const console = createConsoleIntegration({ send_resolved: true }, { logger: silentLogger(), templates: undefined, clock, stdout: out });
     await console.send(notificationOf([burstAlert({ labels: { file: 'A\nB' } })]));
     expect(out.chunks).toHaveLength(1);
-    const line = out.chunks[0] ?? '';
-    expect(line.endsWith('\n')).toBe(true);
-    expect(line.slice(0, -1)).not.toContain('\n');
+    const text = out.chunks[0] ?? '';
+    expect(text.endsWith('\n')).toBe(true);
+    const [line = '', ...rest] = text.slice(0, -1).split('\n');
     expect(line).toMatch(/^\[FIRING:1\] TransferErrorBurst \{/);
     expect(line).toContain('user=BANK1');
     expect(line).toContain('file=A B');
     expect(line).toContain('7 failed transfers for BANK1 in 10m');
-    expect(line).toContain('(count=7 window=10m)');
     expect(line).toContain('(since 2026-11-22 13:04:05 UTC)');
+    // The count is in the summary already: not said twice.
+    expect(line).not.toContain('count=7');
+    expect(rest[0]).toBe('  window: 10m, from 2026-11-22 12:54:05 UTC to 2026-11-22 13:04:05 UTC');
+    expect(rest.slice(1).every((l) => /^ {2}- 2026-11-22 \d\d:\d\d:\d\d UTC {2}\S/.test(l))).toBe(true);
+    expect(rest.length).toBeGreaterThan(1);
   });
 
   it('says for a missing file how many arrived by the deadline, and when a late one arrived', async () => {
@@ -45,8 +49,13 @@ describe('console integration', () => {
     await console.send(notificationOf([missing]));
     const line = out.chunks[0] ?? '';
     expect(line).toMatch(/^\[RESOLVED\] PositionFileLate \{/);
-    expect(line).toContain('(arrived 0 of 1 by the deadline 2026-11-22 12:54:05 UTC)');
-    expect(line).toContain('(arrived late at 2026-11-22 13:04:00 UTC)');
+    expect(line).toContain('Position file from CUSTODIA arrived late (deadline 2026-11-22 12:54:05 UTC) (arrived late at 2026-11-22 13:04:00 UTC)');
+    // Without a summary the line says how many arrived by the deadline itself.
+    const bare = buffer();
+    await createConsoleIntegration({ send_resolved: true }, { logger: silentLogger(), templates: undefined, clock, stdout: bare }).send(
+      notificationOf([{ ...missing, state: 'firing', resolvedAt: undefined, annotations: {}, values: { ...missing.values, arrived_at_ms: '' } }]),
+    );
+    expect(bare.chunks[0]).toContain('(arrived 0 of 1 by the deadline 2026-11-22 12:54:05 UTC)');
   });
 });
 

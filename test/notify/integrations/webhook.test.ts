@@ -51,7 +51,12 @@ describe('webhook integration', () => {
         {
           status: 'firing',
           labels: firing.labels,
-          annotations: firing.annotations,
+          annotations: {
+            ...firing.annotations,
+            // The window with its zone and the failed transfers, as every other channel shows them.
+            window: '10m, from 2026-11-22 12:54:05 UTC to 2026-11-22 13:04:05 UTC',
+            transfers: '2026-11-22 13:04:04 UTC  <!channel>.RET  code 12  connection <reset>\n2026-11-22 13:04:03 UTC  PAY_002.RET  code 12  timeout',
+          },
           startsAt: '2026-11-22T13:04:05.000Z',
           endsAt: '0001-01-01T00:00:00Z',
           generatorURL: `http://transfer-watch.example:9464/api/v1/alerts?fingerprint=${firing.fingerprint}`,
@@ -60,7 +65,11 @@ describe('webhook integration', () => {
         {
           status: 'resolved',
           labels: resolved.labels,
-          annotations: resolved.annotations,
+          annotations: {
+            ...resolved.annotations,
+            window: '10m, from 2026-11-22 12:54:05 UTC to 2026-11-22 13:04:05 UTC',
+            transfers: '2026-11-22 13:04:04 UTC  <!channel>.RET  code 12  connection <reset>\n2026-11-22 13:04:03 UTC  PAY_002.RET  code 12  timeout',
+          },
           startsAt: '2026-11-22T13:04:05.000Z',
           endsAt: '2026-11-22T13:04:10.000Z',
           generatorURL: `http://transfer-watch.example:9464/api/v1/alerts?fingerprint=${resolved.fingerprint}`,

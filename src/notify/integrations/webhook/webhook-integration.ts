@@ -4,6 +4,7 @@ import type { Integration, Notification } from '../../notification.js';
 import { generatorUrl, ZERO_TIME } from '../shared/alert-links.js';
 import type { IntegrationDeps } from '../shared/integration-deps.js';
 import { postJson } from '../shared/post-json.js';
+import { buildTemplateContext, type AlertContext } from '../../templates/template-context.js';
 
 /** Exactly Alertmanager's webhook payload (version 4), so existing webhook receivers work unchanged. */
 export interface WebhookPayload {
@@ -29,9 +30,24 @@ export interface WebhookAlert {
   fingerprint: string;
 }
 
+/**
+ * What a person reading the payload needs beyond the rule's own annotations, as two more annotations (the
+ * payload's shape stays Alertmanager's): `window`, the window with its zone, and `transfers`, up to 5 of the
+ * transfers behind the alert (time, file, code, message), one per line, times in `display_timezone`.
+ */
+function extraAnnotations(a: AlertContext | undefined): Record<string, string> {
+  if (!a) return {};
+  const out: Record<string, string> = {};
+  if (!a.isMissingFile && a.count !== undefined && a.windowText) out['window'] = a.windowText;
+  if (a.hasSamples) out['transfers'] = a.samples.map((s) => `${s.time}  ${s.file}  code ${s.code}${s.message ? `  ${s.message}` : ''}`).join('\n');
+  return out;
+}
+
 /** The payload for one notification; `maxAlerts` 0 means all (Alertmanager's `max_alerts`). */
 export function webhookPayload(n: Notification, maxAlerts: number): WebhookPayload {
   const kept = maxAlerts > 0 ? n.alerts.slice(0, maxAlerts) : n.alerts;
+  // Plain text: JSON encoding is the payload's only escaping. Every alert, the folded jeopardy phases too.
+  const contexts = new Map(buildTemplateContext({ ...n, alerts: kept }, (v) => v, { foldPhases: false }).alerts.map((c) => [c.fingerprint, c]));
   return {
     version: '4',
     groupKey: n.groupKey,
@@ -47,7 +63,7 @@ export function webhookPayload(n: Notification, maxAlerts: number): WebhookPaylo
       return {
         status: resolved ? 'resolved' : 'firing',
         labels: a.labels,
-        annotations: a.annotations,
+        annotations: { ...extraAnnotations(contexts.get(a.fingerprint)), ...a.annotations },
         startsAt: new Date(a.firedAt ?? a.activeAt).toISOString(),
         endsAt: resolved && a.resolvedAt !== undefined ? new Date(a.resolvedAt).toISOString() : ZERO_TIME,
         generatorURL: generatorUrl(n, a),
