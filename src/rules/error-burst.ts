@@ -31,7 +31,9 @@ export type ErrorBurstRule = z.output<typeof errorBurstSchema>;
 const TEMPLATE_VARIABLES = ['count', 'threshold', 'window', 'window_ms', 'window_start', 'window_end', 'timezone'];
 const DEFAULT_ANNOTATIONS = {
   summary: '{{count}} failed transfers in {{window}}',
-  description: '{{count}} failed transfers (threshold {{threshold}}) between {{window_start}} and {{window_end}}.',
+  // Not the window's times: messages show the window with its zone themselves, and a description repeating it
+  // showed a second window, the last evaluation's, beside the one the alert fired with.
+  description: '{{count}} failed transfers in the last {{window}} (threshold {{threshold}}).',
 };
 
 interface Shown {

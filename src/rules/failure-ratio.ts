@@ -51,7 +51,8 @@ const TEMPLATE_VARIABLES = [
 ];
 const DEFAULT_ANNOTATIONS = {
   summary: '{{percent}} of transfers failed ({{count}} of {{total}}) in {{window}}',
-  description: '{{count}} of {{total}} transfers failed between {{window_start}} and {{window_end}} (threshold {{threshold_percent}}, at least {{min_total}} transfers).',
+  // The window's times are in every message already (see error_burst's default).
+  description: '{{count}} of {{total}} transfers failed in the last {{window}} (threshold {{threshold_percent}}, at least {{min_total}} transfers).',
 };
 
 const SUCCESS_RESOLUTION = 1000;

@@ -73,7 +73,8 @@ const TEMPLATE_VARIABLES = [
 const DEFAULT_ANNOTATIONS = {
   summary:
     '{{#if baseline}}{{transfers}} transfers in {{window}}, usually {{baseline}} ({{direction}} volume){{else}}{{transfers}} transfers in {{window}} ({{direction}} volume: {{#if min}}min {{min}}{{/if}}{{#if max}} max {{max}}{{/if}}){{/if}}',
-  description: '{{transfers}} matching transfers between {{window_start}} and {{window_end}}.',
+  // The window's times are in every message already (see error_burst's default).
+  description: '{{transfers}} matching transfers in the last {{window}}.',
 };
 
 /** How much longer than the window exact times are kept with `compare_to`, for a window whose data ends behind now. */

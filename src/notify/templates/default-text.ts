@@ -43,7 +43,7 @@ export function alertLines(a: AlertContext, style: TextStyle): string[] {
       lines.push(`  - ${s.time}  ${style.code(s.file)}  code ${s.code}${s.message ? `  ${s.message}` : ''}`);
     }
   }
-  lines.push(`Active since: ${a.startsAt}`);
+  if (!a.sinceIsDeadline) lines.push(`Active since: ${a.startsAt}`);
   if (a.endsAt) lines.push(`Resolved at: ${a.endsAt}`);
   return lines;
 }

@@ -27,6 +27,11 @@ export interface AlertContext {
   fingerprint: string;
   /** When it became active, with zone. */
   startsAt: string;
+  /**
+   * It became active at its deadline (a missing file fires then): the deadline already says when, so "since"
+   * would show the same instant again, in another zone when the rule's differs from the reader's.
+   */
+  sinceIsDeadline: boolean;
   /** When it resolved, with zone; empty while firing. */
   endsAt: string;
   /** The `runbook_url` annotation (absolute: a relative one is resolved against the external URL), or empty. */
@@ -184,6 +189,7 @@ function alertContext(a: Alert, n: Notification, escape: Escaper): AlertContext 
     labelsText: labelsText(a.labels, skip, escape),
     fingerprint: escape(a.fingerprint),
     startsAt: formatTime(a.firedAt ?? a.activeAt, tz),
+    sinceIsDeadline: deadline !== undefined && Math.abs((a.firedAt ?? a.activeAt) - deadline) < 60_000,
     endsAt: status === 'resolved' && a.resolvedAt !== undefined ? formatTime(a.resolvedAt, tz) : '',
     runbookUrl: escape(a.annotations.runbook_url ?? ''),
     count,

@@ -25,7 +25,7 @@ export function defaultConsoleLine(ctx: TemplateContext): string {
     if (first.previousPhase) parts.push(`(${first.previousPhase})`);
     if (first.status === 'resolved' && first.arrivedAt && !told(first.arrivedAt)) parts.push(`(arrived late at ${first.arrivedAt})`);
     if (first.endsAt) parts.push(`(resolved at ${first.endsAt})`);
-    else parts.push(`(since ${first.startsAt})`);
+    else if (!first.sinceIsDeadline) parts.push(`(since ${first.startsAt})`);
     if (first.runbookUrl) parts.push(`runbook: ${first.runbookUrl}`);
     lines.push(...transferLines(first));
   } else if (ctx.alerts.length > 1) {

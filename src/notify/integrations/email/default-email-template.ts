@@ -36,13 +36,16 @@ function alertHtml(a: AlertContext): string {
   if (a.labelsText) row('Labels', a.labelsText);
   if (a.summary) row('Summary', a.summary);
   if (a.description) row('Description', a.description);
-  if (a.isMissingFile) row('Arrived', `${a.count ?? 0} of ${a.expected ?? 1} expected${a.windowText ? ` in ${a.windowText}` : ''}`);
+  if (a.isMissingFile) row('Arrived', `${a.count ?? 0} of ${a.expected ?? 1} expected${a.window ? ` in the ${a.window} before the deadline` : ''}`);
   else if (a.count !== undefined) row('Count', `${a.count} failed transfer${a.count === 1 ? '' : 's'}${a.windowText ? ` in ${a.windowText}` : ''}`);
   else if (a.windowText) row('Window', a.windowText);
-  if (a.deadline) row('Deadline', a.deadline);
-  if (a.status === 'resolved' && a.arrivedAt) row('Resolved', `the file arrived late, at ${a.arrivedAt}`);
+  // Each time once: what the summary or description says is not said again.
+  const told = (text: string): boolean => text !== '' && (a.summary.includes(text) || a.description.includes(text));
+  if (a.deadline && !told(a.deadline)) row('Deadline', a.deadline);
+  if (a.previousPhase) row('Before', a.previousPhase);
+  if (a.status === 'resolved' && a.arrivedAt && !told(a.arrivedAt)) row('Resolved', `the file arrived late, at ${a.arrivedAt}`);
   if (a.runbookUrl) row('Runbook', `<a href="${a.runbookUrl}">${a.runbookUrl}</a>`);
-  row('Active since', a.startsAt);
+  if (!a.sinceIsDeadline) row('Active since', a.startsAt);
   if (a.endsAt) row('Resolved at', a.endsAt);
   let samples = '';
   if (a.hasSamples) {
