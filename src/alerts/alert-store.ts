@@ -50,6 +50,8 @@ type StoredAlert = z.infer<typeof storedAlertSchema>;
  * `alerts`) keeps identity and activeAt across restarts, so a re-fired alert is the same alert.
  */
 export class AlertStore {
+  /** Firing alerts whose condition cleared and that keep_firing_for holds, until when (see Alert.held). */
+  private readonly held = new Map<string, { until: number; clearedAt: number; keepFiringFor: number }>();
   private readonly byFingerprint = new Map<string, StoredAlert>();
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -126,7 +128,11 @@ export class AlertStore {
         }
         const final = finals.get(stored.fingerprint);
         // A late arrival ends the alert at once; otherwise keep_firing_for bridges a short gap (no flapping).
-        if (!final && stored.state === 'firing' && now < stored.lastActiveAt + stored.keepFiringFor) continue;
+        if (!final && stored.state === 'firing' && now < stored.lastActiveAt + stored.keepFiringFor) {
+          this.held.set(stored.fingerprint, { until: stored.lastActiveAt + stored.keepFiringFor, clearedAt: stored.lastActiveAt, keepFiringFor: stored.keepFiringFor });
+          continue;
+        }
+        this.held.delete(stored.fingerprint);
         this.deactivate(stored, now, changes, final);
       }
     }
@@ -173,7 +179,10 @@ export class AlertStore {
 
   alerts(): Alert[] {
     this.prune(this.clock.now());
-    return [...this.byFingerprint.values()].map(toAlert);
+    return [...this.byFingerprint.values()].map((a) => {
+      const held = a.state === 'firing' ? this.held.get(a.fingerprint) : undefined;
+      return held ? { ...toAlert(a), held: { ...held } } : toAlert(a);
+    });
   }
 
   private fingerprintOf(c: AlertCandidate): string {
@@ -182,6 +191,7 @@ export class AlertStore {
 
   private activate(rule: string, c: AlertCandidate, now: number, changes: AlertChange[]): string {
     const fp = this.fingerprintOf(c);
+    this.held.delete(fp);
     const current = this.byFingerprint.get(fp);
     if (!current || current.state === 'resolved') {
       const state: AlertState = c.for > 0 ? 'pending' : 'firing';
@@ -219,6 +229,7 @@ export class AlertStore {
 
   private deactivate(stored: StoredAlert, now: number, changes: AlertChange[], final: AlertCandidate | undefined): void {
     this.dirty = true;
+    this.held.delete(stored.fingerprint);
     if (stored.state === 'pending') {
       // A pending alert never told anyone; it just goes away (as in Prometheus).
       this.byFingerprint.delete(stored.fingerprint);

@@ -31,4 +31,9 @@ export interface Alert {
   values: Record<string, number | string>;
   /** Sample transfers behind the alert (error_burst: the most recent failures, at most 5). */
   samples: TransferSample[];
+  /**
+   * Its condition cleared, and `keep_firing_for` holds it firing until then (epoch ms); `clearedAt` is the last
+   * evaluation it was active at. Absent while the condition holds. Not persisted: recomputed at each evaluation.
+   */
+  held?: { until: number; clearedAt: number; keepFiringFor: number };
 }

@@ -67,6 +67,8 @@ export interface ApiAlert {
   silencedBy: string[];
   inhibitedBy: string[];
   mutedBy: string[];
+  /** Its condition cleared; `keep_firing_for` keeps it firing until then (RFC 3339). Absent otherwise. */
+  keptFiringUntil?: string;
 }
 
 /**
@@ -614,6 +616,7 @@ export class Daemon {
           silencedBy: s.silencedBy,
           inhibitedBy: s.inhibitedBy,
           mutedBy: s.mutedBy,
+          ...(a.held ? { keptFiringUntil: new Date(a.held.until).toISOString() } : {}),
         };
       });
   }
@@ -632,7 +635,16 @@ export class Daemon {
         .filter((a): a is Alert & { state: 'pending' | 'firing' } => a.state !== 'resolved')
         .map((a) => {
           const s = this.notifier.alertStatus(a);
-          return { labels: a.labels, annotations: a.annotations, state: a.state, activeAt: a.activeAt, fingerprint: a.fingerprint, silencedBy: s.silencedBy, inhibitedBy: s.inhibitedBy };
+          return {
+            labels: a.labels,
+            annotations: a.annotations,
+            state: a.state,
+            activeAt: a.activeAt,
+            fingerprint: a.fingerprint,
+            silencedBy: s.silencedBy,
+            inhibitedBy: s.inhibitedBy,
+            ...(a.held ? { held: a.held } : {}),
+          };
         }),
       expectations: this.leading ? this.engine.expectations(now, this.completeness()) : [],
       ...(this.cluster ? { cluster: this.clusterView() } : {}),

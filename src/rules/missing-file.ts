@@ -326,7 +326,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
           status = 'arrived';
           arrivedAt = inWindow[this.rule.min_count - 1];
         } else if (deadline > now) {
-          status = 'not_due';
+          // Past the warning time with too few: the page says what the warning says, not "not due yet".
+          status = this.rule.warn_before > 0 && now >= deadline - this.rule.warn_before ? 'in_jeopardy' : 'not_due';
         } else {
           arrivedAt = list.find((t) => t > deadline && t <= now);
           status = arrivedAt !== undefined ? 'late' : decidable ? 'missing' : 'awaiting_data';

@@ -51,7 +51,7 @@ export interface ExpectedFile {
   deadline: number;
   windowStart: number;
   timezone: string;
-  status: 'arrived' | 'late' | 'missing' | 'not_due' | 'awaiting_data';
+  status: 'arrived' | 'late' | 'missing' | 'in_jeopardy' | 'not_due' | 'awaiting_data';
   /** When the file that satisfied (or late-satisfied) the expectation arrived. */
   arrivedAt?: number;
   count: number;

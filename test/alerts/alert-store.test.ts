@@ -219,3 +219,23 @@ describe('AlertStore.apply across rules', () => {
     expect(twice.map((x) => `${x.alert.labels['alertname']}:${x.from}->${x.to}`)).toEqual(['C:inactive->firing', 'C:firing->resolved']);
   });
 });
+
+describe('AlertStore keep_firing_for', () => {
+  it('says an alert is held (until when, cleared since when) while keep_firing_for keeps it firing, and no more once it resolves or its condition is back', () => {
+    const clock = new ManualClock(T0);
+    const store = new AlertStore({ clock, logger, state: new MemoryStateStore() });
+    const c = candidate({ alertname: 'Burst', user: 'BANK1' }, { keepFiringFor: 5 * MIN });
+    store.apply([{ rule: 'Burst', alerts: [c] }], T0);
+    expect(store.alerts()[0]?.held).toBeUndefined();
+    clock.set(T0 + MIN);
+    store.apply([{ rule: 'Burst', alerts: [] }], T0 + MIN);
+    expect(store.alerts()[0]).toMatchObject({ state: 'firing', held: { until: T0 + 5 * MIN, clearedAt: T0, keepFiringFor: 5 * MIN } });
+    clock.set(T0 + 2 * MIN);
+    store.apply([{ rule: 'Burst', alerts: [c] }], T0 + 2 * MIN);
+    expect(store.alerts()[0]?.held).toBeUndefined();
+    clock.set(T0 + 8 * MIN);
+    store.apply([{ rule: 'Burst', alerts: [] }], T0 + 8 * MIN);
+    expect(store.alerts()[0]).toMatchObject({ state: 'resolved' });
+    expect(store.alerts()[0]?.held).toBeUndefined();
+  });
+});

@@ -79,4 +79,20 @@ describe('RuleEngine.expectations', () => {
     const incomplete = engine.expectations(now, data(UTC_DEADLINE - MIN));
     expect(incomplete.find((r) => r.key?.value === 'BANK2')?.status).toBe('awaiting_data');
   });
+
+  it('says in jeopardy, not "not due yet", once the warn_before of a rule has begun and the file has not come', () => {
+    const clock = new ManualClock(MONDAY_MIDNIGHT_SP);
+    const rules = RULES.replace('    window: 8h\n    severity: warning\n  - name: PartnerFileMissing', '    window: 8h\n    warn_before: 30m\n    severity: warning\n  - name: PartnerFileMissing');
+    expect(rules).toContain('warn_before: 30m');
+    const engine = new RuleEngine(rulesFrom(rules), { clock, logger: silentLogger(), sources: ['prod'] });
+    const data = (until: number): DataCompleteness => ({ completeUntil: () => until, completeFrom: () => MONDAY_MIDNIGHT_SP - 12 * HOUR });
+    const status = (now: number) => {
+      clock.set(now);
+      return engine.expectations(now, data(now)).find((r) => r.rule === 'StatementMissing')?.status;
+    };
+    expect(status(SP_DEADLINE - 31 * MIN)).toBe('not_due');
+    expect(status(SP_DEADLINE - 29 * MIN)).toBe('in_jeopardy');
+    engine.observe(transfer({ id: 'statement', time: SP_DEADLINE - 10 * MIN, file: 'EXTRATO_1.RET', event: 'reception' }));
+    expect(status(SP_DEADLINE - 9 * MIN)).toBe('arrived');
+  });
 });

@@ -159,6 +159,7 @@ describe('renderStatusPage', () => {
           { ...base, key: { label: 'user', value: 'BANK3' }, deadline: NOW - 3_600_000, status: 'missing' },
           { ...base, key: { label: 'user', value: 'BANK4' }, deadline: NOW + 3_600_000, status: 'not_due' },
           { ...base, key: { label: 'user', value: 'BANK5' }, deadline: NOW - 3_600_000, status: 'awaiting_data' },
+          { ...base, key: { label: 'user', value: 'BANK6' }, deadline: NOW + 600_000, status: 'in_jeopardy' },
         ],
         sources: [
           { name: 'prod', up: true, streams: [{ stream: 'failures', instance: undefined, lastSuccessfulPoll: new Date(NOW - 5_000).toISOString(), dataLagSeconds: 31.6, lastError: null }] },
@@ -172,8 +173,8 @@ describe('renderStatusPage', () => {
       OPTS,
     );
     const statuses = [...page.matchAll(/<tr class="expect ([a-z_]+)">/g)].map((m) => m[1]);
-    expect(statuses).toEqual(['arrived', 'late', 'missing', 'not_due', 'awaiting_data']);
-    for (const text of ['>arrived<', '>late<', '>missing<', '>not due yet<', '>awaiting data<']) expect(page).toContain(text);
+    expect(statuses).toEqual(['arrived', 'late', 'missing', 'not_due', 'awaiting_data', 'in_jeopardy']);
+    for (const text of ['>arrived<', '>late<', '>missing<', '>not due yet<', '>awaiting data<', '>in jeopardy<']) expect(page).toContain(text);
     expect(page).toContain('2026-11-23 08:00:00 -03:00 (America/Sao_Paulo)'); // deadline NOW - 1h in the rule's zone
     expect(page).toContain('at <time datetime="2026-11-23T11:50:00.000Z">2026-11-23 08:50:00 -03:00 (America/Sao_Paulo)</time>'); // late arrival
     expect(page).toContain('prod <span class="badge up">up</span>');
@@ -241,5 +242,28 @@ describe('renderStatusPage', () => {
     expect(formatRelative(NOW - 30_000, NOW)).toBe('30s ago');
     expect(formatRelative(NOW + 3_700_000, NOW)).toBe('in 1h 1m');
     expect(formatRelative(NOW - 90_000_000, NOW)).toBe('1d 1h ago');
+  });
+
+  it('says why an alert below its threshold still fires: keep_firing_for, until when', () => {
+    const page = renderStatusPage(
+      data({
+        alerts: [
+          {
+            labels: { alertname: 'TransferErrorBurst', user: 'BANK1', severity: 'critical' },
+            annotations: { summary: '8 failed transfers for BANK1 in 10m' },
+            state: 'firing',
+            activeAt: NOW - 900_000,
+            fingerprint: 'f-held',
+            silencedBy: [],
+            inhibitedBy: [],
+            held: { until: NOW + 120_000, clearedAt: NOW - 180_000, keepFiringFor: 300_000 },
+          },
+        ],
+      }),
+      OPTS,
+    );
+    expect(page).toContain('Below its threshold since');
+    expect(page).toContain('kept firing until <time datetime="2026-11-23T12:02:00.000Z">');
+    expect(page).toContain('by keep_firing_for (5m), so a short lull does not resolve and page again.');
   });
 });

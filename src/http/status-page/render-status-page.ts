@@ -3,6 +3,7 @@ import { html, type SafeHtml } from './safe-html.js';
 import { PAGE_SCRIPT } from './page-script.js';
 import { PAGE_STYLE } from './page-style.js';
 import type { ExpectedFile, SendOutcome, Silence, StatusPageAlert, StatusPageData, StatusPageSource } from './status-page-data.js';
+import { formatDuration } from '../../base/duration.js';
 
 export interface RenderOptions {
   /** The CSRF token every form posts back (see csrf-guard.ts). */
@@ -35,6 +36,7 @@ const STATUS_HELP: Record<ExpectedFile['status'], string> = {
   arrived: 'arrived in its window, by the deadline',
   late: 'arrived after the deadline',
   missing: 'not arrived by the deadline',
+  in_jeopardy: 'the deadline is near and the file has not arrived: the rule\'s "in jeopardy" warning fires',
   not_due: 'the deadline is still ahead',
   awaiting_data:
     "the deadline has passed, but the source's history is not read up to it yet (polling is behind, or the source is down): nothing is claimed until it is",
@@ -44,6 +46,7 @@ const STATUS_TEXT: Record<ExpectedFile['status'], string> = {
   arrived: 'arrived',
   late: 'late',
   missing: 'missing',
+  in_jeopardy: 'in jeopardy',
   not_due: 'not due yet',
   awaiting_data: 'awaiting data',
 };
@@ -129,6 +132,7 @@ function renderAlert(alert: StatusPageAlert, data: StatusPageData, csrfToken: st
   }${alert.inhibitedBy.length > 0 ? html` <span class="badge inhibited">inhibited</span>` : ''} <span class="since">since ${time(alert.activeAt, data.timezone, data.now)}</span></div>
 ${summary || alert.annotations['runbook_url'] ? html`<p class="summary">${summary ?? ''}${runbookLink(alert)}</p>` : ''}
 ${labelChips(alert.labels, ['alertname', 'severity'])}
+${alert.held ? html`<p class="held">Below its threshold since ${time(alert.held.clearedAt, data.timezone, data.now)}; kept firing until ${time(alert.held.until, data.timezone, data.now)} by keep_firing_for (${formatDuration(alert.held.keepFiringFor)}), so a short lull does not resolve and page again.</p>` : ''}
 ${alert.inhibitedBy.length > 0 ? html`<p class="silenced-by">Inhibited by ${alert.inhibitedBy.length} firing alert${alert.inhibitedBy.length === 1 ? '' : 's'} (inhibit_rules): not notified while ${alert.inhibitedBy.length === 1 ? 'it fires' : 'they fire'}.</p>` : ''}
 ${silences.map((s) => html`<p class="silenced-by">Silenced by ${s.createdBy} until ${time(Date.parse(s.endsAt), data.timezone, data.now)}: ${s.comment}</p>`)}
 ${silenced ? '' : silenceForm(alert, csrfToken, user)}

@@ -16,6 +16,8 @@ export interface StatusPageAlert {
   /** Ids of the active silences that match it. */
   silencedBy: string[];
   inhibitedBy: string[];
+  /** Held firing by keep_firing_for after its condition cleared (see Alert.held). */
+  held?: { until: number; clearedAt: number; keepFiringFor: number };
 }
 
 export interface StatusPageStream {
