@@ -44,8 +44,20 @@ export function issuesToProblems(issues: readonly z.core.$ZodIssue[], ctx: Issue
       problems.push(ctx.locator.problemAt(parent, `${scope}missing required key "${key}"`));
       continue;
     }
-    const message = issue.message.replace(/^Invalid input: /, '');
+    const message = plainMessage(issue.message);
     problems.push(ctx.locator.problemAt(where, label === '' ? message : `${label}: ${message}`));
   }
   return problems;
+}
+
+const ARTICLE: Readonly<Record<string, string>> = { array: 'a list', object: 'a map', number: 'a number', string: 'a string', boolean: 'true or false', null: 'nothing (null)', undefined: 'nothing', int: 'a whole number' };
+
+/**
+ * zod's wording in words a person editing YAML reads at once: "Invalid input: expected number, received
+ * string" becomes "expected a number, got a text".
+ */
+export function plainMessage(message: string): string {
+  const typed = /^Invalid input: expected (\w+), received (\w+)$/.exec(message);
+  if (typed) return `expected ${ARTICLE[typed[1] ?? ''] ?? typed[1]}, got ${ARTICLE[typed[2] ?? ''] ?? typed[2]}`;
+  return message.replace(/^Invalid input: /, '');
 }

@@ -8,7 +8,7 @@ import { ConfigError, ConfigReadError } from '../base/config-error.js';
 import type { EnvReference } from './env-substitution.js';
 import { expandEnvReferences, maskEnvReferences } from './env-substitution.js';
 import type { Problem } from '../base/problem.js';
-import { checkReferences } from './reference-checks.js';
+import { checkReferences, referenceViewOf } from './reference-checks.js';
 import { resolveConfigPaths } from './resolve-paths.js';
 import type { Config } from './schema.js';
 import { configSchema } from './schema.js';
@@ -112,8 +112,12 @@ export function parseConfigText(text: string, file: string, options: ParseConfig
       }),
     );
   }
-  if (parsed.success && problems.length === 0) {
-    for (const issue of checkReferences(parsed.data)) problems.push(locator.problemAt(issue.path, issue.message));
+  // References are checked whatever else is wrong (all problems in one run), on the raw data when the schema
+  // was not met; a reference the schema already refused at the same place is not reported twice.
+  const taken = new Set(problems.map((p) => `${p.line}:${p.col}`));
+  for (const issue of checkReferences(parsed.success ? parsed.data : referenceViewOf(data))) {
+    const problem = locator.problemAt(issue.path, issue.message);
+    if (!taken.has(`${problem.line}:${problem.col}`)) problems.push(problem);
   }
   if (!parsed.success && problems.length === 0 && missingEnv.size > 0) {
     // Only values filled by unset variables were wrong (a number, say): say which, rather than nothing.

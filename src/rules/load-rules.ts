@@ -8,6 +8,7 @@ import { errorMessage } from '../util/errors.js';
 import { findRuleType, RULE_TYPES, ruleTypeNames, type RuleDefinition } from './registry.js';
 import { checkRuleTemplates } from './rule-schema.js';
 import { parseYamlWithPositions, problemAt, type PositionedYaml } from './yaml-positions.js';
+import { plainMessage } from '../base/zod-problems.js';
 
 export interface LoadedRules {
   rules: RuleDefinition[];
@@ -120,7 +121,7 @@ export function issueProblems(y: PositionedYaml, base: (string | number)[], issu
       out.push(problemAt(y, [...base, ...at.slice(0, -1)], `missing required key "${String(at.at(-1))}"`));
     } else {
       const field = at.length > 0 ? `${at.join('.')}: ` : '';
-      out.push(problemAt(y, [...base, ...at], `${field}${issue.message}`));
+      out.push(problemAt(y, [...base, ...at], `${field}${plainMessage(issue.message)}`));
     }
   }
   return out;
@@ -153,7 +154,9 @@ export function parseRuleFile(file: string, text: string): { rules: RuleDefiniti
     const parsed = RULE_TYPES.find((t) => t.type === ruleType.type)?.schema.safeParse(item);
     if (!parsed) return;
     if (!parsed.success) {
-      problems.push(...issueProblems(y, ['rules', i], parsed.error.issues, ruleType.schema));
+      // Each problem names its rule: "threshold: expected a number" alone does not say which of 40 rules.
+      const name = typeof item === 'object' && item !== null && 'name' in item && typeof item.name === 'string' ? `rule "${item.name}"` : `rules[${i}]`;
+      problems.push(...issueProblems(y, ['rules', i], parsed.error.issues, ruleType.schema).map((p) => ({ ...p, message: `${name}: ${p.message}` })));
       return;
     }
     if (parsed.data.name === SOURCE_DOWN_ALERTNAME) {
@@ -162,7 +165,7 @@ export function parseRuleFile(file: string, text: string): { rules: RuleDefiniti
     }
     const templateIssues = checkRuleTemplates(parsed.data, ruleType.templateVariables, ruleType.extraTemplates(parsed.data));
     if (templateIssues.length > 0) {
-      for (const issue of templateIssues) problems.push(problemAt(y, ['rules', i, ...issue.path], `${issue.path.join('.')}: ${issue.message}`));
+      for (const issue of templateIssues) problems.push(problemAt(y, ['rules', i, ...issue.path], `rule "${parsed.data.name}": ${issue.path.join('.')}: ${issue.message}`));
       return;
     }
     rules.push(parsed.data);

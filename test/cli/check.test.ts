@@ -65,6 +65,39 @@ describe('transfer-watch check: every problem of every stage in one run', () => 
     expect(lines.some((l) => l.includes('config.yaml:6:') && l.includes('poll.interval'))).toBe(true);
     expect(lines.some((l) => l.includes('rules/bad.yaml:4:') && l.includes('threshold'))).toBe(true);
     expect(lines.some((l) => l.includes('web.yml:2:') && l.includes('bcrypt'))).toBe(true);
+    // The unknown receiver is listed although the schema was not met (poll.interval): all problems in one run.
+    expect(lines.some((l) => l.includes('config.yaml:9:') && l.includes('unknown receiver "nobody"'))).toBe(true);
+  });
+
+  it('a key typo, a rule with a wrong type and a route to an unknown receiver: all three at once, the rule named in words', async () => {
+    await mkdir(join(dir, 'typo', 'rules'), { recursive: true });
+    await writeFile(join(dir, 'typo', 'rules', 'r.yaml'), ['rules:', '  - name: BankBurst', '    type: error_burst', '    threshold: "five"', '    window: 5m', ''].join('\n'));
+    await writeFile(
+      join(dir, 'typo', 'config.yaml'),
+      [
+        'sources:',
+        '  - name: prod',
+        '    base_url: https://mft.example.com/api',
+        '    username: u',
+        '    pasword: p',
+        'rule_files: [rules/*.yaml]',
+        'receivers: [{ name: chat, console: {} }]',
+        'route:',
+        '  receiver: chat',
+        '  routes:',
+        '    - { matchers: [\'severity="critical"\'], receiver: pager }',
+        '',
+      ].join('\n'),
+    );
+    const r = await runCli(['check', '--config', join(dir, 'typo', 'config.yaml')]);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.trimEnd().split('\n').map((l) => l.slice(l.indexOf('typo') + 5));
+    expect(lines).toEqual([
+      'config.yaml:2:5: sources[0]: missing required key "password"',
+      'config.yaml:5:5: unknown key "pasword" in sources[0] (did you mean "password"?)',
+      'config.yaml:11:54: route.routes[0].receiver: unknown receiver "pager"',
+      'rules/r.yaml:4:16: rule "BankBurst": threshold: expected a number, got a string',
+    ]);
   });
 
   it('the shipped example passes on a clean environment: each unset variable is one warning at its first use', async () => {

@@ -236,6 +236,9 @@ describe('problems with positions', () => {
     expect(problemsOf(text)).toEqual([
       'tw.yaml:6:1: unknown key "frobnicate" at top level',
       'tw.yaml:7:1: unknown key "sourcez" at top level (did you mean "sources"?)',
+      // References are checked in the same run, although the schema was not met.
+      'tw.yaml:9:13: route.receiver: unknown receiver "a"',
+      'tw.yaml:11:17: route.routes[0].receiver: unknown receiver "b"',
       'tw.yaml:12:7: unknown key "matchrs" in route.routes[0] (did you mean "matchers"?)',
     ]);
   });
@@ -266,7 +269,7 @@ describe('problems with positions', () => {
 
   it('reports an empty value where a string is required at its key', () => {
     const text = lines('sources:', '  - name: prod', '    base_url: https://mft.example.com/api', '    username: u', '    password:');
-    expect(problemsOf(text)).toEqual(['tw.yaml:5:5: sources[0].password: expected string, received null']);
+    expect(problemsOf(text)).toEqual(['tw.yaml:5:5: sources[0].password: expected a string, got nothing (null)']);
   });
 
   it('reports an empty file as missing sources', () => {

@@ -15,8 +15,8 @@ function problems(yaml: string): string[] {
 describe('rule file validation', () => {
   it('points unknown keys at themselves and suggests the nearest valid key', () => {
     const yaml = ['rules:', '  - name: A', '    type: error_burst', '    threshold: 3', '    window: 5m', '    treshold: 4', ''].join('\n');
-    expect(problems(yaml)).toEqual(['r.yaml:6:5: unknown key "treshold" (did you mean "threshold"?)']);
-    expect(problems('rules:\n  - name: A\n    type: error_burst\n    threshold: 3\n')).toEqual(['r.yaml:2:5: missing required key "window"']);
+    expect(problems(yaml)).toEqual(['r.yaml:6:5: rule "A": unknown key "treshold" (did you mean "threshold"?)']);
+    expect(problems('rules:\n  - name: A\n    type: error_burst\n    threshold: 3\n')).toEqual(['r.yaml:2:5: rule "A": missing required key "window"']);
   });
 
   it('reports unknown types with the known ones, at the type value', () => {
@@ -47,20 +47,20 @@ describe('rule file validation', () => {
     const got = problems(yaml);
     expect(got).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^r\.yaml:4:15: deadline: invalid cron expression/),
-        expect.stringMatching(/^r\.yaml:5:15: timezone: unknown time zone/),
-        expect.stringMatching(/^r\.yaml:6:13: window: invalid duration "8 hours"/),
-        'r.yaml:7:14: unknown key "usr" (did you mean "user"?)',
-        expect.stringMatching(/^r\.yaml:11:16: threshold: /),
-        expect.stringMatching(/^r\.yaml:13:16: group_by\.0: /),
+        expect.stringMatching(/^r\.yaml:4:15: rule "A": deadline: invalid cron expression/),
+        expect.stringMatching(/^r\.yaml:5:15: rule "A": timezone: unknown time zone/),
+        expect.stringMatching(/^r\.yaml:6:13: rule "A": window: invalid duration "8 hours"/),
+        'r.yaml:7:14: rule "A": unknown key "usr" (did you mean "user"?)',
+        expect.stringMatching(/^r\.yaml:11:16: rule "B": threshold: /),
+        expect.stringMatching(/^r\.yaml:13:16: rule "B": group_by\.0: /),
       ]),
     );
     // Template problems are found once the schema passes.
     expect(problems('rules:\n  - name: A\n    type: error_burst\n    threshold: 1\n    window: 1m\n    annotations: { summary: "{{cnt}}" }\n')).toEqual([
-      'r.yaml:6:29: annotations.summary: template uses unknown variable "cnt" (available: labels, alertname, severity, count, threshold, window, window_ms, window_start, window_end, timezone)',
+      'r.yaml:6:29: rule "A": annotations.summary: template uses unknown variable "cnt" (available: labels, alertname, severity, count, threshold, window, window_ms, window_start, window_end, timezone)',
     ]);
     expect(problems('rules:\n  - name: A\n    type: error_burst\n    threshold: 1\n    window: 1m\n    labels: { x: "{{#if}}" }\n')[0]).toMatch(
-      /^r\.yaml:6:18: labels\.x: invalid template/,
+      /^r\.yaml:6:18: rule "A": labels\.x: invalid template/,
     );
   });
 
@@ -76,7 +76,7 @@ describe('rule file validation', () => {
 
   it('rejects labels that would override alertname or severity', () => {
     expect(problems('rules:\n  - name: A\n    type: error_burst\n    threshold: 1\n    window: 1m\n    labels: { severity: x }\n')[0]).toMatch(
-      /^r\.yaml:6:\d+: labels\.severity: label "severity" is set by the engine/,
+      /^r\.yaml:6:\d+: rule "A": labels\.severity: label "severity" is set by the engine/,
     );
   });
 });

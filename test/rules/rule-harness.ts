@@ -28,7 +28,10 @@ export function ruleHarness(ruleYaml: string, start: number, opts: { sources?: s
   return { clock, engine, store, step, firing };
 }
 
-/** Problems of a rule file as `LINE:COL: message`. */
+/**
+ * Problems of a rule file as `LINE:COL: message`, without the `rule "NAME": ` every problem of a rule starts
+ * with (these tests have one rule; test/rules/load-rules.test.ts checks the name is there).
+ */
 export function problemsOf(yaml: string): string[] {
-  return parseRuleFile('inline.yaml', yaml).problems.map((p) => `${p.line}:${p.col}: ${p.message}`);
+  return parseRuleFile('inline.yaml', yaml).problems.map((p) => `${p.line}:${p.col}: ${p.message.replace(/^rule "[^"]*": /, '')}`);
 }
