@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,6 +50,8 @@ export function registerDemo(program: Command): void {
       const clock = new ShiftedClock(demoMorning(Date.now()));
       const simulator = await startSimulator({ port: 0, host: '127.0.0.1', seed, scenario: 'demo', username: DEMO_USER, password: DEMO_PASSWORD, clock });
       const stateDir = opts.stateDir ?? (await mkdtemp(path.join(os.tmpdir(), 'transfer-watch-demo-')));
+      // A folder the demo made is the demo's to remove when it ends (Ctrl-C, SIGTERM); one the user named is kept.
+      if (opts.stateDir === undefined) process.on('exit', () => rmSync(stateDir, { recursive: true, force: true }));
       const load = async () => {
         const config = configSchema.parse({
           sources: [{ name: 'demo', base_url: simulator.url, username: DEMO_USER, password: DEMO_PASSWORD, timeout: '5s' }],
@@ -59,6 +62,8 @@ export function registerDemo(program: Command): void {
           receivers: [{ name: 'console', console: { send_resolved: true } }],
           route: { receiver: 'console', group_by: ['alertname', 'source', 'mft_instance', 'user'], group_wait: '5s', group_interval: '10s', repeat_interval: '1h' },
           server: { listen: `${opts.host}:${port}` },
+          // The demo's morning is São Paulo's: every time shown is in its zone, deadlines included.
+          display_timezone: 'America/Sao_Paulo',
           log: { level: 'warn' },
         });
         const { rules, problems } = await loadRuleFiles(config.rule_files, RULES_DIR);
@@ -85,8 +90,9 @@ export function registerDemo(program: Command): void {
           `  status:     ${url}/api/v1/status`,
           `  state dir:  ${stateDir}`,
           `Simulated time: a business morning from ${formatTime(clock.now(), 'America/Sao_Paulo')}, moving at real speed.`,
-          'Within two minutes: error bursts fire; at 08:00 BANK2\'s daily statement is missing, then it arrives late and the',
-          'alert resolves saying so; position files are late at the 10-minute slots.',
+          'Within three minutes: at 08:00 BANK2\'s daily statement is missing, then it arrives late and the alert resolves',
+          'saying so; the 08:00 position file from CUSTODIA is late and arrives at 08:01; a partner\'s connection breaks at',
+          '08:00 and its error burst fires (one every 5 minutes).',
           'Alerts are printed below as they fire and resolve. Ctrl-C stops.',
           '',
         ].join('\n'),

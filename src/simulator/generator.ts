@@ -11,12 +11,7 @@ import {
   type FileKindName,
   type Partner,
 } from './partners.js';
-import {
-  BURST_FAILURES_PER_MINUTE,
-  BURST_MINUTES,
-  POSITION_PERIOD_MINUTES,
-  type Scenario,
-} from './scenarios.js';
+import { POSITION_PERIOD_MINUTES, type Scenario } from './scenarios.js';
 
 /** A record as stored: DIAS is left out because it depends on when the record is served. */
 export type StoredRecord = Omit<ServiceRecord, 'DIAS'>;
@@ -196,6 +191,12 @@ export class HistoryGenerator {
     return entries;
   }
 
+  /** Whether the position file of `slot` (its hash `h`) comes late in this scenario. */
+  private isLatePosition(slot: number, h: number): boolean {
+    if (!this.scenario.lateFiles) return false;
+    return this.scenario.positionLateAlternate ? slot % 2 === 0 : hashUnit(h, 7) < this.scenario.positionLateShare;
+  }
+
   /** The partner whose connection breaks in burst period `period`, and the period's hash. */
   private burstOf(period: number): { h: number; p: Partner } {
     const h = hash32(this.seed, period, SALT_BURST);
@@ -224,8 +225,7 @@ export class HistoryGenerator {
     const latePositionSlots: number[] = [];
     if (this.scenario.lateFiles) {
       for (let slot = Math.ceil(from / BUCKET_MS / POSITION_PERIOD_MINUTES); slot * POSITION_PERIOD_MINUTES * BUCKET_MS < to; slot++) {
-        const h = hash32(this.seed, slot, SALT_POSITION);
-        if (hashUnit(h, 7) < this.scenario.positionLateShare) latePositionSlots.push(slot * POSITION_PERIOD_MINUTES * BUCKET_MS);
+        if (this.isLatePosition(slot, hash32(this.seed, slot, SALT_POSITION))) latePositionSlots.push(slot * POSITION_PERIOD_MINUTES * BUCKET_MS);
       }
     }
     return { bursts, latePositionSlots };
@@ -272,12 +272,14 @@ export class HistoryGenerator {
     const slot = Math.floor((bucket + 2) / POSITION_PERIOD_MINUTES);
     const slotMinute = slot * POSITION_PERIOD_MINUTES;
     const h = hash32(this.seed, slot, SALT_POSITION);
-    const late = this.scenario.lateFiles && hashUnit(h, 7) < this.scenario.positionLateShare;
-    const arrival = late ? slotMinute + 3 + (h % 4) : slotMinute - 2 + (h % 2);
+    const late = this.isLatePosition(slot, h);
+    const { minutes, spread } = this.scenario.positionLateDelay;
+    const arrival = late ? slotMinute + minutes + (h % spread) : slotMinute - 2 + (h % 2);
     if (arrival !== bucket) return;
     const p = partner(POSITION_USER);
     out.push({
-      time: bucket * BUCKET_MS + (hash32(h, 2) % BUCKET_MS),
+      // A late file comes in the first 40 s of its minute, so the demo's late file is resolved well within its promise.
+      time: bucket * BUCKET_MS + (hash32(h, 2) % (late ? 40_000 : BUCKET_MS)),
       partner: p,
       kind: 'position',
       instance: p.instance,
@@ -290,12 +292,12 @@ export class HistoryGenerator {
   private burst(bucket: number, out: Draft[]): void {
     const every = this.scenario.burstPeriodMinutes;
     const phase = ((bucket % every) + every) % every;
-    if (phase >= BURST_MINUTES) return;
+    if (phase >= this.scenario.burstShape.minutes) return;
     const period = Math.floor(bucket / every);
     const { h, p } = this.burstOf(period);
     const failure = errorCode(h % 2 === 0 ? 4 : 21) ?? null;
     const rng = createRandom(hash32(h, bucket));
-    for (let i = 0; i < BURST_FAILURES_PER_MINUTE; i++) {
+    for (let i = 0; i < this.scenario.burstShape.failuresPerMinute; i++) {
       out.push({ time: bucket * BUCKET_MS + Math.floor(rng.next() * BUCKET_MS), partner: p, kind: rng.pick(p.kinds), instance: p.instance, failure });
     }
   }

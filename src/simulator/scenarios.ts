@@ -21,6 +21,16 @@ export interface Scenario {
   /** With `lateFiles`, the share of CUSTODIA's position files that arrive late. */
   readonly positionLateShare: number;
   /**
+   * With `lateFiles`: every other slot's position file is late (slots at :00, :20, :40 of the hour) instead of a
+   * random share. A late file whose slot follows an on-time one is what the rule can see (a late file arrives in
+   * the next slot's window, where it hides the next one's lateness); the demo makes its promise with it.
+   */
+  readonly positionLateAlternate: boolean;
+  /** With `lateFiles`: a late position file arrives this many minutes after its slot starts, plus 0 to `spread - 1`. */
+  readonly positionLateDelay: { minutes: number; spread: number };
+  /** A burst: this many minutes of this many failures a minute. */
+  readonly burstShape: { minutes: number; failuresPerMinute: number };
+  /**
    * With `lateFiles`, the local minute (America/Sao_Paulo) from which BANK2's statement arrives, within 30 minutes;
    * the demo makes it 08:00:xx, so its simulated morning shows the missing file and then its late arrival.
    */
@@ -52,6 +62,9 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     lateFiles: false,
     lateStatement: { firstMinute: 8 * 60 + 35, spreadMinutes: 30 },
     positionLateShare: POSITION_LATE_SHARE,
+    positionLateAlternate: false,
+    positionLateDelay: { minutes: 3, spread: 4 },
+    burstShape: { minutes: BURST_MINUTES, failuresPerMinute: BURST_FAILURES_PER_MINUTE },
     faults: {},
   },
   burst: {
@@ -63,6 +76,9 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     lateFiles: false,
     lateStatement: { firstMinute: 8 * 60 + 35, spreadMinutes: 30 },
     positionLateShare: POSITION_LATE_SHARE,
+    positionLateAlternate: false,
+    positionLateDelay: { minutes: 3, spread: 4 },
+    burstShape: { minutes: BURST_MINUTES, failuresPerMinute: BURST_FAILURES_PER_MINUTE },
     faults: {},
   },
   'late-file': {
@@ -74,6 +90,9 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     lateFiles: true,
     positionLateShare: POSITION_LATE_SHARE,
     lateStatement: { firstMinute: 8 * 60 + 35, spreadMinutes: 30 },
+    positionLateAlternate: false,
+    positionLateDelay: { minutes: 3, spread: 4 },
+    burstShape: { minutes: BURST_MINUTES, failuresPerMinute: BURST_FAILURES_PER_MINUTE },
     faults: {},
   },
   faults: {
@@ -85,6 +104,9 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
     lateFiles: false,
     lateStatement: { firstMinute: 8 * 60 + 35, spreadMinutes: 30 },
     positionLateShare: POSITION_LATE_SHARE,
+    positionLateAlternate: false,
+    positionLateDelay: { minutes: 3, spread: 4 },
+    burstShape: { minutes: BURST_MINUTES, failuresPerMinute: BURST_FAILURES_PER_MINUTE },
     faults: {
       status500Rate: 0.05,
       delayMs: 35_000,
@@ -98,13 +120,18 @@ const SCENARIOS: Readonly<Record<ScenarioName, Scenario>> = {
   // What `transfer-watch demo` shows: alerts of both rule types firing and resolving within minutes.
   demo: {
     name: 'demo',
-    description: `burst and late-file together, without faults, with a burst every ${DEMO_BURST_PERIOD_MINUTES} minutes and ${DEMO_POSITION_LATE_SHARE * 100}% of position files late (used by \`transfer-watch demo\`)`,
+    description: `burst and late-file together, without faults: a burst of 10 failures in one minute every ${DEMO_BURST_PERIOD_MINUTES} minutes, and every other position file (the :00, :20 and :40 slots) a minute late (used by \`transfer-watch demo\`)`,
     errorRate: 0.02,
     bursts: true,
     burstPeriodMinutes: DEMO_BURST_PERIOD_MINUTES,
     lateFiles: true,
     positionLateShare: DEMO_POSITION_LATE_SHARE,
     lateStatement: { firstMinute: 8 * 60, spreadMinutes: 1 },
+    // What the banner promises within three minutes of 07:59:15: the 08:00 position file late, arriving at 08:01;
+    // a burst of ten failures in one minute (fired by its end, not after two).
+    positionLateAlternate: true,
+    positionLateDelay: { minutes: 1, spread: 1 },
+    burstShape: { minutes: 1, failuresPerMinute: 10 },
     faults: {},
   },
 };
