@@ -6,12 +6,13 @@ import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/daemon-process.js';
-import { recordResult, sleep, startDaemonProcess, tally } from './harness.js';
+import { startDaemonProcess } from './harness.js';
 import {
   HEALTH_P99_BOUND_MS,
-  LEGIT_KEY,
   PARTNER,
   RSS_BOUND_MB,
+  legitDelivered,
+  reportHostile,
   startHostileSetup,
   timedGet,
   underAttack,
@@ -32,18 +33,6 @@ describe('reliability: hostile clients', () => {
     for (const s of setups.splice(0)) await s.cleanup();
   });
 
-  async function legitDelivered(s: HostileSetup): Promise<ReturnType<typeof tally>> {
-    await eventually(() => s.webhook.keys().includes(LEGIT_KEY), 20_000);
-    await sleep(1_500);
-    return tally([LEGIT_KEY], s.webhook.keys());
-  }
-
-  function report(scenario: string, faults: string, t: ReturnType<typeof tally>, r: { health: { p99: number }; rssMb: number }): void {
-    const note = `healthz p99 ${Math.round(r.health.p99)} ms, RSS ${r.rssMb} MB`;
-    console.log(`${scenario}: ${note}`);
-    recordResult({ scenario, faults: `${faults}; ${note}`, ...t });
-  }
-
   it('ReDoS from an open read: 8 clients asking /api/v2/alerts?filter=user=~"PARTNER_ABCDEFGHIJ(.*.*)*!" in a loop', async () => {
     const s = await startHostileSetup('redos-read');
     setups.push(s);
@@ -60,7 +49,7 @@ describe('reliability: hostile clients', () => {
         }),
       );
     });
-    report('hostile: ReDoS filter', `${answered} hostile reads answered`, t, r);
+    reportHostile('hostile: ReDoS filter', `${answered} hostile reads answered`, t, r);
     expect(answered).toBeGreaterThan(50);
     expect(r.health.p99).toBeLessThan(HEALTH_P99_BOUND_MS);
     expect(r.rssMb).toBeLessThan(RSS_BOUND_MB);
@@ -100,7 +89,7 @@ describe('reliability: hostile clients', () => {
     expect(code).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
     const r = { health: { p99: Math.max(before.health.p99, after.health.p99) }, rssMb: Math.max(before.rssMb, after.rssMb) };
-    report('hostile: ReDoS silence', 'silence (.*.*)*X, kill -9, restart, SIGTERM', t, r);
+    reportHostile('hostile: ReDoS silence', 'silence (.*.*)*X, kill -9, restart, SIGTERM', t, r);
     expect(r.health.p99).toBeLessThan(HEALTH_P99_BOUND_MS);
     expect(t).toMatchObject({ delivered: 1, duplicated: 0, lost: 0, falseAlerts: 0 });
   }, 90_000);
@@ -132,7 +121,7 @@ describe('reliability: hostile clients', () => {
       for (const sock of sockets) sock.destroy();
     });
     const longest = Math.max(...lifetimes);
-    report('hostile: idle sockets', `${opened} silent connections, longest-lived ${Math.round(longest / 1000)} s`, t, r);
+    reportHostile('hostile: idle sockets', `${opened} silent connections, longest-lived ${Math.round(longest / 1000)} s`, t, r);
     // The first 256 were closed by the headers timeout and came back (the documented 15 s, checked every second).
     expect(opened).toBeGreaterThanOrEqual(512);
     expect(longest).toBeLessThan(18_000);
@@ -169,7 +158,7 @@ describe('reliability: hostile clients', () => {
       agent.destroy();
     });
     const polls = s.sim.stats().reportRequests - requestsBefore;
-    report('hostile: password guessing', `${refused} guesses refused, ${polls} report requests meanwhile`, t, r);
+    reportHostile('hostile: password guessing', `${refused} guesses refused, ${polls} report requests meanwhile`, t, r);
     expect(refused).toBeGreaterThan(100);
     // Two streams polled every second for the attack's 8 s: polling must not have stalled (was halved).
     expect(polls).toBeGreaterThanOrEqual(10);

@@ -3,7 +3,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/start-simulator.js';
-import { startDaemonProcess, startWebhook, tempDir, writeYaml, type DaemonProcess, type Webhook } from './harness.js';
+import { eventually } from '../helpers/daemon-process.js';
+import { recordResult, sleep, startDaemonProcess, startWebhook, tally, tempDir, writeYaml, type DaemonProcess, type Webhook } from './harness.js';
 
 /**
  * Shared parts of the hostile scenarios (issue 23): a daemon polling the simulator every second with one
@@ -169,4 +170,18 @@ export async function underAttack(
   await running;
   const health = await probe.stop();
   return { health, rssMb: rss.stop() };
+}
+
+/** Waits for the legitimate burst's notification (and a little more, for any repeat) and tallies it. */
+export async function legitDelivered(s: HostileSetup, timeoutMs = 30_000): Promise<ReturnType<typeof tally>> {
+  await eventually(() => s.webhook.keys().includes(LEGIT_KEY), timeoutMs);
+  await sleep(1_500);
+  return tally([LEGIT_KEY], s.webhook.keys());
+}
+
+/** A row of the suite's table, with the scenario's /healthz p99 and peak RSS in its faults column. */
+export function reportHostile(scenario: string, faults: string, t: ReturnType<typeof tally>, r: { health: { p99: number }; rssMb: number }): void {
+  const note = `healthz p99 ${Math.round(r.health.p99)} ms, RSS ${r.rssMb} MB`;
+  console.log(`${scenario}: ${faults}; ${note}`);
+  recordResult({ scenario, faults: `${faults}; ${note}`, ...t });
 }

@@ -2,8 +2,8 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/daemon-process.js';
 import { HAVE_REDIS, REDIS_SERVER, RedisServer } from '../helpers/redis-server.js';
-import { metricSum, recordResult, sleep, tally } from './harness.js';
-import { HEALTH_P99_BOUND_MS, LEGIT_KEY, RSS_BOUND_MB, startHostileSetup, timedGet, underAttack, type HostileSetup } from './hostile-harness.js';
+import { metricSum } from './harness.js';
+import { HEALTH_P99_BOUND_MS, RSS_BOUND_MB, legitDelivered, reportHostile, startHostileSetup, timedGet, underAttack, type HostileSetup } from './hostile-harness.js';
 
 if (!HAVE_REDIS && process.env['CI'] === 'true') throw new Error(`${REDIS_SERVER} not found; .ci/run installs redis-server`);
 
@@ -21,18 +21,6 @@ describe('reliability: a hostile upstream', () => {
     for (const c of cleanups.splice(0)) await c();
   });
 
-  async function legitDelivered(s: HostileSetup): Promise<ReturnType<typeof tally>> {
-    await eventually(() => s.webhook.keys().includes(LEGIT_KEY), 30_000);
-    await sleep(1_500);
-    return tally([LEGIT_KEY], s.webhook.keys());
-  }
-
-  function report(scenario: string, faults: string, t: ReturnType<typeof tally>, r: { health: { p99: number }; rssMb: number }): void {
-    const note = `healthz p99 ${Math.round(r.health.p99)} ms, RSS ${r.rssMb} MB`;
-    console.log(`${scenario}: ${faults}; ${note}`);
-    recordResult({ scenario, faults: `${faults}; ${note}`, ...t });
-  }
-
   it('one record with a 10 MB file name and a 10 MB message on every page of failures', async () => {
     const s = await startHostileSetup('huge-strings');
     setups.push(s);
@@ -41,7 +29,7 @@ describe('reliability: a hostile upstream', () => {
     const invalid = await metricSum(s.daemon.url, 'transfer_watch_records_invalid_total');
     const t = await legitDelivered(s);
     const longest = Math.max(...s.daemon.logs.map((l) => JSON.stringify(l).length));
-    report('hostile: 10 MB fields', `${invalid} records counted invalid, longest log line ${longest} chars`, t, r);
+    reportHostile('hostile: 10 MB fields', `${invalid} records counted invalid, longest log line ${longest} chars`, t, r);
     // One hostile record per page of failures, a new one each poll (its time is the window's end).
     expect(invalid).toBeGreaterThanOrEqual(1);
     expect(longest).toBeLessThan(20_000);
@@ -63,7 +51,7 @@ describe('reliability: a hostile upstream', () => {
     const requests = s.sim.stats().reportRequests - before;
     const tooLarge = await metricSum(s.daemon.url, 'transfer_watch_poll_errors_total', 'reason="response_too_large"');
     const status = (await (await fetch(`${s.daemon.url}/api/v1/status`)).json()) as { sources: Array<{ streams: Array<{ lastError: { reason: string } | null; retryAt: string | null }> }> };
-    report('hostile: 1M-record page', `${requests} report requests in 15 s, ${tooLarge} cut off`, t, r);
+    reportHostile('hostile: 1M-record page', `${requests} report requests in 15 s, ${tooLarge} cut off`, t, r);
     expect(tooLarge).toBeGreaterThanOrEqual(1);
     expect(status.sources[0]?.streams.some((st) => st.lastError?.reason === 'response_too_large' && st.retryAt !== null)).toBe(true);
     // Backed off: two streams, at most a few tries each in 15 s (every second without the backoff).
@@ -82,7 +70,7 @@ describe('reliability: a hostile upstream', () => {
     const requests = s.sim.stats().reportRequests - before;
     const t = await legitDelivered(s);
     const abandoned = s.daemon.logs.filter((l) => l['msg'] === 'poll window abandoned; it will be fetched again' && (l['err'] as { code?: string } | undefined)?.code === 'source_too_many_pages');
-    report('hostile: endless next', `${requests} report requests in 15 s, ${abandoned.length} windows abandoned`, t, r);
+    reportHostile('hostile: endless next', `${requests} report requests in 15 s, ${abandoned.length} windows abandoned`, t, r);
     // One pagination is at most max_records_per_window / page_size + 1 = 1,001 pages; without the backoff the
     // window was fetched again every interval (~4,000 requests in 15 s).
     expect(abandoned.length).toBeGreaterThanOrEqual(1);
@@ -104,7 +92,7 @@ describe('reliability: a hostile upstream', () => {
     const r = await underAttack(s.daemon, 8_000, async () => undefined);
     const records = await metricSum(s.daemon.url, 'transfer_watch_records_total', 'stream="failures"');
     const t = await legitDelivered(s);
-    report('hostile: crafted glob', `${records} failures read (20 crafted)`, t, r);
+    reportHostile('hostile: crafted glob', `${records} failures read (20 crafted)`, t, r);
     expect(records).toBe(23);
     expect(r.health.p99).toBeLessThan(HEALTH_P99_BOUND_MS);
     expect(t).toMatchObject({ delivered: 1, duplicated: 0, lost: 0, falseAlerts: 0 });
@@ -125,7 +113,7 @@ describe('reliability: a hostile upstream', () => {
     const t = await legitDelivered(s);
     const aside = await redis.keys('tw:quarantine:*');
     const logged = s.daemon.logs.filter((l) => l['msg'] === 'state in Redis is not JSON; moved it aside and continuing without it');
-    report('hostile: corrupt Redis state', `${aside.length} keys moved aside`, t, r);
+    reportHostile('hostile: corrupt Redis state', `${aside.length} keys moved aside`, t, r);
     expect(aside.map((k) => k.replace(/:\d+$/, '')).sort()).toEqual(['tw:quarantine:alerts', 'tw:quarantine:outbox', 'tw:quarantine:silences']);
     expect(logged.length).toBeGreaterThanOrEqual(3);
     expect(t).toMatchObject({ delivered: 1, duplicated: 0, lost: 0, falseAlerts: 0 });
