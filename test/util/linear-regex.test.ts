@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseMatcher, matchesAll, parseMatchers } from '../../src/notify/matcher.js';
-import { compileMatch } from '../../src/rules/match.js';
+import fc from 'fast-check';
+import { compileMatch, globToRe2, simpleGlob } from '../../src/rules/match.js';
 import { compileLinearRegex, RegexSyntaxError } from '../../src/util/linear-regex.js';
 import { transfer } from '../rules/transfer-fixture.js';
 
@@ -47,4 +48,26 @@ describe('linear-time matching', () => {
     expect(compileMatch({ file: ['EXTRATO (?).RET'] })(transfer({ time: T, file: 'EXTRATO (1).RET' }))).toBe(true);
     expect(compileMatch({ file: ['[ab].RET'] })(transfer({ time: T, file: 'a.RET' }))).toBe(false);
   }, 2_000);
+});
+
+describe('the prefix-and-suffix fast path of one-star globs', () => {
+  it('answers as the RE2 translation does, on generated globs and values', () => {
+    const alphabet = fc.constantFrom('A', 'B', '_', '.', '/', 'R');
+    const text = fc.array(alphabet, { maxLength: 6 }).map((a) => a.join(''));
+    fc.assert(
+      fc.property(text, text, fc.array(fc.tuple(text, fc.boolean()), { maxLength: 4 }), (prefix, suffix, values) => {
+        const glob = `${prefix}*${suffix}`;
+        const fast = simpleGlob(glob);
+        const re2 = globToRe2(glob);
+        expect(fast).toBeDefined();
+        for (const [middle, framed] of values) {
+          const value = framed ? `${prefix}${middle}${suffix}` : middle;
+          expect(fast?.matches(value), `${glob} on ${value}`).toBe(re2.matches(value));
+        }
+      }),
+      { numRuns: 2_000 },
+    );
+    expect(simpleGlob('A?B*')).toBeUndefined();
+    expect(simpleGlob('*_*')).toBeUndefined();
+  });
 });
