@@ -59,5 +59,10 @@ const ARTICLE: Readonly<Record<string, string>> = { array: 'a list', object: 'a 
 export function plainMessage(message: string): string {
   const typed = /^Invalid input: expected (\w+), received (\w+)$/.exec(message);
   if (typed) return `expected ${ARTICLE[typed[1] ?? ''] ?? typed[1]}, got ${ARTICLE[typed[2] ?? ''] ?? typed[2]}`;
+  const bound = /^Too (small|big): expected (?:number|int) to be ([<>]=?)(\S+)$/.exec(message);
+  if (bound) {
+    const words: Record<string, string> = { '>=': 'at least', '>': 'greater than', '<=': 'at most', '<': 'less than' };
+    return `must be ${words[bound[2] ?? ''] ?? bound[2]} ${bound[3]}`;
+  }
   return message.replace(/^Invalid input: /, '');
 }

@@ -255,7 +255,7 @@ describe('problems with positions', () => {
     );
     expect(problemsOf(text)).toEqual([
       'tw.yaml:6:14: sources[0].timeout: invalid duration "5 minutes" (use e.g. 250ms, 30s, 5m, 1h, 1d)',
-      'tw.yaml:8:14: poll.page_size: Too big: expected number to be <=1000',
+      'tw.yaml:8:14: poll.page_size: must be at most 1000',
       expect.stringMatching(/^tw\.yaml:9:13: poll\.interval: poll\.interval must be greater than 0$/),
       expect.stringMatching(/^tw\.yaml:10:15: log\.level: /),
       'tw.yaml:11:19: display_timezone: unknown time zone (use an IANA name such as UTC or America/Sao_Paulo)',

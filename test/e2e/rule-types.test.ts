@@ -230,12 +230,13 @@ describe.skipIf(cliMissing !== undefined)('rule types through the real daemon an
     expect(result.code).toBe(1);
     const lines = `${result.stdout}${result.stderr}`.split('\n').filter((l) => l.startsWith(file));
     expect(lines).toEqual([
-      `${file}:2:48: threshold: threshold must be a ratio in (0, 1]`,
-      `${file}:3:47: min: Too small: expected number to be >=1`,
-      `${file}:4:62: min_copies: Too small: expected number to be >=2`,
-      `${file}:5:57: deviation.factor: factor must be greater than 1`,
-      `${file}:6:42: codes.0: code 0 is success, not an error`,
-      `${file}:7:50: failing_for: invalid duration "1x" (use e.g. 250ms, 30s, 5m, 1h, 1d)`,
+      // Each problem names its rule, in words.
+      `${file}:2:48: rule "A": threshold: threshold must be a ratio in (0, 1]`,
+      `${file}:3:47: rule "B": min: must be at least 1`,
+      `${file}:4:62: rule "C": min_copies: must be at least 2`,
+      `${file}:5:57: rule "D": deviation.factor: factor must be greater than 1`,
+      `${file}:6:42: rule "E": codes.0: code 0 is success, not an error`,
+      `${file}:7:50: rule "F": failing_for: invalid duration "1x" (use e.g. 250ms, 30s, 5m, 1h, 1d)`,
     ]);
   });
 });

@@ -58,7 +58,7 @@ describe('duplicate_file', () => {
 
   it('check: min_copies below 2 is reported at its position', () => {
     expect(problemsOf(DUP.replace('window: 1h', 'window: 1h\n    min_copies: 1'))).toEqual([
-      '7:17: min_copies: Too small: expected number to be >=2',
+      '7:17: min_copies: must be at least 2',
     ]);
   });
 });
