@@ -5,7 +5,7 @@ import { RecentSends } from '../../src/notify/deliver/recent-sends.js';
 import { MemoryStateStore } from '../../src/state/state-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
-import { FakeIntegration, firing, notifyConfig } from '../notify/helpers.js';
+import { FakeIntegration, firing, notifyConfig, resolved } from '../notify/helpers.js';
 
 /** The notifier's bounded ring of recent send outcomes, which the status page shows per receiver. */
 
@@ -13,6 +13,32 @@ const T0 = Date.parse('2024-03-05T12:00:00Z');
 const SECRET_URL = 'https://hooks.example.com/services/T000/B000/SECRETSECRET';
 
 describe('Notifier.recentSends', () => {
+
+  it('names the alert of a phase change once: the jeopardy warning it took over from is not listed as a second alert', async () => {
+    const clock = new ManualClock(T0);
+    const hook = new FakeIntegration();
+    const notifier = new Notifier({
+      config: notifyConfig({
+        receivers: [{ name: 'ops', webhook: { url: SECRET_URL } }],
+        route: { receiver: 'ops', group_by: ['alertname', 'user'], group_wait: '0s', group_interval: '1s', repeat_interval: '4h' },
+      }),
+      clock,
+      logger: silentLogger(),
+      state: new MemoryStateStore(),
+      random: () => 0.5,
+      integrationsFor: () => [hook],
+    });
+    const warning = firing({ alertname: 'StatementMissing', user: 'BANK2', phase: 'jeopardy' }, T0);
+    notifier.update([warning]);
+    await notifier.tick();
+    clock.advance(60_000);
+    notifier.update([resolved(warning, T0 + 60_000), firing({ alertname: 'StatementMissing', user: 'BANK2' }, T0 + 60_000)]);
+    await notifier.tick();
+    const latest = notifier.recentSends()[0];
+    expect(latest?.alerts).toEqual(['StatementMissing {user=BANK2}']);
+    // The webhook still carries both, the warning resolved.
+    expect(hook.sent.at(-1)?.alerts.map((a) => `${a.state}:${a.labels.phase ?? ''}`).sort()).toEqual(['firing:', 'resolved:jeopardy']);
+  });
   it('records failed (redacted) and sent attempts, newest first', async () => {
     const clock = new ManualClock(T0);
     const hook = new FakeIntegration();

@@ -8,6 +8,7 @@ import { NotifyError, type Integration } from '../notification.js';
 import type { Outbox} from './outbox.js';
 import { type OutboxEntry } from './outbox.js';
 import { RecentSends, type SendOutcome } from './recent-sends.js';
+import { supersededPhases } from '../templates/template-context.js';
 import { DEFAULT_BACKOFF, retryDelay, type BackoffOptions } from '../../base/backoff.js';
 
 export interface DeliveryHooks {
@@ -254,7 +255,8 @@ export class DeliverStage {
       integration: entry.integration,
       outcome,
       status: entry.notification.status,
-      alerts: [...new Set(entry.notification.alerts.map(alertIdentity))],
+      // A warning that gave way to its alert in this notification is that alert's story, not a second alert.
+      alerts: [...new Set(withoutFoldedPhases(entry.notification.alerts).map(alertIdentity))],
       attempts: outcome === 'sent' ? entry.attempts + 1 : entry.attempts,
       ...(error !== undefined ? { error } : {}),
     });
@@ -296,6 +298,11 @@ export class DeliverStage {
 }
 
 /** `TransferErrorBurst {mft_instance=PROD1, user=BANK1}`: an alert named so that two of one rule are told apart. */
+function withoutFoldedPhases(alerts: readonly Alert[]): Alert[] {
+  const folded = new Set([...supersededPhases(alerts).values()].map((a) => a.fingerprint));
+  return alerts.filter((a) => !folded.has(a.fingerprint));
+}
+
 function alertIdentity(alert: Alert): string {
   const labels = Object.keys(alert.labels)
     .filter((k) => k !== 'alertname')
