@@ -1,4 +1,4 @@
-import type { AlertContext, TemplateContext } from './template-context.js';
+import { alreadyTold, transferText, type AlertContext, type TemplateContext } from './template-context.js';
 
 /** Markup of a text channel: plain text has none, Slack mrkdwn uses `*bold*` and backticks. */
 export interface TextStyle {
@@ -22,7 +22,6 @@ export function alertLines(a: AlertContext, style: TextStyle): string[] {
   if (a.summary) lines.push(`Summary: ${a.summary}`);
   if (a.description) lines.push(`Description: ${a.description}`);
   // Each time once: what the summary (or description) already says is not said again.
-  const told = (text: string): boolean => text !== '' && (a.summary.includes(text) || a.description.includes(text));
   if (a.isMissingFile) {
     // The window ends at the deadline: given as a length, so the deadline is not shown twice in two zones.
     lines.push(`Arrived: ${a.count ?? 0} of ${a.expected ?? 1} expected${a.window ? ` in the ${a.window} before the deadline` : ''}`);
@@ -31,16 +30,16 @@ export function alertLines(a: AlertContext, style: TextStyle): string[] {
   } else if (a.windowText) {
     lines.push(`Window: ${a.windowText}`);
   }
-  if (a.deadline && !told(a.deadline)) lines.push(`Deadline: ${a.deadline}`);
+  if (a.deadline && !alreadyTold(a, a.deadline)) lines.push(`Deadline: ${a.deadline}`);
   if (a.previousPhase) lines.push(`Before: ${a.previousPhase}`);
-  if (a.status === 'resolved' && a.arrivedAt && !told(a.arrivedAt)) lines.push(`Resolved: the file arrived late, at ${a.arrivedAt}`);
+  if (a.status === 'resolved' && a.arrivedAt && !alreadyTold(a, a.arrivedAt)) lines.push(`Resolved: the file arrived late, at ${a.arrivedAt}`);
   if (a.runbookUrl) lines.push(`Runbook: ${style.link(a.runbookUrl, 'runbook')}`);
   if (a.hasSamples) {
     // Samples are failures for most rules; duplicate_file and size_anomaly show successful transfers.
     const kind = a.samples.every((s) => s.code !== 0) ? 'Failed transfer' : 'Transfer';
     lines.push(a.samples.length === 1 ? `${kind}:` : `${kind}s (${a.samples.length} most recent):`);
     for (const s of a.samples) {
-      lines.push(`  - ${s.time}  ${style.code(s.file)}  code ${s.code}${s.message ? `  ${s.message}` : ''}`);
+      lines.push(`  - ${transferText(s, style.code(s.file))}`);
     }
   }
   if (!a.sinceIsDeadline) lines.push(`Active since: ${a.startsAt}`);

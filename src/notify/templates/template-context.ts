@@ -90,6 +90,19 @@ export interface TemplateContext {
 export const MAX_SAMPLES = 5;
 
 /**
+ * Whether the alert's summary or description already says `text` (a deadline, a late arrival): each channel then
+ * leaves its own line for it out, so every time is said once.
+ */
+export function alreadyTold(a: AlertContext, text: string): boolean {
+  return text !== '' && (a.summary.includes(text) || a.description.includes(text));
+}
+
+/** One sample transfer as a line of text: `time  file  code N  message` (`file` as the channel marks it up). */
+export function transferText(s: SampleContext, file: string = s.file): string {
+  return `${s.time}  ${file}  code ${s.code}${s.message ? `  ${s.message}` : ''}`;
+}
+
+/**
  * The subject/title line shared by every channel: `[FIRING:N] alertname` / `[RESOLVED] alertname` (contract),
  * then the labels common to the group's alerts but the alert name, which identify the group.
  */

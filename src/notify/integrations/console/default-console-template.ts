@@ -1,4 +1,4 @@
-import type { AlertContext, TemplateContext } from '../../templates/template-context.js';
+import { alreadyTold, transferText, type AlertContext, type TemplateContext } from '../../templates/template-context.js';
 
 /**
  * A readable line per notification, then (for a lone alert with failed transfers) its window and up to 5 of
@@ -15,15 +15,14 @@ export function defaultConsoleLine(ctx: TemplateContext): string {
   const first = ctx.alerts[0];
   const lines: string[] = [];
   if (ctx.alerts.length === 1 && first) {
-    const told = (text: string): boolean => text !== '' && (first.summary.includes(text) || first.description.includes(text));
     if (first.isMissingFile) {
       if (!first.summary) parts.push(`(arrived ${first.count ?? 0} of ${first.expected ?? 1}${first.deadline ? ` by the deadline ${first.deadline}` : ''})`);
-      else if (first.deadline && !told(first.deadline)) parts.push(`(deadline ${first.deadline})`);
+      else if (first.deadline && !alreadyTold(first, first.deadline)) parts.push(`(deadline ${first.deadline})`);
     } else if (first.count !== undefined && !first.summary) {
       parts.push(`(count=${first.count}${first.window ? ` window=${first.window}` : ''})`);
     }
     if (first.previousPhase) parts.push(`(${first.previousPhase})`);
-    if (first.status === 'resolved' && first.arrivedAt && !told(first.arrivedAt)) parts.push(`(arrived late at ${first.arrivedAt})`);
+    if (first.status === 'resolved' && first.arrivedAt && !alreadyTold(first, first.arrivedAt)) parts.push(`(arrived late at ${first.arrivedAt})`);
     if (first.endsAt) parts.push(`(resolved at ${first.endsAt})`);
     else if (!first.sinceIsDeadline) parts.push(`(since ${first.startsAt})`);
     if (first.runbookUrl) parts.push(`runbook: ${first.runbookUrl}`);
@@ -39,6 +38,6 @@ function transferLines(a: AlertContext): string[] {
   if (a.isMissingFile) return [];
   const out: string[] = [];
   if (a.windowText && a.count !== undefined) out.push(`  window: ${a.windowText}`);
-  for (const s of a.samples) out.push(`  - ${s.time}  ${s.file}  code ${s.code}${s.message ? `  ${s.message}` : ''}`);
+  for (const s of a.samples) out.push(`  - ${transferText(s)}`);
   return out;
 }

@@ -1,6 +1,6 @@
 import { sanitizeHeader } from '../../templates/escape.js';
 import { defaultText, MAX_ALERTS_DESCRIBED, moreAlertsLine } from '../../templates/default-text.js';
-import type { AlertContext, TemplateContext } from '../../templates/template-context.js';
+import { alreadyTold, type AlertContext, type TemplateContext } from '../../templates/template-context.js';
 
 /** `[FIRING:1] TransferErrorBurst {labels}`: the same start as Slack's text. Built from a header-safe context. */
 export function defaultEmailSubject(ctx: TemplateContext): string {
@@ -40,10 +40,9 @@ function alertHtml(a: AlertContext): string {
   else if (a.count !== undefined) row('Count', `${a.count} failed transfer${a.count === 1 ? '' : 's'}${a.windowText ? ` in ${a.windowText}` : ''}`);
   else if (a.windowText) row('Window', a.windowText);
   // Each time once: what the summary or description says is not said again.
-  const told = (text: string): boolean => text !== '' && (a.summary.includes(text) || a.description.includes(text));
-  if (a.deadline && !told(a.deadline)) row('Deadline', a.deadline);
+  if (a.deadline && !alreadyTold(a, a.deadline)) row('Deadline', a.deadline);
   if (a.previousPhase) row('Before', a.previousPhase);
-  if (a.status === 'resolved' && a.arrivedAt && !told(a.arrivedAt)) row('Resolved', `the file arrived late, at ${a.arrivedAt}`);
+  if (a.status === 'resolved' && a.arrivedAt && !alreadyTold(a, a.arrivedAt)) row('Resolved', `the file arrived late, at ${a.arrivedAt}`);
   if (a.runbookUrl) row('Runbook', `<a href="${a.runbookUrl}">${a.runbookUrl}</a>`);
   if (!a.sinceIsDeadline) row('Active since', a.startsAt);
   if (a.endsAt) row('Resolved at', a.endsAt);

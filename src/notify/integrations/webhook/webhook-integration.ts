@@ -4,7 +4,7 @@ import type { Integration, Notification } from '../../notification.js';
 import { generatorUrl, ZERO_TIME } from '../shared/alert-links.js';
 import type { IntegrationDeps } from '../shared/integration-deps.js';
 import { postJson } from '../shared/post-json.js';
-import { buildTemplateContext, type AlertContext } from '../../templates/template-context.js';
+import { buildTemplateContext, transferText, type AlertContext } from '../../templates/template-context.js';
 
 /** Exactly Alertmanager's webhook payload (version 4), so existing webhook receivers work unchanged. */
 export interface WebhookPayload {
@@ -39,7 +39,7 @@ function extraAnnotations(a: AlertContext | undefined): Record<string, string> {
   if (!a) return {};
   const out: Record<string, string> = {};
   if (!a.isMissingFile && a.count !== undefined && a.windowText) out['window'] = a.windowText;
-  if (a.hasSamples) out['transfers'] = a.samples.map((s) => `${s.time}  ${s.file}  code ${s.code}${s.message ? `  ${s.message}` : ''}`).join('\n');
+  if (a.hasSamples) out['transfers'] = a.samples.map((s) => transferText(s)).join('\n');
   return out;
 }
 
