@@ -27,6 +27,8 @@ export const SILENCE_RETENTION_MS = 5 * 24 * 3_600_000;
 export const MAX_EXPIRED_SILENCES = 200;
 /** Stored silences that cannot be used any more (a matcher RE2 refuses, an unreadable entry) are kept here. */
 export const QUARANTINED_SILENCES_STATE_KEY = 'silences.quarantined';
+/** Quarantined silences kept at most (the newest). */
+export const MAX_QUARANTINED_SILENCES = 200;
 
 const snapshotSchema = z.object({ version: z.literal(1), silences: z.array(z.unknown()) });
 
@@ -60,7 +62,13 @@ export class SilenceStore implements SilenceApi {
   async restore(): Promise<void> {
     const raw = await this.state.load(SILENCES_STATE_KEY);
     if (raw === undefined) return;
-    await this.quarantine(this.replaceFrom(raw));
+    const rejected = this.replaceFrom(raw);
+    if (rejected.length === 0) return;
+    // Written without them once they are kept aside, so the next start does not meet them again.
+    if (!(await this.quarantine(rejected))) return;
+    await this.persist().catch((err: unknown) => {
+      this.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'could not write the silences without the unusable ones');
+    });
   }
 
   /** Replace the silences in memory; returns the stored entries that could not be used, with why. */
@@ -89,11 +97,12 @@ export class SilenceStore implements SilenceApi {
   }
 
   /**
-   * Move stored silences that cannot be used aside (state key `silences.quarantined`), so they are neither
-   * matched on (a pattern that froze the daemon would freeze it again at every start) nor lost.
+   * Keep stored silences that cannot be used under state key `silences.quarantined`, so they are neither matched
+   * on (a pattern that froze the daemon would freeze it again at every start) nor lost. The caller writes the
+   * silences without them (`restore`), or already has (`change`: its snapshot is built from the usable ones).
    */
-  private async quarantine(rejected: Array<{ item: unknown; reason: string }>): Promise<void> {
-    if (rejected.length === 0) return;
+  private async quarantine(rejected: Array<{ item: unknown; reason: string }>): Promise<boolean> {
+    if (rejected.length === 0) return true;
     for (const r of rejected) {
       const id = typeof r.item === 'object' && r.item !== null && 'id' in r.item ? String(r.item.id) : undefined;
       this.logger.error({ key: QUARANTINED_SILENCES_STATE_KEY, silence: id, reason: r.reason }, 'a stored silence cannot be used; moved it aside');
@@ -103,11 +112,11 @@ export class SilenceStore implements SilenceApi {
       const kept = Array.isArray(before) ? before : [];
       const seen = new Set(kept.map((k) => JSON.stringify(k)));
       const added = rejected.map((r) => ({ reason: r.reason, silence: r.item })).filter((k) => !seen.has(JSON.stringify(k)));
-      await this.state.save(QUARANTINED_SILENCES_STATE_KEY, [...kept, ...added].slice(-MAX_EXPIRED_SILENCES));
-      // Written without them, so the next start does not meet them again.
-      await this.persist();
+      await this.state.save(QUARANTINED_SILENCES_STATE_KEY, [...kept, ...added].slice(-MAX_QUARANTINED_SILENCES));
+      return true;
     } catch (err) {
       this.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'could not move unusable silences aside; they stay ignored');
+      return false;
     }
   }
 
