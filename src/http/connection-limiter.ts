@@ -27,8 +27,8 @@ interface Tracked {
  * one evicts the oldest connection that is not answering a request (idle keep-alive, or one that has not
  * finished sending its headers: exactly what a slow-loris holds), first of the same peer, so a prober or a scrape
  * always gets a socket (it is the newest; it is answered before it could become the oldest); only when every
- * connection is busy answering is the new one refused. Sockets are keyed by their remote address and port, which the TLS socket of an HTTPS request shares
- * with the TCP socket the server accepted.
+ * connection is busy answering is the new one refused. Sockets are keyed by their remote address and port, which
+ * the TLS socket of an HTTPS request shares with the TCP socket the server accepted.
  */
 export class ConnectionLimiter {
   /** In accept order: the first idle entry is the oldest idle connection. */
@@ -37,15 +37,25 @@ export class ConnectionLimiter {
   evicted = 0;
   refused = 0;
 
+  private readonly max: number;
+  private readonly maxPerPeer: number;
+  private readonly firstRequestTimeoutMs: number;
+
   constructor(
-    private readonly max = MAX_CONNECTIONS,
-    private readonly maxPerPeer = MAX_CONNECTIONS_PER_PEER,
-    /**
-     * A connection whose first request has not begun within this is closed. Node's `headersTimeout` starts only
-     * with the first byte, so a socket that never sends one lived until something else closed it.
-     */
-    private readonly firstRequestTimeoutMs = 15_000,
-  ) {}
+    opts: {
+      max?: number;
+      maxPerPeer?: number;
+      /**
+       * A connection whose first request has not begun within this is closed. Node's `headersTimeout` starts only
+       * with the first byte, so a socket that never sends one lived until something else closed it.
+       */
+      firstRequestTimeoutMs?: number;
+    } = {},
+  ) {
+    this.max = opts.max ?? MAX_CONNECTIONS;
+    this.maxPerPeer = opts.maxPerPeer ?? MAX_CONNECTIONS_PER_PEER;
+    this.firstRequestTimeoutMs = opts.firstRequestTimeoutMs ?? 15_000;
+  }
 
   attach(server: Server): void {
     server.on('connection', (socket: Socket) => this.accept(socket));

@@ -385,7 +385,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
   // A TLS handshake that never comes is given up after 10 s (Node's default is 120 s).
   const server = opts.tls ? createHttpsServer({ handshakeTimeout: 10_000, ...opts.tls, ...timeouts }, onRequest) : createServer(timeouts, onRequest);
   // Floods of connections evict idle ones instead of locking everyone out (see ConnectionLimiter).
-  new ConnectionLimiter(undefined, undefined, HEADERS_TIMEOUT_MS).attach(server);
+  new ConnectionLimiter({ firstRequestTimeoutMs: HEADERS_TIMEOUT_MS }).attach(server);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

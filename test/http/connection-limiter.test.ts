@@ -47,7 +47,7 @@ const closed = (s: Socket) => s.destroyed || s.readyState === 'closed';
 
 describe('ConnectionLimiter', () => {
   it('at the limit, a new connection evicts the oldest idle one (silent or half-sent), so /healthz is answered', async () => {
-    const limiter = new ConnectionLimiter(10, 10);
+    const limiter = new ConnectionLimiter({ max: 10, maxPerPeer: 10 });
     const port = await start(limiter);
     const held: Socket[] = [];
     for (let i = 0; i < 10; i++) held.push(await idle(port, i % 2 === 0 ? '' : 'GET /slowloris HTTP/1.1\r\nHost: x\r\n'));
@@ -62,7 +62,7 @@ describe('ConnectionLimiter', () => {
   });
 
   it('never evicts a connection that is answering a request; refuses the new one when all are busy', async () => {
-    const limiter = new ConnectionLimiter(3, 3);
+    const limiter = new ConnectionLimiter({ max: 3, maxPerPeer: 3 });
     const port = await start(limiter, 400);
     const slow = [get(port, '/slow'), get(port, '/slow'), get(port, '/slow')];
     await new Promise((r) => setTimeout(r, 100));
@@ -73,7 +73,7 @@ describe('ConnectionLimiter', () => {
   });
 
   it('caps one peer: past its share, its own oldest idle connection goes first', async () => {
-    const limiter = new ConnectionLimiter(100, 4);
+    const limiter = new ConnectionLimiter({ max: 100, maxPerPeer: 4 });
     const port = await start(limiter);
     const held: Socket[] = [];
     for (let i = 0; i < 6; i++) held.push(await idle(port));
@@ -84,7 +84,7 @@ describe('ConnectionLimiter', () => {
   });
 
   it('closes a connection whose first request has not begun in time (Node\'s headersTimeout waits for a first byte)', async () => {
-    const limiter = new ConnectionLimiter(10, 10, 300);
+    const limiter = new ConnectionLimiter({ max: 10, maxPerPeer: 10, firstRequestTimeoutMs: 300 });
     const port = await start(limiter);
     const silent = await idle(port);
     const asking = await idle(port);

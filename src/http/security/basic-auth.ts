@@ -15,7 +15,8 @@ const FAILURE_MEMORY_MS = 15 * 60_000;
 /**
  * bcrypt rounds run one at a time, whoever asks, with at most MAX_QUEUED_CHECKS waiting and MAX_CHECKS_PER_PEER
  * of one peer in progress or waiting: 100 keep-alive connections guessing passwords made a bcrypt round per
- * guess in parallel, `/healthz` took 10 s and polling halved. Over those bounds the answer is 429 at once.
+ * guess in parallel, `/healthz` took 10 s and polling halved. Over those bounds the answer is 429, after
+ * OVERLOAD_PAUSE_MS (a guesser answered at once came straight back).
  */
 const MAX_CONCURRENT_CHECKS = 1;
 const MAX_QUEUED_CHECKS = 16;
