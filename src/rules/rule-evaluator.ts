@@ -72,15 +72,13 @@ export interface EvaluatorContext {
   displayTimezone?: string;
 }
 
-/** The zone a rule shows its times in: its own `timezone` when it has one, else the reader's. */
-export function displayZone(ruleZone: string | undefined, ctx: EvaluatorContext): string {
-  return ruleZone ?? ctx.displayTimezone ?? 'UTC';
-}
-
-/** A rule whose optional display `timezone` is settled (see `displayZone`). */
+/** A rule whose optional display `timezone` is settled (see `withDisplayZone`). */
 export type ZonedRule<R extends { timezone?: string | undefined }> = Omit<R, 'timezone'> & { timezone: string };
 
-/** The rule with its display zone settled: evaluators of display-only zones take this. */
+/**
+ * The rule with the zone it shows its times in settled: its own `timezone` when it has one, else the reader's
+ * (`display_timezone`), else UTC. Evaluators of display-only zones take this.
+ */
 export function withDisplayZone<R extends { timezone?: string | undefined }>(rule: R, ctx: EvaluatorContext): ZonedRule<R> {
-  return { ...rule, timezone: displayZone(rule.timezone, ctx) };
+  return { ...rule, timezone: rule.timezone ?? ctx.displayTimezone ?? 'UTC' };
 }
