@@ -12,22 +12,26 @@ import { FakeIntegration, firing, notifyConfig, resolved } from '../notify/helpe
 const T0 = Date.parse('2024-03-05T12:00:00Z');
 const SECRET_URL = 'https://hooks.example.com/services/T000/B000/SECRETSECRET';
 
-describe('Notifier.recentSends', () => {
+/** A notifier with one webhook receiver `ops` on `hook`, routed with these timings. */
+function webhookNotifier(clock: ManualClock, hook: FakeIntegration, route: { group_by: string[]; group_wait: string; group_interval: string }): Notifier {
+  return new Notifier({
+    config: notifyConfig({
+      receivers: [{ name: 'ops', webhook: { url: SECRET_URL } }],
+      route: { receiver: 'ops', repeat_interval: '4h', ...route },
+    }),
+    clock,
+    logger: silentLogger(),
+    state: new MemoryStateStore(),
+    random: () => 0.5,
+    integrationsFor: () => [hook],
+  });
+}
 
+describe('Notifier.recentSends', () => {
   it('names the alert of a phase change once: the jeopardy warning it took over from is not listed as a second alert', async () => {
     const clock = new ManualClock(T0);
     const hook = new FakeIntegration();
-    const notifier = new Notifier({
-      config: notifyConfig({
-        receivers: [{ name: 'ops', webhook: { url: SECRET_URL } }],
-        route: { receiver: 'ops', group_by: ['alertname', 'user'], group_wait: '0s', group_interval: '1s', repeat_interval: '4h' },
-      }),
-      clock,
-      logger: silentLogger(),
-      state: new MemoryStateStore(),
-      random: () => 0.5,
-      integrationsFor: () => [hook],
-    });
+    const notifier = webhookNotifier(clock, hook, { group_by: ['alertname', 'user'], group_wait: '0s', group_interval: '1s' });
     const warning = firing({ alertname: 'StatementMissing', user: 'BANK2', phase: 'jeopardy' }, T0);
     notifier.update([warning]);
     await notifier.tick();
@@ -42,17 +46,7 @@ describe('Notifier.recentSends', () => {
   it('records failed (redacted) and sent attempts, newest first', async () => {
     const clock = new ManualClock(T0);
     const hook = new FakeIntegration();
-    const notifier = new Notifier({
-      config: notifyConfig({
-        receivers: [{ name: 'ops', webhook: { url: SECRET_URL } }],
-        route: { receiver: 'ops', group_by: ['alertname'], group_wait: '30s', group_interval: '5m', repeat_interval: '4h' },
-      }),
-      clock,
-      logger: silentLogger(),
-      state: new MemoryStateStore(),
-      random: () => 0.5,
-      integrationsFor: () => [hook],
-    });
+    const notifier = webhookNotifier(clock, hook, { group_by: ['alertname'], group_wait: '30s', group_interval: '5m' });
     hook.script.push(new NotifyError(`503 from ${SECRET_URL}`, true));
     notifier.update([firing({ alertname: 'Burst', mft_instance: 'PROD1' }, T0)]);
     clock.set(T0 + 30_000);
