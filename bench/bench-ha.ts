@@ -6,10 +6,14 @@ import { Redis } from 'ioredis';
 import { stringify } from 'yaml';
 import { AlertStore } from '../src/alerts/alert-store.js';
 import { pollSchema } from '../src/config/schema.js';
-import { LEADER_LEASE, LeaseCoordinator, sourceLease } from '../src/ha/lease-coordinator.js';
+import { LeaseCoordinator } from '../src/ha/lease-coordinator.js';
+import { LEADER_LEASE, sourceLease, type Coordinator } from '../src/cluster/cluster.js';
+import { LocalCoordinator } from '../src/cluster/local-coordinator.js';
+import { LocalTransferBus } from '../src/cluster/local-transfer-bus.js';
+import type { TransferBus } from '../src/cluster/transfer-bus.js';
 import { RedisStateStore } from '../src/ha/redis-state-store.js';
-import { SourcePollState } from '../src/ha/source-poll-state.js';
-import { TransferBus } from '../src/ha/transfer-bus.js';
+import { SourcePollState } from '../src/cluster/source-poll-state.js';
+import { RedisTransferBus } from '../src/ha/transfer-bus.js';
 import { PollStream } from '../src/poller/poll-stream.js';
 import type { StreamKind } from '../src/poller/stream-kind.js';
 import { RuleEngine } from '../src/rules/rule-engine.js';
@@ -68,19 +72,24 @@ async function ingest(h: BenchHistory, rules: RuleDefinition[], mode: 'file' | '
   const dir = mkdtempSync(path.join(tmpdir(), 'tw-bench-ha-'));
   const conns: Redis[] = [];
   try {
-    let state: StateStore;
-    let sink: (t: Parameters<RuleEngine['observe']>[0]) => void;
-    let consume: (() => Promise<void>) | undefined;
+    let store: StateStore;
+    let bus: TransferBus;
+    let coordinator: Coordinator;
     let handed = 0;
     let done = false;
     if (mode === 'file') {
+      // A single node: the cluster of one's in-memory bus and cursors in state.dir, as the daemon runs it.
       const files = new FileStateStore(dir, logger, systemClock);
       await files.init();
-      state = files;
-      sink = (t) => {
-        handed++;
-        observe(t);
-      };
+      const local = new LocalCoordinator({
+        replica: 'bench',
+        sources: ['bench'],
+        events: { onLeaseAcquired: () => undefined, onLeaseReleasing: () => Promise.resolve(), onLeaseLost: () => undefined },
+      });
+      await local.start();
+      coordinator = local;
+      store = files;
+      bus = new LocalTransferBus(files);
     } else {
       const prefix = `bench${Date.now()}:`;
       const conn = (): Redis => {
@@ -89,34 +98,37 @@ async function ingest(h: BenchHistory, rules: RuleDefinition[], mode: 'file' | '
         return c;
       };
       const commands = conn();
-      const coordinator = new LeaseCoordinator({ redis: commands, prefix, replica: 'bench', ttlMs: 60_000, sources: ['bench'], logger, onAcquired: () => undefined, onLost: () => undefined });
-      await coordinator.heartbeat();
-      if (!coordinator.holds(sourceLease('bench')) || !coordinator.holds(LEADER_LEASE)) throw new Error('bench replica did not get its leases');
-      const bus = new TransferBus(commands, conn(), prefix);
-      const pollState = new SourcePollState({
-        source: 'bench',
-        bus,
-        store: new RedisStateStore({ redis: commands, prefix }).scoped('source.bench', () => coordinator.fence(sourceLease('bench'))),
-        fence: () => coordinator.fence(sourceLease('bench')),
-        progress: () => [],
-      });
-      state = pollState;
-      sink = (t) => {
-        handed++;
-        pollState.add(t);
-      };
-      consume = async () => {
-        let last = '0';
-        while (!done || observed < handed) {
-          const entries = await bus.read(last, done ? 5 : 200);
-          for (const e of entries) if ('transfers' in e) for (const t of e.transfers) observe(t);
-          if (entries.length > 0) {
-            last = entries[entries.length - 1]?.id ?? last;
-            await bus.markConsumed(coordinator.fence(LEADER_LEASE), last);
-          }
-        }
-      };
+      const leases = new LeaseCoordinator({ redis: commands, prefix, replica: 'bench', ttlMs: 60_000, sources: ['bench'], logger, onAcquired: () => undefined, onLost: () => undefined });
+      await leases.heartbeat();
+      coordinator = leases;
+      store = new RedisStateStore({ redis: commands, prefix }).scoped('source.bench', () => leases.fence(sourceLease('bench')));
+      bus = new RedisTransferBus(commands, conn(), prefix);
     }
+    if (!coordinator.holds(sourceLease('bench')) || !coordinator.holds(LEADER_LEASE)) throw new Error('bench replica did not get its leases');
+    const pollState = new SourcePollState({
+      source: 'bench',
+      writer: bus.writer('bench'),
+      store,
+      fence: () => coordinator.fence(sourceLease('bench')),
+      progress: () => [],
+    });
+    const state: StateStore = pollState;
+    const sink = (t: Parameters<RuleEngine['observe']>[0]): void => {
+      handed++;
+      pollState.add(t);
+    };
+    // The leading role's loop: read the bus in order, observe, mark what was read.
+    const consume = async (): Promise<void> => {
+      let last = await bus.consumed();
+      while (!done || observed < handed) {
+        const entries = await bus.read(last, done ? 5 : 200);
+        for (const e of entries) if ('transfers' in e) for (const t of e.transfers) observe(t);
+        if (entries.length > 0) {
+          last = entries[entries.length - 1]?.id ?? last;
+          await bus.markConsumed(coordinator.fence(LEADER_LEASE), last);
+        }
+      }
+    };
     const streams: PollStream[] = STREAMS.map(
       (kind): PollStream =>
         new PollStream('bench', kind, undefined, {
@@ -131,7 +143,7 @@ async function ingest(h: BenchHistory, rules: RuleDefinition[], mode: 'file' | '
         }),
     );
     const started = performance.now();
-    const leader = consume?.();
+    const leader = consume();
     await Promise.all(streams.map((s) => s.runCycle()));
     done = true;
     await leader;

@@ -1,48 +1,39 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../util/logger.js';
 import { errorMessage } from '../util/errors.js';
+import { LEADER_LEASE, sourceLease, type Cluster, type ClusterDescription, type ClusterEvents } from '../cluster/cluster.js';
+import { SharedBoard, type BoardRemote } from '../cluster/shared-board.js';
 import type { HaConfig } from './ha-schema.js';
-import { LEADER_LEASE, LeaseCoordinator, sourceLease } from './lease-coordinator.js';
+import { LeaseCoordinator } from './lease-coordinator.js';
 import { connectRedis, createRedis, redisUrlForDisplay } from './redis-connection.js';
 import { RedisStateStore } from './redis-state-store.js';
-import { TransferBus, type BusEntry } from './transfer-bus.js';
-
-export interface HaClusterEvents {
-  onLeaseAcquired(lease: string): void;
-  onLeaseLost(lease: string): void;
-  onRedisUp(up: boolean): void;
-  /** Redis restarted empty: write back what this replica holds (its leases are already restored). */
-  onRedisReset(): void;
-  /** Another replica changed the silences (pub/sub): reload them. */
-  onSilencesChanged(): void;
-}
+import { RedisTransferBus } from './transfer-bus.js';
 
 /**
- * Everything a replica shares with the others through Redis: three connections (commands, the blocking stream
- * read, pub/sub), the leases, the transfer stream, and state stores (fenced by the leader lease, or not).
+ * Replicas sharing one Redis (`ha:`): three connections (commands, the blocking stream read, pub/sub), the
+ * leases, the transfer stream, the board, and state stores (fenced by the leader lease, or not).
  */
-export class HaCluster {
+export class HaCluster implements Cluster {
   readonly coordinator: LeaseCoordinator;
-  readonly bus: TransferBus;
-  /** Unfenced store: silences (any replica may change them). */
+  readonly bus: RedisTransferBus;
   readonly sharedState: RedisStateStore;
-  /** Fenced by the leader lease: alert state, notification log, outbox, what the leader consumed. */
   readonly leaderState: RedisStateStore;
+  readonly board: SharedBoard;
+  readonly description: ClusterDescription;
   private readonly channel: string;
-  private consuming = false;
 
   private constructor(
     readonly config: HaConfig,
     private readonly redis: Redis,
     private readonly reader: Redis,
     private readonly sub: Redis,
-    private readonly logger: Logger,
+    logger: Logger,
     sources: readonly string[],
-    events: HaClusterEvents,
+    events: ClusterEvents,
   ) {
     const prefix = config.redis.key_prefix;
     this.channel = `${prefix}silences`;
-    this.bus = new TransferBus(redis, reader, prefix);
+    this.bus = new RedisTransferBus(redis, reader, prefix);
     this.coordinator = new LeaseCoordinator({
       redis,
       prefix,
@@ -50,21 +41,33 @@ export class HaCluster {
       ttlMs: config.lease_ttl,
       sources,
       logger,
-      onAcquired: (lease) => events.onLeaseAcquired(lease),
-      onLost: (lease) => events.onLeaseLost(lease),
-      onRedisUp: (up) => events.onRedisUp(up),
-      onRedisReset: () => events.onRedisReset(),
+      onAcquired: (lease) => void events.onLeaseAcquired(lease),
+      onReleasing: (lease) => events.onLeaseReleasing(lease),
+      onLost: (lease, why) => events.onLeaseLost(lease, why),
+      onRedisUp: (up) => events.onStoreUp(up),
+      onRedisReset: () => events.onStoreReset(),
     });
     this.sharedState = new RedisStateStore({ redis, prefix, logger });
     this.leaderState = new RedisStateStore({ redis, prefix, logger, fence: () => this.coordinator.fence(LEADER_LEASE) });
+    this.board = new SharedBoard({ remote: redisBoard(redis, `${prefix}board:`), intervalMs: 1_000, ttlMs: Math.max(3 * config.lease_ttl, 5_000) });
+    this.description = {
+      shown: true,
+      state: { store: 'redis' },
+      storeUrl: redisUrlForDisplay(config.redis.url),
+      storeDownAlertAfterMs: config.lease_ttl,
+    };
     // Every replica reloads, the writer too: its notifier may not be the one whose store wrote (leadership changes).
     sub.on('message', (channel: string) => {
       if (channel === this.channel) events.onSilencesChanged();
     });
   }
 
+  get replica(): string {
+    return this.config.replica_name;
+  }
+
   /** Connect (a clear start-up error naming the URL without its password when Redis cannot be reached). */
-  static async connect(config: HaConfig, logger: Logger, sources: readonly string[], events: HaClusterEvents): Promise<HaCluster> {
+  static async connect(config: HaConfig, logger: Logger, sources: readonly string[], events: ClusterEvents): Promise<HaCluster> {
     const timeout = Math.max(500, Math.floor(config.lease_ttl / 3));
     const make = (role: string): Promise<Redis> => createRedis(config.redis, { name: `transfer-watch:${config.replica_name}:${role}`, commandTimeoutMs: timeout });
     const redis = await make('commands');
@@ -87,50 +90,48 @@ export class HaCluster {
     return cluster;
   }
 
-  /** The fenced store of one source's poller cursors (commits go through the bus). */
   sourceStore(source: string): RedisStateStore {
     return this.sharedState.scoped(`source.${source}`, () => this.coordinator.fence(sourceLease(source)));
   }
 
-  /** Tell the other replicas that the silences changed (they reload within a second). */
+  /** The replicas must agree on the set of sources: a change takes effect at the next (rolling) restart. */
+  setSources(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
   async silencesChanged(): Promise<void> {
     await this.redis.publish(this.channel, this.config.replica_name).catch(() => undefined);
   }
 
-  /**
-   * Read the transfer stream from `afterId` until `stop()` is called or `shouldRun` says no: each batch is handed
-   * to `onBatch` in order. Errors (Redis down) are retried after a pause; nothing is skipped.
-   */
-  async consume(afterId: string, shouldRun: () => boolean, onBatch: (entries: BusEntry[]) => Promise<void>): Promise<void> {
-    this.consuming = true;
-    let last = afterId;
-    while (this.consuming && shouldRun()) {
-      let entries: BusEntry[];
-      try {
-        entries = await this.bus.read(last, 1_000);
-      } catch (err) {
-        this.logger.warn({ err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot read the transfer stream; retrying');
-        await new Promise((r) => setTimeout(r, 500));
-        continue;
-      }
-      if (entries.length === 0 || !shouldRun()) continue;
-      await onBatch(entries);
-      last = entries[entries.length - 1]?.id ?? last;
-    }
-  }
-
-  stopConsuming(): void {
-    this.consuming = false;
-  }
-
   /** Leave the cluster: give the leases back (others take over at once), then close the connections. */
   async close(): Promise<void> {
-    this.consuming = false;
+    await this.board.stop();
     await this.coordinator.stop();
     for (const conn of [this.sub, this.reader, this.redis]) conn.disconnect();
   }
+}
 
-  isLeader(): boolean {
-    return this.coordinator.holds(LEADER_LEASE);
-  }
+/** The board on Redis: one key per entry with a TTL, read back with MGET. */
+function redisBoard(redis: Redis, prefix: string): BoardRemote {
+  return {
+    async write(entries, ttlMs) {
+      if (entries.size === 0) return;
+      const tx = redis.multi();
+      for (const [key, json] of entries) tx.set(`${prefix}${key}`, json, 'PX', ttlMs);
+      await tx.exec();
+    },
+    async remove(key) {
+      await redis.del(`${prefix}${key}`);
+    },
+    async read(keys) {
+      const out = new Map<string, string>();
+      if (keys.length === 0) return out;
+      const values = await redis.mget(...keys.map((k) => `${prefix}${k}`));
+      keys.forEach((k, i) => {
+        const v = values[i];
+        if (typeof v === 'string') out.set(k, v);
+      });
+      return out;
+    },
+  };
 }

@@ -1,13 +1,14 @@
 import type { Redis } from 'ioredis';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
+import { LEADER_LEASE, sourceLease, type Coordinator, type Fence } from '../cluster/cluster.js';
 
-/** The lease of the replica that evaluates rules and sends notifications (one at a time). */
-export const LEADER_LEASE = 'leader';
+/** How long a lease's work may take to finish before the lease is given back anyway (a rebalance). */
+const RELEASE_GRACE_MS = 5_000;
 
-/** The lease name of a source's polling. */
-export function sourceLease(source: string): string {
-  return `source:${source}`;
+/** What a lease is for, in log lines: the role that holds it. */
+function roleOf(lease: string): string {
+  return lease === LEADER_LEASE ? 'leader' : 'source poller';
 }
 
 export interface LeaseCoordinatorOptions {
@@ -22,7 +23,9 @@ export interface LeaseCoordinatorOptions {
   /** A monotonic clock in ms (performance.now): a wall-clock jump must not extend or cut a lease. */
   monotonic?: () => number;
   onAcquired(lease: string, token: number): void;
-  onLost(lease: string): void;
+  onLost(lease: string, why: string): void;
+  /** Before a lease is given back (a rebalance, a stop): its work is finished while the lease is still ours. */
+  onReleasing?(lease: string): Promise<void>;
   /** Redis answered (true) or not (false) at a heartbeat. */
   onRedisUp?(up: boolean): void;
   /** Redis came back without its data (restarted empty): write back what this replica holds. */
@@ -67,7 +70,7 @@ return redis.call('ZRANGE', KEYS[1], 0, -1)`;
  * before any timer of it can write or send. While Redis cannot be reached at all, leases already held are
  * kept (fail open, contract section 9): the heartbeat keeps running, so it is not a pause.
  */
-export class LeaseCoordinator {
+export class LeaseCoordinator implements Coordinator {
   private readonly held = new Map<string, Held>();
   private readonly mono: () => number;
   private timer: NodeJS.Timeout | undefined;
@@ -121,7 +124,7 @@ export class LeaseCoordinator {
   }
 
   /** The value a Lua script compares the lease key with before a fenced write. */
-  fence(name: string): { key: string; value: string } | undefined {
+  fence(name: string): Fence | undefined {
     const value = this.holds(name) ? this.value(name) : undefined;
     return value === undefined ? undefined : { key: this.key(name), value };
   }
@@ -172,7 +175,7 @@ export class LeaseCoordinator {
       this.setRedisUp(true);
     } catch (err) {
       this.setRedisUp(false);
-      logger.warn({ err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot reach Redis; keeping the leases held (fail open)');
+      logger.warn({ leases: [...this.held.keys()], err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot reach Redis; keeping the leases held (fail open)');
       return;
     }
     if (await this.resetDetected()) {
@@ -204,14 +207,17 @@ export class LeaseCoordinator {
    * later token repeats one) before anything else can take them, then let the daemon write back its state.
    */
   private async reseed(): Promise<void> {
-    this.opts.logger.warn({ leases: [...this.held.keys()] }, 'Redis came back empty; restoring the leases this replica holds and writing back its state');
+    this.opts.logger.warn(
+      { leases: [...this.held.keys()] },
+      'Redis restarted empty (its data is gone, no replica holds a lease there): restoring the leases this replica holds and writing back its state',
+    );
     for (const [name, h] of [...this.held]) {
       try {
         const ok = await this.opts.redis.set(this.key(name), `${this.opts.replica}#${h.token}`, 'PX', this.opts.ttlMs, 'NX');
         const counter = `${this.opts.prefix}fence:${name}`;
         const current = Number((await this.opts.redis.get(counter)) ?? 0);
         if (current < h.token) await this.opts.redis.set(counter, String(h.token));
-        if (ok !== 'OK') this.lose(name, 'taken by another replica after Redis restarted');
+        if (ok !== 'OK') this.lose(name, `taken by replica ${(await this.opts.redis.get(this.key(name)))?.split('#')[0] ?? '?'} after Redis restarted empty`);
       } catch {
         /* the renewals below decide */
       }
@@ -228,11 +234,13 @@ export class LeaseCoordinator {
         const h = this.held.get(name);
         if (h) h.validUntil = started + this.opts.ttlMs;
       } else {
-        this.lose(name, 'taken by another replica');
+        const holder = ((await this.opts.redis.get(this.key(name)).catch(() => null)) ?? '').split('#')[0];
+        const paused = this.mono() - started > this.opts.ttlMs || (this.held.get(name)?.validUntil ?? 0) < started;
+        this.lose(name, holder ? `taken over by replica ${holder}${paused ? ' while this one was paused past the lease' : ''}` : 'expired (not renewed within lease_ttl)');
       }
     } catch (err) {
       this.setRedisUp(false);
-      this.opts.logger.warn({ lease: name, err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot renew a lease; keeping it (fail open)');
+      this.opts.logger.warn({ lease: name, role: roleOf(name), err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot renew a lease; keeping it (fail open)');
     }
   }
 
@@ -245,7 +253,7 @@ export class LeaseCoordinator {
     const target = Math.floor(sources.length / n) + (rank < sources.length % n ? 1 : 0);
     const mine = sources.filter((s) => this.held.has(sourceLease(s)));
     // Give surplus back (newest first) so a replica that joined gets its share.
-    for (const s of mine.slice(target).reverse()) await this.release(sourceLease(s));
+    for (const s of mine.slice(target).reverse()) await this.release(sourceLease(s), `given back to balance the sources over ${n} replicas`);
     let count = Math.min(mine.length, target);
     // Start at a replica-specific offset so replicas do not all race for the same free lease.
     const offset = hashOf(this.opts.replica) % Math.max(1, sources.length);
@@ -263,20 +271,32 @@ export class LeaseCoordinator {
       const token = Number(await this.opts.redis.eval(ACQUIRE, 2, this.key(name), `${this.opts.prefix}fence:${name}`, this.opts.replica, this.opts.ttlMs));
       if (!token) return false;
       this.held.set(name, { token, validUntil: started + this.opts.ttlMs, acquiredAt: started });
-      this.opts.logger.info({ lease: name, fencingToken: token }, 'lease acquired');
+      this.opts.logger.info({ lease: name, role: roleOf(name), fencingToken: token }, 'lease acquired');
       this.opts.onAcquired(name, token);
       return true;
     } catch (err) {
       this.setRedisUp(false);
-      this.opts.logger.warn({ lease: name, err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot acquire a lease');
+      this.opts.logger.warn({ lease: name, role: roleOf(name), err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot acquire a lease');
       return false;
     }
   }
 
-  private async release(name: string): Promise<void> {
+  private async release(name: string, why: string): Promise<void> {
+    if (this.value(name) === undefined) return;
+    // Finish the lease's work (commit the window being read) while it is still ours, then give it back.
+    if (this.opts.onReleasing) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.opts.onReleasing(name).catch(() => undefined),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, Math.min(RELEASE_GRACE_MS, this.opts.ttlMs / 2));
+        }),
+      ]);
+      clearTimeout(timer);
+    }
     const value = this.value(name);
     if (value === undefined) return;
-    this.lose(name, 'given back');
+    this.lose(name, why);
     try {
       await this.opts.redis.eval(RELEASE, 1, this.key(name), value);
     } catch {
@@ -286,8 +306,8 @@ export class LeaseCoordinator {
 
   private lose(name: string, why: string): void {
     if (!this.held.delete(name)) return;
-    this.opts.logger.info({ lease: name, why }, 'lease given up');
-    this.opts.onLost(name);
+    this.opts.logger.info({ lease: name, role: roleOf(name), why }, 'lease no longer held');
+    this.opts.onLost(name, why);
   }
 
   private setRedisUp(up: boolean): void {
@@ -301,7 +321,7 @@ export class LeaseCoordinator {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.beating;
-    for (const name of [...this.held.keys()]) await this.release(name);
+    for (const name of [...this.held.keys()]) await this.release(name, 'given back at shutdown');
     try {
       await this.opts.redis.zrem(`${this.opts.prefix}replicas`, this.opts.replica);
     } catch {

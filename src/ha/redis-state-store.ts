@@ -3,11 +3,8 @@ import type { StateStore } from '../state/state-store.js';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 
-/** Where a fenced write checks that its lease is still held: the lease key must hold exactly `value`. */
-export interface Fence {
-  key: string;
-  value: string;
-}
+import type { Fence } from '../cluster/cluster.js';
+import { FENCE_CHECK, fencedError, leaseOfFenceKey } from './fencing.js';
 
 export interface RedisStateStoreOptions {
   redis: Redis;
@@ -25,13 +22,11 @@ export interface RedisStateStoreOptions {
 }
 
 // KEYS[1] fence key (or ''), KEYS[2] snapshot, KEYS[3] journal; ARGV[1] fence value, ARGV[2] snapshot JSON.
-const FENCED_SAVE = `
-if KEYS[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end
+const FENCED_SAVE = `${FENCE_CHECK}
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('DEL', KEYS[3])
 return 1`;
-const FENCED_APPEND = `
-if KEYS[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end
+const FENCED_APPEND = `${FENCE_CHECK}
 return redis.call('RPUSH', KEYS[2], ARGV[2])`;
 // Move a value aside only if it is still the one read: KEYS[1] snapshot, KEYS[2] quarantine; ARGV[1] the value read.
 const QUARANTINE = `
@@ -73,7 +68,7 @@ export class RedisStateStore implements StateStore {
   private fenceArgs(): [string, string] {
     if (!this.opts.fence) return ['', ''];
     const fence = this.opts.fence();
-    if (!fence) throw new TransferWatchError('ha_fenced', 'not written: this replica no longer holds the lease for it');
+    if (!fence) throw new TransferWatchError('ha_fenced', 'not written (fenced): this replica no longer holds the lease for it');
     return [fence.key, fence.value];
   }
 
@@ -158,8 +153,8 @@ export class RedisStateStore implements StateStore {
       this.lastWriteError = undefined;
     } catch (err) {
       if (err instanceof TransferWatchError && err.code === 'ha_fenced') throw err;
-      const fenced = errorMessage(err).includes('FENCED');
-      if (fenced) throw new TransferWatchError('ha_fenced', `state ${key} not written: another replica holds the lease now`);
+      const fenced = fencedError(err, leaseOfFenceKey(this.opts.fence?.()?.key ?? 'leader'), `state ${key}`);
+      if (fenced) throw fenced;
       this.lastWriteOk = false;
       this.lastWriteError = errorMessage(err);
       throw new TransferWatchError('state_write', `cannot write state ${key} to Redis: ${errorMessage(err)}`);

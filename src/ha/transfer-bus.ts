@@ -2,26 +2,15 @@ import type { Redis } from 'ioredis';
 import { transferOf } from '../source/record.js';
 import type { ServiceRecord, Transfer } from '../source/transfer.js';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
-import type { Fence } from './redis-state-store.js';
-
-/** How far one stream of a source has been read, as its poller committed it (a window's end). */
-export interface StreamProgress {
-  /** The poll stream's id (`prod/failures`, `prod/successes/PROD1`). */
-  stream: string;
-  source: string;
-  result: 'success' | 'error';
-  cursor?: number;
-  since?: number;
-  lastSuccess?: number;
-}
-
-export type BusEntry = { id: string; transfers: Transfer[] } | { id: string; progress: StreamProgress[] };
+import type { Fence } from '../cluster/cluster.js';
+import { FENCE_CHECK, fencedError, leaseOfFenceKey } from './fencing.js';
+import type { BusEntry, StreamProgress, TransferBus, WindowWriter } from '../cluster/transfer-bus.js';
 
 // KEYS[1] fence key, KEYS[2] stream, KEYS[3] cursors snapshot; ARGV[1] fence value, ARGV[2] cursors JSON,
 // ARGV[3] progress JSON, ARGV[4] a batch of transfers (JSON, may be '[]'). Transfers, then the progress marker,
 // then the cursor: one script.
 const PUBLISH = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end
+${FENCE_CHECK}
 if ARGV[4] ~= '[]' then redis.call('XADD', KEYS[2], '*', 'b', ARGV[4]) end
 if ARGV[2] ~= '' then
   redis.call('XADD', KEYS[2], '*', 'p', ARGV[3])
@@ -30,8 +19,7 @@ end
 return 1`;
 /** Transfers per script call: a catch-up window of 600,000 must not stall Redis in one script. */
 const CHUNK = 1_000;
-const SET_FENCED = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end
+const SET_FENCED = `${FENCE_CHECK}
 redis.call('SET', KEYS[2], ARGV[2])
 return 1`;
 
@@ -42,7 +30,7 @@ return 1`;
  * reaches a marker it has every transfer that came before it: data completeness (a missing file's deadline) is
  * only ever judged on transfers the rules have seen. Entries the leader consumed are trimmed.
  */
-export class TransferBus {
+export class RedisTransferBus implements TransferBus {
   private readonly streamKey: string;
   private readonly consumedKey: string;
 
@@ -56,9 +44,29 @@ export class TransferBus {
     this.consumedKey = `${prefix}bus:consumed`;
   }
 
+  /** Transfers wait for their window's commit: until then another replica may take the source over. */
+  writer(): WindowWriter {
+    let pending: Transfer[] = [];
+    return {
+      add: (t) => {
+        pending.push(t);
+      },
+      commit: async (fence, cursorsKey, cursors, progress) => {
+        const batch = pending;
+        pending = [];
+        try {
+          await this.commit(fence, cursorsKey, cursors, progress, batch);
+        } catch (err) {
+          pending = [...batch, ...pending];
+          throw err;
+        }
+      },
+    };
+  }
+
   /** Commit one window of a source's poller; throws `ha_fenced` when the source lease is no longer ours. */
   async commit(fence: Fence | undefined, cursorsKey: string, cursors: unknown, progress: StreamProgress[], transfers: readonly Transfer[]): Promise<void> {
-    if (!fence) throw new TransferWatchError('ha_fenced', 'window not committed: this replica no longer holds the source lease');
+    if (!fence) throw new TransferWatchError('ha_fenced', 'poll window not committed (fenced): this replica no longer holds the source lease');
     try {
       // Chunks before the last carry transfers only; a crash between chunks leaves the cursor where it was, so
       // the window is read again and its transfers come twice, which the rule engine's id memory absorbs.
@@ -78,13 +86,13 @@ export class TransferBus {
         if (last) break;
       }
     } catch (err) {
-      if (errorMessage(err).includes('FENCED')) throw new TransferWatchError('ha_fenced', 'window not committed: another replica polls this source now');
-      throw new TransferWatchError('ha_bus', `cannot commit a poll window to Redis: ${errorMessage(err)}`);
+      throw fencedError(err, leaseOfFenceKey(fence.key), 'poll window') ?? new TransferWatchError('ha_bus', `cannot commit a poll window to Redis: ${errorMessage(err)}`);
     }
   }
 
   /** Entries after `afterId` ('0' = from the start), waiting up to `blockMs` for new ones. */
-  async read(afterId: string, blockMs: number, count = 50): Promise<BusEntry[]> {
+  async read(afterId: string, blockMs: number): Promise<BusEntry[]> {
+    const count = 50;
     const answer = (await this.reader.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.streamKey, afterId)) as
       | Array<[string, Array<[string, string[]]>]>
       | null;
@@ -111,12 +119,11 @@ export class TransferBus {
 
   /** Record (fenced by the leader lease) how far the leader has read and applied, and drop what is before it. */
   async markConsumed(fence: Fence | undefined, id: string): Promise<void> {
-    if (!fence) throw new TransferWatchError('ha_fenced', 'not the leader any more');
+    if (!fence) throw new TransferWatchError('ha_fenced', 'not written (fenced): this replica no longer holds the leader lease');
     try {
       await this.redis.eval(SET_FENCED, 2, fence.key, this.consumedKey, fence.value, id);
     } catch (err) {
-      if (errorMessage(err).includes('FENCED')) throw new TransferWatchError('ha_fenced', 'not the leader any more');
-      throw err;
+      throw fencedError(err, 'leader', 'how far the transfer stream was read') ?? err;
     }
     await this.redis.xtrim(this.streamKey, 'MINID', '~', id).catch(() => undefined);
   }

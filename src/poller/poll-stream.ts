@@ -1,6 +1,6 @@
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
-import { errorFields, errorMessage, TransferWatchError } from '../util/errors.js';
+import { errorFields, errorMessage, isFencedError, TransferWatchError } from '../util/errors.js';
 import type { Transfer } from '../source/transfer.js';
 import type { PollConfig } from './poll-schema.js';
 import { nextWindow } from './poll-window.js';
@@ -201,7 +201,8 @@ export class PollStream {
         await this.opts.save();
       } catch (err) {
         // The daemon keeps running on an unwritable state dir; the store reports it loudly and in a metric.
-        logger.error({ stream: this.id, err: errorFields(err) }, 'could not persist poll cursor');
+        if (isFencedError(err)) logger.warn({ stream: this.id, err: errorFields(err) }, 'poll window not committed: the source lease is not ours any more');
+        else logger.error({ stream: this.id, err: errorFields(err) }, 'could not persist poll cursor');
       }
       if (window.caughtUp) break;
     }

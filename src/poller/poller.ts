@@ -1,6 +1,6 @@
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
-import { errorFields } from '../util/errors.js';
+import { errorFields, isFencedError } from '../util/errors.js';
 import type { PollConfig } from './poll-schema.js';
 import type { SourceConfig } from '../source/source-schema.js';
 import type { StateStore } from '../state/state-store.js';
@@ -145,8 +145,8 @@ export class Poller {
     this.inFlight.set(stream.id, run);
   }
 
-  /** Finish the cycles in flight (aborting them after `graceMs`), then save. */
-  async stop(graceMs: number): Promise<void> {
+  /** Finish the cycles in flight (aborting them after `graceMs`), then save; `why` names the occasion in logs. */
+  async stop(graceMs: number, why = 'shutting down'): Promise<void> {
     this.stopping = true;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
@@ -154,7 +154,10 @@ export class Poller {
     const timer = setTimeout(() => this.abort.abort(), graceMs);
     await pending;
     clearTimeout(timer);
-    await this.save().catch((err: unknown) => this.opts.logger.error({ err: errorFields(err) }, 'could not save poll cursors at shutdown'));
+    await this.save().catch((err: unknown) => {
+      if (isFencedError(err)) this.opts.logger.info({ why, err: errorFields(err) }, 'last poll window not committed: its lease is not ours any more; the next holder reads it again');
+      else this.opts.logger.error({ why, err: errorFields(err) }, 'could not save poll cursors');
+    });
   }
 
   /** Epoch ms up to which a source's stream of that result kind has been fully read (min over its instances). */

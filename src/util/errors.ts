@@ -39,3 +39,8 @@ export function errorFields(err: unknown): { type: string; message: string; code
     ...(err instanceof TransferWatchError || err.stack === undefined ? {} : { stack: err.stack }),
   };
 }
+
+/** A fenced write's refusal: the lease it needed is another replica's (or nobody's) now; the store itself is fine. */
+export function isFencedError(err: unknown): boolean {
+  return err instanceof TransferWatchError && err.code === 'ha_fenced';
+}

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEADER_LEASE, LeaseCoordinator, sourceLease } from '../../src/ha/lease-coordinator.js';
+import { LeaseCoordinator } from '../../src/ha/lease-coordinator.js';
+import { LEADER_LEASE, sourceLease } from '../../src/cluster/cluster.js';
 import { RedisStateStore } from '../../src/ha/redis-state-store.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { HAVE_REDIS, REDIS_SERVER, RedisServer } from '../helpers/redis-server.js';

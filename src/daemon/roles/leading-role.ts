@@ -1,0 +1,440 @@
+import type { Clock } from '../../util/clock.js';
+import type { Logger } from '../../util/logger.js';
+import { errorFields, errorMessage, isFencedError } from '../../util/errors.js';
+import type { Config, SourceConfig } from '../../config/schema.js';
+import { LEADER_LEASE, type Cluster } from '../../cluster/cluster.js';
+import { BusProgress } from '../../cluster/bus-progress.js';
+import type { BusEntry } from '../../cluster/transfer-bus.js';
+import { coordinationDownCandidate } from '../../alerts/coordination-down.js';
+import { AlertStore } from '../../alerts/alert-store.js';
+import type { TransferWatchMetrics } from '../../metrics/transfer-watch-metrics.js';
+import { Notifier } from '../../notify/notifier.js';
+import type { SendOutcome } from '../../notify/deliver/recent-sends.js';
+import type { Poller } from '../../poller/poller.js';
+import type { StreamStatus } from '../../poller/poll-stream.js';
+import { RESULT_OF } from '../../poller/stream-kind.js';
+import { RuleEngine } from '../../rules/rule-engine.js';
+import type { RuleDefinition } from '../../rules/registry.js';
+import type { ExpectedFile } from '../../rules/rule-evaluator.js';
+import type { LoadedSetup } from '../load-setup.js';
+import { streamProgress } from './source-polling-role.js';
+
+/** Rule windows are rebuilt from at most this much history after a restart or reload, whatever a rule asks. */
+const MAX_REPLAY_MS = 2 * 86_400_000;
+/** Rules are also evaluated on this tick, so `for`, deadlines and SourceDown do not wait for a poll. */
+const EVALUATION_TICK_MS = 5_000;
+/** How long the leader waits for new transfers on the bus before it checks it still leads. */
+const BUS_READ_BLOCK_MS = 1_000;
+
+/** The board key under which the leader publishes what only it computes. */
+export const LEADER_BOARD_KEY = 'leader';
+
+/** What the leader publishes for every replica's page and API. */
+export interface LeaderBoardEntry {
+  replica: string;
+  expectations: ExpectedFile[];
+  sends: SendOutcome[];
+  /** Whether each source is up, as the leader judges it for TransferWatchSourceDown. */
+  sourcesUp: Record<string, boolean>;
+}
+
+export interface LeadingRoleOptions {
+  cluster: Cluster;
+  clock: Clock;
+  logger: Logger;
+  metrics: TransferWatchMetrics;
+  setup: () => LoadedSetup;
+  /** A poller of one source that reads its committed cursors and re-reads history before them. */
+  replayPoller: (source: SourceConfig) => Poller;
+  /** Every stream of a source as its poller last published it (any replica's). */
+  streamsOf: (source: string) => StreamStatus[] | undefined;
+}
+
+/**
+ * The leading role: while this process holds the leader lease it rebuilds the rule windows from history, reads
+ * the transfer bus, evaluates rules and source health, keeps the alert state and sends notifications. Without
+ * the lease it follows: alerts and silences as the leader wrote them, for the page and the API.
+ *
+ * Order matters for "no notification lost or repeated": rules are evaluated only after their windows were
+ * rebuilt from history, the alert store restores identities and `activeAt` before the first evaluation, and
+ * the notifier (with its persisted log and outbox) receives the whole alert set after every evaluation.
+ */
+export class LeadingRole {
+  alerts!: AlertStore;
+  notifier!: Notifier;
+  private engine!: RuleEngine;
+  /** During a reload the next engine is fed live transfers while its windows are rebuilt. */
+  private nextEngine: RuleEngine | undefined;
+  private progress!: BusProgress;
+  /**
+   * The current rule engine knows history from here on (the start of the history replayed into it); windows
+   * that began earlier are not judged, so a missing file is never claimed on data the engine never saw.
+   */
+  private engineFrom: number | undefined;
+  private leadingNow = false;
+  /** Changes at every leadership change, so work of an old leadership stops. */
+  private leadership = 0;
+  private storeDownSince: number | undefined;
+  private listenUrl: string | undefined;
+  private evaluating: Promise<void> | undefined;
+  private evaluateAgain = false;
+  private tick: NodeJS.Timeout | undefined;
+  private wakeup: NodeJS.Timeout | undefined;
+  private stopping = false;
+
+  constructor(private readonly opts: LeadingRoleOptions) {}
+
+  get leading(): boolean {
+    return this.leadingNow;
+  }
+
+  private get config(): Config {
+    return this.opts.setup().config;
+  }
+
+  private get logger(): Logger {
+    return this.opts.logger;
+  }
+
+  /** Restore alerts and the notifier's state (as a follower until the leader lease comes) and start the tick. */
+  async init(): Promise<void> {
+    this.alerts = new AlertStore({ clock: this.opts.clock, logger: this.logger, state: this.opts.cluster.leaderState });
+    await this.alerts.restore();
+    this.engine = this.newEngine(this.opts.setup().rules);
+    this.progress = this.newProgress();
+    this.notifier = this.newNotifier();
+    await this.notifier.restore();
+    this.tick = setInterval(() => void this.evaluate(), EVALUATION_TICK_MS);
+    this.tick.unref();
+  }
+
+  /** Links in messages (and Alertmanager's generatorURL) name the bound port, not a configured port 0. */
+  setListenUrl(url: string): void {
+    this.listenUrl = url;
+    this.notifier.setListenUrl(url);
+  }
+
+  /**
+   * The leader lease is ours: take the alert state, the notification log and the outbox over (a dead leader's
+   * outbox is delivered from here), rebuild the rule windows from history, then read the transfer bus from
+   * where the last leader stopped.
+   */
+  async takeOver(): Promise<void> {
+    const { cluster, clock, logger } = this.opts;
+    if (this.stopping) return;
+    const epoch = ++this.leadership;
+    this.notifier.halt();
+    await this.alerts.restore();
+    const notifier = this.newNotifier();
+    await notifier.restore();
+    const engine = this.newEngine(this.opts.setup().rules);
+    const progress = this.newProgress();
+    // Every source's cursors as committed: the history replayed reaches them, so rules saw what they say.
+    this.progress = progress;
+    const from = await this.replayAll(engine);
+    const consumed = await cluster.bus.consumed();
+    if (epoch !== this.leadership || !cluster.coordinator.holds(LEADER_LEASE)) return notifier.halt();
+    this.engine = engine;
+    this.engineFrom = from;
+    this.notifier = notifier;
+    this.leadingNow = true;
+    cluster.board.publish(LEADER_BOARD_KEY, () => this.boardEntry());
+    logger.info({ role: 'leader', lease: LEADER_LEASE, replica: cluster.replica, from: consumed }, 'leading: evaluating rules and sending notifications');
+    await this.evaluate();
+    notifier.start();
+    void this.consume(consumed, epoch, clock);
+  }
+
+  /** Read the bus in order until leadership changes; each batch is applied, then evaluated and marked read. */
+  private async consume(afterId: string, epoch: number, clock: Clock): Promise<void> {
+    const { cluster, logger } = this.opts;
+    const current = (): boolean => this.leadingNow && epoch === this.leadership && !this.stopping;
+    let last = afterId;
+    while (current()) {
+      let entries: BusEntry[];
+      try {
+        entries = await cluster.bus.read(last, BUS_READ_BLOCK_MS);
+      } catch (err) {
+        logger.warn({ role: 'leader', lease: LEADER_LEASE, err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot read the transfer stream; retrying');
+        await new Promise((r) => setTimeout(r, 500));
+        continue;
+      }
+      if (entries.length === 0 || !current()) continue;
+      let progressed = false;
+      for (const e of entries) {
+        if ('transfers' in e) {
+          for (const t of e.transfers) {
+            this.engine.observe(t);
+            this.nextEngine?.observe(t);
+          }
+        } else {
+          this.progress.apply(e.progress);
+          progressed = true;
+        }
+      }
+      last = entries[entries.length - 1]?.id ?? last;
+      // A window's transfers are judged when its progress marker comes (the poller's cycle is done); the tick
+      // evaluates anyway, so a batch without one waits at most a tick.
+      if (progressed) await this.evaluate();
+      if (epoch === this.leadership) {
+        await cluster.bus.markConsumed(cluster.coordinator.fence(LEADER_LEASE), last).catch((err: unknown) => {
+          logger.warn({ role: 'leader', lease: LEADER_LEASE, err: errorFields(err), at: clock.now() }, 'cannot record how far the transfer stream was read');
+        });
+      }
+    }
+  }
+
+  /** The leader lease is gone (taken over, expired in a pause, or given back): stop evaluating and sending at once. */
+  stepDown(why: string): void {
+    if (!this.leadingNow) return;
+    this.leadingNow = false;
+    this.leadership++;
+    this.opts.cluster.board.withdraw(LEADER_BOARD_KEY);
+    this.notifier.halt();
+    this.notifier = this.newNotifier();
+    void this.notifier.reloadSilences().catch(() => undefined);
+    this.logger.warn({ role: 'leader', lease: LEADER_LEASE, why }, 'no longer leading: rules and notifications are left to the holder of the leader lease');
+  }
+
+  /** Followers refresh alerts and silences as the leader and the other replicas wrote them. */
+  async follow(): Promise<void> {
+    if (this.stopping) return;
+    if (!this.leadingNow) {
+      try {
+        await this.alerts.restore({ quiet: true });
+        await this.notifier.reloadSilences();
+        this.notifier.update(this.alerts.alerts());
+      } catch {
+        /* the store is down: keep the last view; the coordination alert says so */
+      }
+      this.applyCoordinationAlert(this.opts.clock.now());
+    }
+  }
+
+  /** The shared store answered or not (the coordination alert fires after it was down for its delay). */
+  setStoreUp(up: boolean): void {
+    if (up) this.storeDownSince = undefined;
+    else this.storeDownSince ??= this.opts.clock.now();
+  }
+
+  /** The store came back empty: write back silences, and while leading the alert state, log and outbox. */
+  async writeBack(): Promise<string[]> {
+    const what = ['silences'];
+    this.notifier.rewriteState();
+    if (this.leadingNow) {
+      await this.alerts.flush({ force: true }).catch(() => undefined);
+      what.push('alert state', 'notification log', 'outbox');
+    }
+    return what;
+  }
+
+  /** Evaluate rules and source health, update alerts, hand the alert set to the notifier. Never runs twice at once. */
+  evaluate(): Promise<void> {
+    if (this.stopping || !this.leadingNow) return Promise.resolve();
+    if (this.evaluating) {
+      this.evaluateAgain = true;
+      return this.evaluating;
+    }
+    this.evaluating = this.evaluateOnce()
+      .catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'evaluation failed'))
+      .finally(() => {
+        this.evaluating = undefined;
+        if (this.evaluateAgain) {
+          this.evaluateAgain = false;
+          void this.evaluate();
+        }
+      });
+    return this.evaluating;
+  }
+
+  private completeness(): { completeUntil: BusProgress['completeUntil']; completeFrom: BusProgress['completeFrom'] } {
+    return {
+      completeUntil: (source, result) => this.progress.completeUntil(source, result),
+      completeFrom: (source, result) => {
+        const from = this.progress.completeFrom(source, result);
+        return from === undefined ? undefined : Math.max(from, this.engineFrom ?? from);
+      },
+    };
+  }
+
+  /** Whether each source is up: its streams read without error, and a healthy poll within stale_after. */
+  private sourcesUp(now: number): Record<string, boolean> {
+    const out: Record<string, boolean> = {};
+    for (const source of this.config.sources) {
+      const failing = (this.opts.streamsOf(source.name) ?? []).some((s) => s.lastError !== null);
+      out[source.name] = !failing && now - this.progress.lastHealthy(source.name) < this.config.poll.stale_after;
+    }
+    return out;
+  }
+
+  private async evaluateOnce(): Promise<void> {
+    const now = this.opts.clock.now();
+    const { metrics, cluster } = this.opts;
+    if (!this.leadingNow) return;
+    const evaluations = this.engine.evaluate(now, this.completeness());
+    this.alerts.apply(evaluations, now);
+    for (const source of this.config.sources) {
+      const down = now - this.progress.lastHealthy(source.name) >= this.config.poll.stale_after;
+      const failing = (this.opts.streamsOf(source.name) ?? []).find((s) => s.lastError);
+      this.alerts.setSourceDown(source.name, down, now, failing?.lastError ? `last error: ${failing.lastError.reason}` : undefined);
+      metrics.setSourceUp(source.name, !failing && !down);
+    }
+    this.applyCoordinationAlert(now);
+    const all = this.alerts.alerts();
+    metrics.setAlerts(all);
+    this.notifier.update(all);
+    metrics.setStateWriteOk(cluster.leaderState.lastWriteOk);
+    try {
+      await this.alerts.flush();
+    } catch (err) {
+      if (isFencedError(err)) {
+        this.logger.warn({ role: 'leader', lease: LEADER_LEASE, err: errorFields(err) }, 'alert state not saved: fenced (the leader lease is not ours any more)');
+      } else {
+        this.logger.error({ role: 'leader', err: errorFields(err), state: cluster.description.state }, 'could not persist alert state: the state store refused the write');
+      }
+    }
+    metrics.setStateWriteOk(cluster.leaderState.lastWriteOk);
+    this.scheduleWakeup(now);
+  }
+
+  /** Deadlines and `warn_before` times are evaluated on time, not on the next tick. */
+  private scheduleWakeup(now: number): void {
+    const at = this.engine.nextWakeup(now);
+    if (this.wakeup) clearTimeout(this.wakeup);
+    this.wakeup = undefined;
+    if (at === undefined || at - now > EVALUATION_TICK_MS) return;
+    this.wakeup = setTimeout(() => void this.evaluate(), Math.max(0, at - now) + 5);
+    this.wakeup.unref();
+  }
+
+  private applyCoordinationAlert(now: number): void {
+    const { description, replica } = this.opts.cluster;
+    if (description.storeDownAlertAfterMs === undefined || description.storeUrl === undefined) return;
+    const down = this.storeDownSince !== undefined && now - this.storeDownSince >= description.storeDownAlertAfterMs;
+    this.alerts.setBuiltin(coordinationDownCandidate(replica, description.storeUrl), down, now);
+  }
+
+  private boardEntry(): LeaderBoardEntry {
+    const now = this.opts.clock.now();
+    return {
+      replica: this.opts.cluster.replica,
+      expectations: this.engine.expectations(now, this.completeness()),
+      sends: this.notifier.recentSends(),
+      sourcesUp: this.sourcesUp(now),
+    };
+  }
+
+  /**
+   * Rules, templates or receivers changed: a new engine is fed live transfers while its windows are rebuilt
+   * from history, then replaces the old one; alerts of removed rules resolve.
+   */
+  async reload(next: LoadedSetup): Promise<void> {
+    const { clock } = this.opts;
+    const engine = this.newEngine(next.rules);
+    this.nextEngine = engine;
+    let from: number | undefined;
+    try {
+      from = this.leadingNow ? await this.replayAll(engine) : clock.now();
+    } finally {
+      this.nextEngine = undefined;
+    }
+    this.engine = engine;
+    this.engineFrom = from;
+    this.alerts.retainRules(next.rules.map((r) => r.name), clock.now());
+    this.notifier.reload(next.config, next.templates);
+  }
+
+  /** Shutdown: evaluate what is left, then save the alert state and deliver what can be within `graceMs`. */
+  async stop(graceMs: number): Promise<void> {
+    await this.evaluating;
+    this.stopping = true;
+    if (this.tick) clearInterval(this.tick);
+    if (this.wakeup) clearTimeout(this.wakeup);
+    if (this.leadingNow) {
+      await this.alerts.flush({ force: true }).catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'could not persist alert state at shutdown'));
+      await this.notifier.stop(graceMs);
+    } else {
+      this.notifier.halt();
+    }
+    this.stepDownQuietly();
+  }
+
+  /** Leadership ends with the process: nothing to announce. */
+  private stepDownQuietly(): void {
+    this.leadingNow = false;
+    this.leadership++;
+    this.opts.cluster.board.withdraw(LEADER_BOARD_KEY);
+  }
+
+  /** One last evaluation before shutdown, with what the pollers committed as they stopped. */
+  async finalEvaluation(): Promise<void> {
+    await this.evaluate();
+  }
+
+  private newEngine(rules: RuleDefinition[]): RuleEngine {
+    return new RuleEngine(rules, {
+      clock: this.opts.clock,
+      logger: this.logger,
+      sources: this.config.sources.map((s) => s.name),
+      displayTimezone: this.config.display_timezone,
+    });
+  }
+
+  private newProgress(): BusProgress {
+    return new BusProgress(expectedStreams(this.config), this.opts.clock.now());
+  }
+
+  private newNotifier(): Notifier {
+    const { clock, logger, metrics, cluster } = this.opts;
+    const setup = this.opts.setup();
+    const notifier = new Notifier({
+      config: setup.config,
+      clock,
+      logger,
+      state: cluster.leaderState,
+      templates: setup.templates,
+      hooks: {
+        onNotification: (receiver, integration, outcome) => metrics.observeNotification(receiver, integration, outcome),
+        onQueueLength: (n) => metrics.setNotificationQueueLength(n),
+      },
+      silenceState: cluster.sharedState,
+      onSilencesChanged: () => void cluster.silencesChanged(),
+      // Exactly one sender: only while the leader lease is ours, as the store says right before the send.
+      claim: () => cluster.coordinator.confirm(LEADER_LEASE),
+    });
+    if (this.listenUrl) notifier.setListenUrl(this.listenUrl);
+    return notifier;
+  }
+
+  /**
+   * Rebuild an engine's windows from every source's history up to its committed cursors. Returns from when on
+   * the engine knows history, or undefined on a first start (no cursors: polling brings everything there is).
+   */
+  private async replayAll(engine: RuleEngine): Promise<number | undefined> {
+    const now = this.opts.clock.now();
+    const span = Math.min(engine.historyNeeded(), MAX_REPLAY_MS);
+    let from: number | undefined;
+    for (const source of this.config.sources) {
+      const poller = this.opts.replayPoller(source);
+      if (!(await poller.restore())) continue;
+      this.progress.seed(streamProgress(poller));
+      const complete = await poller.replay(span, (t) => engine.observe(t));
+      from = Math.max(from ?? now - span, complete ? now - span : now);
+    }
+    return from;
+  }
+}
+
+/** The streams every source has (kinds × instances), by source, as the pollers name them. */
+function expectedStreams(config: Config): Map<string, Array<{ stream: string; result: 'success' | 'error' }>> {
+  const kinds = config.poll.success_interval > 0 ? (['failures', 'successes'] as const) : (['failures'] as const);
+  const out = new Map<string, Array<{ stream: string; result: 'success' | 'error' }>>();
+  for (const source of config.sources) {
+    const instances: Array<string | undefined> = source.instances.length > 0 ? source.instances : [undefined];
+    out.set(
+      source.name,
+      kinds.flatMap((kind) => instances.map((i) => ({ stream: i === undefined ? `${source.name}/${kind}` : `${source.name}/${kind}/${i}`, result: RESULT_OF[kind] }))),
+    );
+  }
+  return out;
+}

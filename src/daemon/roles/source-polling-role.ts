@@ -1,0 +1,170 @@
+import type { Clock } from '../../util/clock.js';
+import type { Logger } from '../../util/logger.js';
+import type { Config, SourceConfig } from '../../config/schema.js';
+import { sourceLease, type Cluster } from '../../cluster/cluster.js';
+import { SourcePollState } from '../../cluster/source-poll-state.js';
+import type { StreamProgress } from '../../cluster/transfer-bus.js';
+import type { TransferWatchMetrics } from '../../metrics/transfer-watch-metrics.js';
+import { Poller } from '../../poller/poller.js';
+import type { StreamStatus } from '../../poller/poll-stream.js';
+import { RESULT_OF } from '../../poller/stream-kind.js';
+import type { StateStore } from '../../state/state-store.js';
+import { TransferHistoryClient } from '../../source/transfer-history-client.js';
+import type { Transfer } from '../../source/transfer.js';
+
+/** How long a poller may finish its window when its lease is given back or lost (a shutdown has its own grace). */
+const HAND_OVER_GRACE_MS = 2_000;
+
+/** The board key under which the holder of a source's lease publishes its streams' status. */
+export function streamsBoardKey(source: string): string {
+  return `streams:${source}`;
+}
+
+export interface SourcePollingRoleOptions {
+  cluster: Cluster;
+  clock: Clock;
+  logger: Logger;
+  metrics: TransferWatchMetrics;
+  /** When this process started: a source is not reported down before it had stale_after to answer. */
+  startedAt: number;
+  config: () => Config;
+  /** After every poll cycle (the leader evaluates then, so a failed source is reported without waiting). */
+  onCycle: () => void;
+}
+
+/**
+ * The polling role: one poller per source whose lease this process holds (every source on a single node). It
+ * hands what it reads to the cluster's transfer bus, commits each window fenced by the source lease, and
+ * publishes its streams' status on the board, so every replica shows every source.
+ */
+export class SourcePollingRole {
+  private readonly pollers = new Map<string, Poller>();
+  private stopping = false;
+
+  constructor(private readonly opts: SourcePollingRoleOptions) {}
+
+  /** The lease of `source` is ours: restore its cursors and start polling it. */
+  async start(name: string): Promise<void> {
+    const source = this.opts.config().sources.find((s) => s.name === name);
+    if (!source || this.pollers.has(name) || this.stopping) return;
+    const { cluster, metrics, logger } = this.opts;
+    const writer = cluster.bus.writer(name);
+    const state = new SourcePollState({
+      source: name,
+      writer,
+      store: cluster.sourceStore(name),
+      fence: () => cluster.coordinator.fence(sourceLease(name)),
+      progress: () => streamProgress(this.pollers.get(name)),
+    });
+    const poller = this.newPoller(source, state, (t) => {
+      metrics.observeTransfer(t);
+      state.add(t);
+    });
+    this.pollers.set(name, poller);
+    await poller.restore();
+    // Lost again while restoring: leave it to the next holder.
+    if (this.pollers.get(name) !== poller) return;
+    cluster.board.publish(streamsBoardKey(name), () => poller.status());
+    logger.info({ role: 'source poller', lease: sourceLease(name), source: name }, 'polling this source (its lease is ours)');
+    poller.start();
+  }
+
+  /**
+   * The lease is being given back (a rebalance, a stop) and is still ours: finish the cycle in flight and commit
+   * its window, so the next holder starts where this one stopped.
+   */
+  async handOver(name: string, graceMs = HAND_OVER_GRACE_MS): Promise<void> {
+    const poller = this.pollers.get(name);
+    if (!poller) return;
+    this.pollers.delete(name);
+    this.opts.cluster.board.withdraw(streamsBoardKey(name));
+    await poller.stop(graceMs, 'handing the source over').catch(() => undefined);
+    this.opts.logger.info({ role: 'source poller', lease: sourceLease(name), source: name }, 'stopped polling this source; its last window is committed');
+  }
+
+  /** The lease is gone (taken over, expired in a pause): stop at once; the next holder reads the window again. */
+  async lost(name: string, why: string): Promise<void> {
+    const poller = this.pollers.get(name);
+    if (!poller) return;
+    this.pollers.delete(name);
+    this.opts.cluster.board.withdraw(streamsBoardKey(name));
+    await poller.stop(500, 'its lease was lost').catch(() => undefined);
+    this.opts.logger.warn({ role: 'source poller', lease: sourceLease(name), source: name, why }, 'stopped polling this source: its lease is no longer ours');
+  }
+
+  /** Every poller ends its cycle and commits (shutdown). */
+  async stopAll(graceMs: number): Promise<void> {
+    this.stopping = true;
+    await Promise.all([...this.pollers.keys()].map((name) => this.handOver(name, graceMs)));
+  }
+
+  /** Poll settings or a source's settings changed (a reload): restart every poller held with the new ones. */
+  async restartAll(): Promise<void> {
+    const names = [...this.pollers.keys()];
+    for (const name of names) await this.handOver(name);
+    for (const name of names) await this.start(name);
+  }
+
+  /** The store came back empty: save every held source's cursors again. */
+  async writeBack(): Promise<string[]> {
+    for (const poller of this.pollers.values()) await poller.save().catch(() => undefined);
+    return [...this.pollers.keys()];
+  }
+
+  /** Statuses of the streams this process polls (its own board entries read live). */
+  statuses(): StreamStatus[] {
+    return [...this.pollers.values()].flatMap((p) => p.status());
+  }
+
+  /**
+   * A poller of one source for a leader rebuilding its rule windows: it reads the cursors the source's holder
+   * committed and re-reads history before them, handing nothing to the bus and counting nothing in metrics.
+   */
+  replayPoller(source: SourceConfig): Poller {
+    return this.newPoller(source, this.opts.cluster.sourceStore(source.name), () => undefined, { initMetrics: false });
+  }
+
+  private newPoller(source: SourceConfig, state: StateStore, sink: (t: Transfer) => void, opts: { initMetrics: boolean } = { initMetrics: true }): Poller {
+    const config = this.opts.config();
+    const { metrics, logger, clock } = this.opts;
+    if (opts.initMetrics) metrics.initSource(source.name, config.poll.success_interval > 0 ? ['failures', 'successes'] : ['failures'], source.instances);
+    return new Poller({
+      sources: [source],
+      poll: config.poll,
+      pagerFor: (s: SourceConfig) =>
+        new TransferHistoryClient({
+          source: s,
+          logger,
+          hooks: { onRequest: (endpoint, statusCode) => metrics.observeApiRequest(s.name, endpoint, statusCode) },
+        }),
+      clock,
+      logger,
+      state,
+      startedAt: this.opts.startedAt,
+      sink,
+      hooks: {
+        onPoll: (s, stream, seconds, reason) => metrics.observePoll(s, stream, seconds, reason),
+        onRecords: (s, stream, n) => metrics.addRecords(s, stream, n),
+        onInvalidRecords: (s, n) => metrics.addInvalidRecords(s, n),
+        onLag: (s, stream, seconds) => metrics.setDataLag(s, stream, seconds),
+      },
+      onCycle: () => this.opts.onCycle(),
+    });
+  }
+}
+
+/** How far each stream of a poller is read (what a commit tells the leader). */
+export function streamProgress(poller: Poller | undefined): StreamProgress[] {
+  if (!poller) return [];
+  return poller.streams.map((s) => {
+    const snap = s.snapshot();
+    return {
+      stream: s.id,
+      source: s.source,
+      result: RESULT_OF[s.kind],
+      ...(snap.cursor !== undefined ? { cursor: snap.cursor } : {}),
+      ...(snap.since !== undefined ? { since: snap.since } : {}),
+      ...(snap.lastSuccess !== undefined ? { lastSuccess: snap.lastSuccess } : {}),
+    };
+  });
+}
