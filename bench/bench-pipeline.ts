@@ -1,6 +1,7 @@
 import { AlertStore } from '../src/alerts/alert-store.js';
 import { pollSchema, sourceSchema, type PollConfig, type SourceConfig } from '../src/config/schema.js';
 import { TransferWatchMetrics } from '../src/metrics/transfer-watch-metrics.js';
+import { LocalTransferBus } from '../src/cluster/local-transfer-bus.js';
 import { PollStream } from '../src/poller/poll-stream.js';
 import type { StreamKind } from '../src/poller/stream-kind.js';
 import { RuleEngine } from '../src/rules/rule-engine.js';
@@ -103,7 +104,32 @@ export function createPipeline(h: BenchHistory, rules: RuleDefinition[], poll: P
     alerts.apply(engine.evaluate(now, { completeUntil: () => now }), now);
     evaluations++;
   };
+  // As a single node runs it (a cluster of one): the pollers hand transfers to the in-memory bus, the leading
+  // role reads the bus and feeds the rules.
   const state = new MemoryStateStore();
+  const bus = new LocalTransferBus(state);
+  const writer = bus.writer('bench');
+  const fence = { key: 'source:bench', value: 'bench#1' };
+  let read = 0;
+  let done = false;
+  const consume = async (): Promise<void> => {
+    let last = await bus.consumed();
+    while (!done || read < handed) {
+      const entries = await bus.read(last, 5);
+      for (const e of entries) {
+        if (!('transfers' in e)) continue;
+        for (const t of e.transfers) {
+          if (t.time > dataClock.now()) dataClock.set(t.time);
+          engine.observe(t);
+          if (++read % EVALUATE_EVERY === 0) {
+            evaluate();
+            onPage?.();
+          }
+        }
+      }
+      last = entries[entries.length - 1]?.id ?? last;
+    }
+  };
   const streams: PollStream[] = STREAMS.map(
     (kind): PollStream =>
       new PollStream('bench', kind, undefined, {
@@ -114,22 +140,21 @@ export function createPipeline(h: BenchHistory, rules: RuleDefinition[], poll: P
         logger,
         sink: (t) => {
           metrics.observeTransfer(t);
-          if (t.time > dataClock.now()) dataClock.set(t.time);
-          engine.observe(t);
-          if (++handed % EVALUATE_EVERY === 0) {
-            evaluate();
-            onPage?.();
-          }
+          handed++;
+          writer.add(t);
         },
         hooks: {},
-        save: (): Promise<void> => state.save(`cursor-${kind}`, streams.map((s) => s.snapshot())),
+        save: (): Promise<void> => writer.commit(fence, `source.bench.cursor-${kind}`, streams.map((s) => s.snapshot()), []),
       }),
   );
   return {
     engine,
     async run() {
       const started = performance.now();
+      const leader = consume();
       await Promise.all(streams.map((s) => s.runCycle()));
+      done = true;
+      await leader;
       evaluate();
       const seconds = (performance.now() - started) / 1000;
       const firing = alerts.alerts().filter((a) => a.state === 'firing').length;

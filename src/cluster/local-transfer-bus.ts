@@ -47,7 +47,7 @@ export class LocalTransferBus implements TransferBus {
   }
 
   private async commit(_source: string, fence: Fence | undefined, cursorsKey: string, cursors: unknown, progress: StreamProgress[]): Promise<void> {
-    if (!fence) throw new TransferWatchError('ha_fenced', 'window not committed: this process no longer holds the source lease');
+    if (!fence) throw new TransferWatchError('ha_fenced', 'poll window not committed (fenced): this process no longer holds the source lease');
     this.flush();
     await this.state.save(cursorsKey, cursors);
     this.push({ id: this.nextId(), progress });
@@ -90,7 +90,7 @@ export class LocalTransferBus implements TransferBus {
   }
 
   markConsumed(fence: Fence | undefined): Promise<void> {
-    if (!fence) throw new TransferWatchError('ha_fenced', 'not the leader any more');
+    if (!fence) throw new TransferWatchError('ha_fenced', 'not written (fenced): this process no longer holds the leader lease');
     return Promise.resolve();
   }
 }
