@@ -84,17 +84,18 @@ export class Daemon {
     const config = this.setup.config;
     const sourceNames = config.sources.map((s) => s.name);
 
-    // The poller hands each transfer on once (per-stream dedup across overlaps and abandoned windows), so the
-    // metrics' own id memory (100,000 ids) would be redundant.
-    this.metrics = new TransferWatchMetrics({
-      maxSeries: config.metrics.max_series,
-      version: this.opts.version,
-      ...(config.ha ? { haLeases: [LEADER_LEASE, ...sourceNames] } : {}),
-    });
+    // The only place where `ha:` matters: which cluster the roles run on.
     const events = this.clusterEvents();
     this.cluster = config.ha
       ? await HaCluster.connect(config.ha, logger, sourceNames, events)
       : await LocalCluster.open({ dir: config.state.dir, sources: sourceNames, logger, clock, events });
+    // The poller hands each transfer on once (per-stream dedup across overlaps and abandoned windows), so the
+    // metrics' own id memory (100,000 ids) would be redundant. Lease series only where there is a cluster to show.
+    this.metrics = new TransferWatchMetrics({
+      maxSeries: config.metrics.max_series,
+      version: this.opts.version,
+      ...(this.cluster.description.shown ? { haLeases: [LEADER_LEASE, ...sourceNames] } : {}),
+    });
 
     const setup = (): LoadedSetup => this.setup;
     this.polling = new SourcePollingRole({
