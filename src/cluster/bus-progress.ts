@@ -10,10 +10,15 @@ export class BusProgress {
 
   constructor(
     /** The streams every source has (kinds × instances), so a stream never reported counts as unread. */
-    private readonly expected: ReadonlyMap<string, ReadonlyArray<{ stream: string; result: 'success' | 'error' }>>,
+    private expected: ReadonlyMap<string, ReadonlyArray<{ stream: string; result: 'success' | 'error' }>>,
     /** When this replica became leader: a source is not reported down before it had stale_after to report. */
     private readonly since: number,
   ) {}
+
+  /** The sources or their streams changed (a reload on a cluster of one): what is known of the others is kept. */
+  setExpected(expected: ReadonlyMap<string, ReadonlyArray<{ stream: string; result: 'success' | 'error' }>>): void {
+    this.expected = expected;
+  }
 
   apply(progress: readonly StreamProgress[]): void {
     for (const p of progress) this.streams.set(p.stream, p);

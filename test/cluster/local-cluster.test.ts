@@ -92,9 +92,24 @@ describe('a cluster of one', () => {
     const first = await readAll(cluster, start);
     expect(first.map((e) => ('transfers' in e ? e.transfers.map((t) => t.id) : 'progress'))).toEqual([['id-0', 'id-1', 'id-2']]);
     state.add(transfer(3));
-    await state.save('cursors', { 'prod/failures': { cursor: 42, seen: [] } });
-    const second = await readAll(cluster, first.at(-1)?.id ?? start);
+    let committed = false;
+    const saving = state.save('cursors', { 'prod/failures': { cursor: 42, seen: [] } }).then(() => {
+      committed = true;
+    });
+    const second: BusEntry[] = [];
+    let last = first.at(-1)?.id ?? start;
+    while (!second.some((e) => 'progress' in e)) {
+      const got = await readAll(cluster, last);
+      second.push(...got);
+      last = got.at(-1)?.id ?? last;
+    }
     expect(second.map((e) => ('transfers' in e ? e.transfers.map((t) => t.id) : e.progress))).toEqual([['id-3'], [{ stream: 'prod/failures', source: 'prod', result: 'error', cursor: 42 }]]);
+    // The commit returns once the leader has applied the window: when it comes back for more, not before.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(committed).toBe(false);
+    await readAll(cluster, last);
+    await saving;
+    expect(committed).toBe(true);
     expect(await cluster.sourceStore('prod').load('cursors')).toEqual({ 'prod/failures': { cursor: 42, seen: [] } });
     await cluster.close();
   });

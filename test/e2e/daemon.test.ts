@@ -281,6 +281,22 @@ describe.skipIf(!existsSync(CLI)).concurrent('transfer-watch run (acceptance, is
       await eventually(async () => (await s.alerts()).some((a) => a.labels['alertname'] === 'BurstBank8'));
       const names = (await s.alerts()).map((a) => `${a.labels['alertname']}/${a.labels['user']}`).sort();
       expect(names).toEqual(['BurstBank7/BANK7', 'BurstBank8/BANK8']);
+
+      // A source renamed by a reload: one node applies it at once, as a cluster of one gives a lease back and takes
+      // a new one. The old source's poller commits its last window; the new one is polled from its first start.
+      writeFileSync(s.configFile, readFileSync(s.configFile, 'utf8').replace(/name: sim\n/, 'name: sim2\n'));
+      expect((await fetch(`${s.url}/-/reload`, { method: 'POST' })).status).toBe(200);
+      const handedOver = await d.waitForLog((l) => l['msg'] === 'stopped polling this source; its last window is committed');
+      expect(handedOver).toMatchObject({ source: 'sim', lease: 'source:sim' });
+      await d.waitForLog((l) => l['msg'] === 'polling this source (its lease is ours)' && l['source'] === 'sim2');
+      await eventually(async () => {
+        const st = await s.status();
+        return st.sources.length === 1 && st.sources[0]?.name === 'sim2' && st.sources[0].up && st.sources[0].streams.every((x) => x.cursor !== null);
+      }, 20_000);
+      s.inject([failure(Date.now() - 500, { USUARIO: 'BANK8', NOMEARQUIVO: 'H.RET' })]);
+      await s.waitPolledPast(Date.now());
+      expect(d.logs.filter((l) => /shutdown/.test(String(l['msg'])))).toEqual([]);
+      expect((await s.alerts()).some((a) => a.labels['alertname'] === 'TransferWatchSourceDown' && a.labels['source'] === 'sim2')).toBe(false);
     } finally {
       await s.cleanup();
     }

@@ -25,6 +25,12 @@ const MAX_REPLAY_MS = 2 * 86_400_000;
 const EVALUATION_TICK_MS = 5_000;
 /** How long the leader waits for new transfers on the bus before it checks it still leads. */
 const BUS_READ_BLOCK_MS = 1_000;
+/**
+ * Windows committed faster than this (a catch-up reads hours of history a second) are evaluated together: each
+ * evaluation of a backfill would otherwise fire and resolve alerts of the past one window at a time, and a
+ * million-record first start peaked 170 MB higher rendering and queueing their notifications.
+ */
+const MIN_EVALUATION_GAP_MS = 1_000;
 
 /** The board key under which the leader publishes what only it computes. */
 export const LEADER_BOARD_KEY = 'leader';
@@ -80,6 +86,9 @@ export class LeadingRole {
   private evaluateAgain = false;
   private tick: NodeJS.Timeout | undefined;
   private wakeup: NodeJS.Timeout | undefined;
+  /** A deferred evaluation of windows committed within MIN_EVALUATION_GAP_MS of the last one. */
+  private soon: NodeJS.Timeout | undefined;
+  private lastEvaluatedAt = Number.NEGATIVE_INFINITY;
   private stopping = false;
 
   constructor(private readonly opts: LeadingRoleOptions) {}
@@ -173,9 +182,9 @@ export class LeadingRole {
         }
       }
       last = entries[entries.length - 1]?.id ?? last;
-      // A window's transfers are judged when its progress marker comes (the poller's cycle is done); the tick
+      // A window's transfers are judged when its progress marker comes (the window is read whole); the tick
       // evaluates anyway, so a batch without one waits at most a tick.
-      if (progressed) await this.evaluate();
+      if (progressed) await this.evaluateWindows();
       if (epoch === this.leadership) {
         await cluster.bus.markConsumed(cluster.coordinator.fence(LEADER_LEASE), last).catch((err: unknown) => {
           logger.warn({ role: 'leader', lease: LEADER_LEASE, err: errorFields(err), at: clock.now() }, 'cannot record how far the transfer stream was read');
@@ -247,6 +256,18 @@ export class LeadingRole {
     return this.evaluating;
   }
 
+  /** Evaluate committed windows now, or within MIN_EVALUATION_GAP_MS of the last evaluation (a catch-up). */
+  private async evaluateWindows(): Promise<void> {
+    const wait = this.lastEvaluatedAt + MIN_EVALUATION_GAP_MS - performance.now();
+    if (wait <= 0) return this.evaluate();
+    if (this.soon) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      void this.evaluate();
+    }, wait);
+    this.soon.unref();
+  }
+
   private completeness(): { completeUntil: BusProgress['completeUntil']; completeFrom: BusProgress['completeFrom'] } {
     return {
       completeUntil: (source, result) => this.progress.completeUntil(source, result),
@@ -268,6 +289,7 @@ export class LeadingRole {
   }
 
   private async evaluateOnce(): Promise<void> {
+    this.lastEvaluatedAt = performance.now();
     const now = this.opts.clock.now();
     const { metrics, cluster } = this.opts;
     if (!this.leadingNow) return;
@@ -330,6 +352,8 @@ export class LeadingRole {
    */
   async reload(next: LoadedSetup): Promise<void> {
     const { clock } = this.opts;
+    // Sources added or removed (a cluster of one applies them at once): completeness asks for the new set.
+    this.progress.setExpected(expectedStreams(next.config));
     const engine = this.newEngine(next.rules);
     this.nextEngine = engine;
     let from: number | undefined;
@@ -350,6 +374,7 @@ export class LeadingRole {
     this.stopping = true;
     if (this.tick) clearInterval(this.tick);
     if (this.wakeup) clearTimeout(this.wakeup);
+    if (this.soon) clearTimeout(this.soon);
     if (this.leadingNow) {
       await this.alerts.flush({ force: true }).catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'could not persist alert state at shutdown'));
       await this.notifier.stop(graceMs);
