@@ -201,7 +201,7 @@ export class Daemon {
       onLeaseAcquired: (lease) => {
         this.metrics.setLeaseHeld(sourceOfLease(lease) ?? LEADER_LEASE, true);
         const source = sourceOfLease(lease);
-        return source !== undefined ? this.polling.start(source) : this.leading.takeOver();
+        return source !== undefined ? this.polling.start(source) : this.takeOver();
       },
       onLeaseReleasing: async (lease) => {
         const source = sourceOfLease(lease);
@@ -221,6 +221,22 @@ export class Daemon {
       onStoreReset: () => void this.writeBack(),
       onSilencesChanged: () => void this.leading.notifier.reloadSilences().catch(() => undefined),
     };
+  }
+
+  /**
+   * Lead: a takeover that fails (the store refused a read halfway) is tried again while the lease is still ours,
+   * so a held leader lease never leaves the cluster without anyone evaluating.
+   */
+  private async takeOver(): Promise<void> {
+    try {
+      await this.leading.takeOver();
+    } catch (err) {
+      this.logger.error({ role: 'leader', lease: LEADER_LEASE, err: errorMessage(err) }, 'could not take over as leader; trying again in a second');
+      const retry = setTimeout(() => {
+        if (!this.stopping && !this.leading.leading && this.cluster.coordinator.holds(LEADER_LEASE)) void this.takeOver();
+      }, 1_000);
+      retry.unref();
+    }
   }
 
   /** The shared store restarted empty: write back what this replica holds, so the cluster continues where it was. */

@@ -311,7 +311,7 @@ export class LeaseCoordinator implements Coordinator {
   }
 
   private setRedisUp(up: boolean): void {
-    if (up !== this.redisUp) this.opts.logger[up ? 'info' : 'error']({ up }, up ? 'Redis reachable again' : 'Redis unreachable');
+    if (up !== this.redisUp) this.opts.logger[up ? 'info' : 'error']({ up, leases: [...this.held.keys()] }, up ? 'Redis reachable again' : 'Redis unreachable');
     this.redisUp = up;
     this.opts.onRedisUp?.(up);
   }

@@ -92,18 +92,7 @@ describe.skipIf(!existsSync(CLI) || !HAVE_REDIS)('every replica serves the same 
       s.inject('west', [success(Date.now() - 2_000, { INSTANCE: 'PROD01', USUARIO: 'BANK1', NOMEARQUIVO: 'STMT_BANK1.TXT' })]);
       s.inject('east', Array.from({ length: 5 }, (_, i) => failure(Date.now() - 3_000 + i * 100, { INSTANCE: 'PROD01', USUARIO: 'BANK7', NOMEARQUIVO: `F_${i}.RET` })));
       const follower = ['a', 'b', 'c'].find((r) => r !== leader) ?? 'a';
-      const res = await fetch(`${s.replica(follower).url}/api/v2/silences`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          matchers: [{ name: 'user', value: 'BANK9', isRegex: false, isEqual: true }],
-          startsAt: new Date().toISOString(),
-          endsAt: new Date(Date.now() + 3_600_000).toISOString(),
-          createdBy: 'alice',
-          comment: 'partner maintenance',
-        }),
-      });
-      expect(res.status).toBe(200);
+      expect(await s.silenceUser(follower, 'BANK9', 'partner maintenance')).toBe(200);
       await until(deadline + 1_000);
       // Both alerts notified: the burst and BANK2's statement, missing at its deadline.
       await eventually(

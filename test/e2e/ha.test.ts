@@ -144,18 +144,7 @@ describe.skipIf(!existsSync(CLI) || !HAVE_REDIS).concurrent('high availability o
       s.write({ rules: [crossSourceBurst], route: { receiver: 'hook', group_by: ['alertname', 'user'], group_wait: '4s', group_interval: '2s', repeat_interval: '1h' } });
       for (const r of ['a', 'b', 'c']) await s.start(r);
       await s.leader(['a', 'b', 'c']);
-      const res = await fetch(`${s.replica('a').url}/api/v2/silences`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          matchers: [{ name: 'user', value: 'BANK3', isRegex: false, isEqual: true }],
-          startsAt: new Date().toISOString(),
-          endsAt: new Date(Date.now() + 3_600_000).toISOString(),
-          createdBy: 'alice',
-          comment: 'maintenance',
-        }),
-      });
-      expect(res.status).toBe(200);
+      expect(await s.silenceUser('a', 'BANK3', 'maintenance')).toBe(200);
       const created = Date.now();
       await eventually(async () => ((await (await fetch(`${s.replica('c').url}/api/v2/silences`)).json()) as unknown[]).length === 1, 5_000, 50);
       expect(Date.now() - created).toBeLessThan(1_500);

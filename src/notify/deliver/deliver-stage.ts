@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Alert } from '../../alerts/alert.js';
 import type { Clock } from '../../util/clock.js';
-import { errorMessage } from '../../util/errors.js';
+import { errorMessage, isFencedError } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
 import type { NflogEntry, NotificationLog } from '../dedup/nflog.js';
 import { NotifyError, type Integration } from '../notification.js';
@@ -269,7 +269,7 @@ export class DeliverStage {
     } catch (err) {
       // Sending goes on from memory: losing durability is better than losing notifications.
       this.outboxStale = true;
-      this.opts.logger.error({ err: { type: 'StateWriteError', message: errorMessage(err) } }, 'cannot persist the notification outbox; retrying every second');
+      this.logWriteFailure(err, 'notification outbox');
     }
   }
 
@@ -278,7 +278,16 @@ export class DeliverStage {
       await this.nflog.persist(this.opts.clock.now());
     } catch (err) {
       this.nflogStale = true;
-      this.opts.logger.error({ err: { type: 'StateWriteError', message: errorMessage(err) } }, 'cannot persist the notification log; retrying every second');
+      this.logWriteFailure(err, 'notification log');
+    }
+  }
+
+  /** A fenced refusal is not a broken store: another replica leads now, and this one stops at its next step. */
+  private logWriteFailure(err: unknown, what: string): void {
+    if (isFencedError(err)) {
+      this.opts.logger.warn({ role: 'leader', lease: 'leader', err: { type: 'Fenced', message: errorMessage(err) } }, `${what} not saved: fenced (the leader lease is not ours any more)`);
+    } else {
+      this.opts.logger.error({ err: { type: 'StateWriteError', message: errorMessage(err) } }, `cannot persist the ${what}; retrying every second`);
     }
   }
 

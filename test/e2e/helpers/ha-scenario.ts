@@ -107,6 +107,22 @@ export class HaScenario {
     return alertsSchema.parse(await (await fetch(`${this.replica(name).url}/api/v1/alerts`)).json()).alerts;
   }
 
+  /** Silence `user` for an hour through one replica's Alertmanager API; returns the HTTP status. */
+  async silenceUser(replica: string, user: string, comment: string): Promise<number> {
+    const res = await fetch(`${this.replica(replica).url}/api/v2/silences`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        matchers: [{ name: 'user', value: user, isRegex: false, isEqual: true }],
+        startsAt: new Date().toISOString(),
+        endsAt: new Date(Date.now() + 3_600_000).toISOString(),
+        createdBy: 'alice',
+        comment,
+      }),
+    });
+    return res.status;
+  }
+
   payloads(): WebhookPayload[] {
     return this.hook.requests.map((r) => webhookPayloadSchema.parse(JSON.parse(r.body)));
   }
