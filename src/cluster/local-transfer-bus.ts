@@ -7,7 +7,7 @@ import type { BusEntry, StreamProgress, TransferBus, WindowWriter } from './tran
 /** Transfers per entry: one page's worth, so the leader takes them in the same slices the poller read them. */
 const BATCH = 1_000;
 /** A commit waits for the leader to have applied its window at most this long (no leader reading: go on). */
-const APPLIED_WAIT_MS = 10_000;
+const APPLIED_WAIT_MS = 2_000;
 
 /**
  * The transfer stream of a cluster of one, in memory. Nobody else can take a source's lease, so a transfer is

@@ -32,9 +32,8 @@ function parseSnapshot(value: unknown): Record<string, StreamSnapshot> {
   for (const [id, raw] of Object.entries(value)) {
     if (!raw || typeof raw !== 'object') continue;
     const r = raw as Record<string, unknown>;
-    const seen = Array.isArray(r.seen)
-      ? r.seen.filter((e): e is [string, number] => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'number')
-      : [];
+    // Parsed when the stream restores it (SeenTransfers.from): the compact form, or pairs of an older version.
+    const seen = r.seen ?? [];
     out[id] = {
       ...(typeof r.cursor === 'number' ? { cursor: r.cursor } : {}),
       ...(typeof r.since === 'number' ? { since: r.since } : {}),

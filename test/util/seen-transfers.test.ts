@@ -51,20 +51,31 @@ describe('SeenTransfers', () => {
     expect(seen.has(idOf(3))).toBe(false);
   });
 
-  it('survives a snapshot round trip, and reads snapshots that held whole ids', () => {
+  it('survives a snapshot round trip, and reads the [id, time] pairs of earlier versions', () => {
     const seen = new SeenTransfers();
     seen.add(idOf(1), 1);
     seen.add('hand-written id', 2);
-    const restored = SeenTransfers.from(JSON.parse(JSON.stringify(seen.toJSON())) as Array<[string, number]>);
+    const snapshot = JSON.parse(JSON.stringify(seen.toJSON())) as unknown;
+    // Two strings, whatever the number of ids: a save builds no object per id.
+    expect(Object.values(snapshot as object).every((v) => typeof v === 'string')).toBe(true);
+    const restored = SeenTransfers.from(snapshot);
     expect(restored.size).toBe(2);
     expect(restored.add(idOf(1), 1)).toBe(false);
     expect(restored.add('hand-written id', 2)).toBe(false);
     expect(restored.add(idOf(2), 3)).toBe(true);
-    // A state file written before ids were kept compactly.
-    const old = SeenTransfers.from([[idOf(7), 7]]);
+    // A state file of an earlier version: [id, time] pairs, whole ids or their first 16 hex digits.
+    const old = SeenTransfers.from([[idOf(7), 7], [idOf(9).slice(0, 16), 1_700_000_123_456], ['bad'], 'junk']);
+    expect(old.size).toBe(2);
     expect(old.add(idOf(7), 7)).toBe(false);
+    expect(old.add(idOf(9), 1_700_000_123_456)).toBe(false);
     // Times are kept to the second (rounded down): all they are for is pruning.
-    expect(old.toJSON()).toEqual([[idOf(7).slice(0, 16), 0]]);
-    expect(SeenTransfers.from([[idOf(8), 1_700_000_123_456]]).toJSON()).toEqual([[idOf(8).slice(0, 16), 1_700_000_123_000]]);
+    const pruned = SeenTransfers.from(old.toJSON());
+    pruned.prune(1_700_000_123_000);
+    expect(pruned.has(idOf(9))).toBe(true);
+    pruned.prune(1_700_000_124_000);
+    expect(pruned.has(idOf(9))).toBe(false);
+    // Unreadable snapshots are an empty set, never a crash.
+    expect(SeenTransfers.from({ keys: 1, times: 'x' }).size).toBe(0);
+    expect(SeenTransfers.from(null).size).toBe(0);
   });
 });
