@@ -1,11 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { bundleChild } from './child-bundle.js';
 import { denseHistory, RATE_PER_MINUTE } from './dense-history.js';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 export interface BackfillResult {
   records: number;
@@ -17,19 +12,12 @@ export interface BackfillResult {
   rememberedByRules: number;
 }
 
-/**
- * The backfill runs in a child process so its RSS is the pipeline's, not the simulator's; as plain JavaScript
- * bundled by esbuild (node_modules left external, as in dist/), because a TypeScript loader in the child would
- * add its own worker thread (~35 MB) to the RSS measured.
- */
+/** The backfill runs in a child process (bundled: see bundleChild) so its RSS is the pipeline's, not the simulator's. */
 export async function measureBackfill(records: number, nodeFlags: readonly string[] = [], env: Readonly<Record<string, string>> = {}): Promise<BackfillResult> {
   const { sim, history } = await denseHistory(records / RATE_PER_MINUTE);
-  // Inside the repository, so the bundle's bare imports resolve from its node_modules (ESM ignores NODE_PATH).
-  mkdirSync(path.join(root, 'node_modules/.cache'), { recursive: true });
-  const dir = mkdtempSync(path.join(root, 'node_modules/.cache/tw-bench-'));
+  const bundled = await bundleChild('bench/backfill-child.ts');
   try {
-    const bundle = path.join(dir, 'backfill-child.mjs');
-    await build({ entryPoints: [path.join(root, 'bench/backfill-child.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile: bundle, logLevel: 'error' });
+    const { file: bundle, root } = bundled;
     const input = JSON.stringify({ ...history, rules: 100, expectedRecords: records });
     const child = spawn(process.execPath, [...nodeFlags, bundle, input], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -41,7 +29,7 @@ export async function measureBackfill(records: number, nodeFlags: readonly strin
     return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as BackfillResult;
   } finally {
     await sim.close();
-    rmSync(dir, { recursive: true, force: true });
+    bundled.remove();
   }
 }
 

@@ -1,0 +1,19 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * A bench child as plain JavaScript bundled by esbuild (node_modules left external, as in dist/): a TypeScript
+ * loader in the child would add its own worker thread (~35 MB) and its CPU to what is measured. The bundle lives
+ * inside the repository so its bare imports resolve from node_modules (ESM ignores NODE_PATH).
+ */
+export async function bundleChild(entry: string): Promise<{ file: string; root: string; remove: () => void }> {
+  mkdirSync(path.join(root, 'node_modules/.cache'), { recursive: true });
+  const dir = mkdtempSync(path.join(root, 'node_modules/.cache/tw-bench-'));
+  const file = path.join(dir, `${path.basename(entry, '.ts')}.mjs`);
+  await build({ entryPoints: [path.join(root, entry)], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile: file, logLevel: 'error' });
+  return { file, root, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}

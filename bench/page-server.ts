@@ -1,0 +1,68 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { z } from 'zod';
+import { buildTransfersUrl, serviceEndpoints } from '../src/source/transfers-query.js';
+import { bundleChild } from './child-bundle.js';
+import type { BenchHistory, ThroughputResult } from './bench-pipeline.js';
+
+const readySchema = z.object({ url: z.string(), start: z.number(), end: z.number() });
+
+/** The dense history served pre-serialised by a separate process (page-server-child.ts). */
+export interface PageServer {
+  history: BenchHistory;
+  close(): Promise<void>;
+}
+
+export async function startPageServer(minutes: number): Promise<PageServer> {
+  const bundled = await bundleChild('bench/page-server-child.ts');
+  const child: ChildProcess = spawn(process.execPath, [bundled.file, String(minutes)], { cwd: bundled.root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const stdout = child.stdout;
+  if (!stdout) throw new Error('page server child has no stdout');
+  const line = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`page server child exited with ${code}`)));
+    createInterface({ input: stdout }).once('line', resolve);
+  });
+  const ready = readySchema.parse(JSON.parse(line));
+  return {
+    history: ready,
+    async close() {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+      bundled.remove();
+    },
+  };
+}
+
+/**
+ * The floor: a bare loop of `fetch` and `JSON.parse` over the same two queries the client and the pipelines send
+ * (failures, successes, at once, 1,000 a page), following `next`; it counts records and checks nothing else.
+ */
+export async function measureRawFetch(h: BenchHistory): Promise<ThroughputResult> {
+  const endpoints = serviceEndpoints(h.url);
+  const tokenAnswer = await fetch(endpoints.token, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'password', username: 'demo', password: 'demo' }),
+  });
+  const { access_token: token } = z.object({ access_token: z.string() }).parse(await tokenAnswer.json());
+  let requests = 0;
+  const started = performance.now();
+  const counts = await Promise.all(
+    ([-1, 0] as const).map(async (results) => {
+      let url: URL | undefined = buildTransfersUrl(endpoints, { start: h.start, end: h.end, results, limit: 1000 });
+      let n = 0;
+      while (url) {
+        const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+        requests++;
+        const page = JSON.parse(await res.text()) as { data: unknown[]; next: string };
+        n += page.data.length;
+        url = page.next ? new URL(page.next, url) : undefined;
+      }
+      return n;
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const records = counts.reduce((a, b) => a + b, 0);
+  return { records, seconds, recordsPerSecond: records / seconds, requests };
+}
