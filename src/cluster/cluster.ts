@@ -1,6 +1,7 @@
 import type { StateStore } from '../state/state-store.js';
 import type { SharedBoard } from './shared-board.js';
 import type { TransferBus } from './transfer-bus.js';
+import type { Fence } from './fence.js';
 
 /** The lease of the replica that evaluates rules and sends notifications (one at a time). */
 export const LEADER_LEASE = 'leader';
@@ -15,11 +16,7 @@ export function sourceOfLease(lease: string): string | undefined {
   return lease.startsWith('source:') ? lease.slice('source:'.length) : undefined;
 }
 
-/** Where a fenced write checks that its lease is still held: the lease key must hold exactly `value`. */
-export interface Fence {
-  key: string;
-  value: string;
-}
+export type { Fence } from './fence.js';
 
 /** What a state store must tell the daemon besides the interface: whether its last write went through. */
 export type ClusterStateStore = StateStore & { lastWriteOk: boolean; lastWriteError: string | undefined };

@@ -1,5 +1,5 @@
 import type { Transfer } from '../source/transfer.js';
-import type { Fence } from './cluster.js';
+import type { Fence } from './fence.js';
 
 /** How far one stream of a source has been read, as its poller committed it (a window's end). */
 export interface StreamProgress {
