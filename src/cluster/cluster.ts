@@ -1,3 +1,7 @@
+/**
+ * What the daemon's roles run on: leases, the transfer bus, state stores and the board. A single node is a
+ * cluster of one (local-cluster.ts); `ha:` runs the same roles on Redis (src/ha/ha-cluster.ts).
+ */
 import type { StateStore } from '../state/state-store.js';
 import type { SharedBoard } from './shared-board.js';
 import type { TransferBus } from './transfer-bus.js';
