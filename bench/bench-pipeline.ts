@@ -81,14 +81,21 @@ export interface Pipeline {
  * clock follows the newest transfer seen, as if the history were arriving live (a backfill on the wall clock
  * would drop most transfers as older than every rule window, and measure nothing).
  */
-export function createPipeline(h: BenchHistory, rules: RuleDefinition[], poll: Partial<Record<keyof PollConfig, string>> = {}, onPage?: () => void): Pipeline {
+export function createPipeline(
+  h: BenchHistory,
+  rules: RuleDefinition[],
+  poll: Partial<Record<keyof PollConfig, string>> = {},
+  onPage?: () => void,
+  /** Metrics to count into (the scrape-under-load line scrapes them meanwhile); fresh ones by default. */
+  sharedMetrics?: TransferWatchMetrics,
+): Pipeline {
   const logger = silentLogger();
   const pollClock = new ManualClock(h.end);
   const dataClock = new ManualClock(h.start);
   const span = h.end - h.start;
   const pollConfig = pollSchema.parse({ delay: '0s', initial_lookback: `${span}ms`, max_window: `${span + 1}ms`, ...poll });
   // As the daemon builds them: the poll streams deduplicate, so no id memory of their own.
-  const metrics = new TransferWatchMetrics({ maxSeries: 10_000, version: 'bench' });
+  const metrics = sharedMetrics ?? new TransferWatchMetrics({ maxSeries: 10_000, version: 'bench' });
   const engine = new RuleEngine(rules, { clock: dataClock, logger, sources: ['bench'] });
   const alerts = new AlertStore({ clock: dataClock, logger, state: new MemoryStateStore() });
   let requests = 0;

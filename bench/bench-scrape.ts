@@ -2,6 +2,8 @@ import { startHttpServer } from '../src/http/http-server.js';
 import { TransferWatchMetrics } from '../src/metrics/transfer-watch-metrics.js';
 import { parseRecord } from '../src/source/record.js';
 import { silentLogger } from '../src/util/logger.js';
+import { createPipeline, type BenchHistory } from './bench-pipeline.js';
+import { benchRules } from './bench-rules.js';
 import { percentile } from './stats.js';
 
 export interface ScrapeResult {
@@ -15,12 +17,8 @@ export interface ScrapeResult {
 /** Series per instance below: 2 events × 2 results × (transfers, bytes, last timestamp) + 2 error series. */
 const SERIES_PER_INSTANCE = 14;
 
-/**
- * `GET /metrics` over real HTTP from the daemon's own server and metrics, holding about `targetSeries` series
- * (instances × events × results, with error codes), as many scrapes in a row as Prometheus would make over
- * hours. Each scrape is timed from request to the last byte.
- */
-export async function measureScrape(targetSeries: number, scrapes: number): Promise<ScrapeResult> {
+/** Metrics holding about `targetSeries` series: instances × events × results, with error codes. */
+function seededMetrics(targetSeries: number): TransferWatchMetrics {
   const metrics = new TransferWatchMetrics({ maxSeries: 2 * targetSeries, version: 'bench' });
   const instances = Math.ceil(targetSeries / SERIES_PER_INSTANCE);
   const t0 = Date.UTC(2026, 0, 5);
@@ -37,7 +35,11 @@ export async function measureScrape(targetSeries: number, scrapes: number): Prom
       }
     }
   }
-  const server = await startHttpServer({
+  return metrics;
+}
+
+function metricsServer(metrics: TransferWatchMetrics) {
+  return startHttpServer({
     listen: '127.0.0.1:0',
     logger: silentLogger(),
     metrics,
@@ -49,6 +51,56 @@ export async function measureScrape(targetSeries: number, scrapes: number): Prom
       silences: { list: () => [], get: () => undefined, create: () => Promise.resolve({}), expire: () => Promise.resolve(false) },
     },
   });
+}
+
+export interface ScrapeUnderLoadResult extends ScrapeResult {
+  /** The pipeline that ran meanwhile, in the same process. */
+  records: number;
+  recordsPerSecond: number;
+}
+
+/**
+ * `/metrics` while a backfill runs in the same process (when people look: a scrape during catch-up): the
+ * 100-rule pipeline reads the history into the same metrics object that holds ~`targetSeries` series, and
+ * `/metrics` is scraped every 100 ms (a tight Prometheus) until it is done; each scrape is timed to its last byte.
+ */
+export async function measureScrapeUnderLoad(targetSeries: number, history: BenchHistory): Promise<ScrapeUnderLoadResult> {
+  const metrics = seededMetrics(targetSeries);
+  const server = await metricsServer(metrics);
+  try {
+    const pipeline = createPipeline(history, benchRules(100), {}, undefined, metrics);
+    let done = false;
+    const run = pipeline.run().finally(() => {
+      done = true;
+    });
+    const times: number[] = [];
+    let series = 0;
+    let bytes = 0;
+    while (!done) {
+      const started = performance.now();
+      const res = await fetch(`${server.url}/metrics`);
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
+      times.push(performance.now() - started);
+      series = text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
+      bytes = text.length;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const result = await run;
+    return { series, scrapes: times.length, bytes, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99), records: result.records, recordsPerSecond: result.recordsPerSecond };
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * `GET /metrics` over real HTTP from the daemon's own server and metrics, holding about `targetSeries` series
+ * (instances × events × results, with error codes), as many scrapes in a row as Prometheus would make over
+ * hours. Each scrape is timed from request to the last byte.
+ */
+export async function measureScrape(targetSeries: number, scrapes: number): Promise<ScrapeResult> {
+  const metrics = seededMetrics(targetSeries);
+  const server = await metricsServer(metrics);
   try {
     const times: number[] = [];
     let series = 0;
