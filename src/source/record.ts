@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { eventName, type ServiceRecord, type Transfer } from './transfer.js';
-import { formatServiceTime, parseServiceTime } from './service-time.js';
+import { normaliseServiceTime } from './service-time.js';
 
 /** The outcome of reading one element of a page's `data`: a transfer, or why it could not be read. */
 export type RecordResult = { ok: true; transfer: Transfer } | { ok: false; reason: string };
@@ -113,10 +113,10 @@ function optionalString(rec: Record<string, unknown>, field: string): string {
 }
 
 function normalise(rec: Record<string, unknown>): ServiceRecord {
-  const time = parseServiceTime(requiredString(rec, 'DATAHORA'));
+  const time = normaliseServiceTime(requiredString(rec, 'DATAHORA'));
   if (time === undefined) throw new RecordProblem('DATAHORA is not an ISO 8601 date-time');
   return {
-    DATAHORA: formatServiceTime(time),
+    DATAHORA: time.canonical,
     INSTANCE: requiredString(rec, 'INSTANCE'),
     USUARIO: requiredString(rec, 'USUARIO'),
     CONEXAO: optionalString(rec, 'CONEXAO'),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseServiceTime } from '../../src/source/service-time.js';
+import fc from 'fast-check';
+import { formatServiceTime, normaliseServiceTime, parseServiceTime } from '../../src/source/service-time.js';
 
 describe('parseServiceTime', () => {
   it.each([
@@ -22,4 +23,35 @@ describe('parseServiceTime', () => {
       expect(parseServiceTime(text)).toBeUndefined();
     },
   );
+});
+
+describe('normaliseServiceTime', () => {
+  const two = (max: number) => fc.integer({ min: 0, max }).map((v) => String(v).padStart(2, '0'));
+  // Canonical-looking text, with fields out of range as often as in it (month 13, day 31 of April, hour 24, second 60).
+  const canonicalish = fc
+    .tuple(fc.integer({ min: 0, max: 9999 }), two(19), two(39), two(29), two(69), two(69), fc.integer({ min: 0, max: 999 }))
+    .map(([y, mo, d, h, mi, s, ms]) => `${String(y).padStart(4, '0')}-${mo}-${d}T${h}:${mi}:${s}.${String(ms).padStart(3, '0')}Z`);
+  const otherSpellings = fc.oneof(
+    canonicalish.map((t) => t.replace('T', ' ')),
+    canonicalish.map((t) => t.replace('Z', '+0300')),
+    canonicalish.map((t) => t.slice(0, 19)),
+    fc.string(),
+  );
+
+  it('gives what the general parse and the canonical formatting give, for any text', () => {
+    fc.assert(
+      fc.property(fc.oneof(canonicalish, otherSpellings), (text) => {
+        const slow = parseServiceTime(text);
+        const expected = slow === undefined ? undefined : { time: slow, canonical: formatServiceTime(slow) };
+        expect(normaliseServiceTime(text)).toEqual(expected);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('keeps a leap day and refuses the day after it in a common year', () => {
+    expect(normaliseServiceTime('2024-02-29T23:59:59.999Z')).toEqual({ time: Date.UTC(2024, 1, 29, 23, 59, 59, 999), canonical: '2024-02-29T23:59:59.999Z' });
+    expect(normaliseServiceTime('2100-02-29T00:00:00.000Z')).toBeUndefined();
+    expect(normaliseServiceTime('2000-02-29T00:00:00.000Z')?.canonical).toBe('2000-02-29T00:00:00.000Z');
+  });
 });
