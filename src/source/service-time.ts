@@ -37,19 +37,26 @@ const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  */
 export function normaliseServiceTime(text: string): { time: number; canonical: string } | undefined {
   if (text.length === 24 && CANONICAL.test(text)) {
-    const n = (at: number, len: number): number => {
-      let v = 0;
-      for (let i = at; i < at + len; i++) v = v * 10 + text.charCodeAt(i) - 48;
-      return v;
-    };
-    const [year, month, day, hour, minute, second] = [n(0, 4), n(5, 2), n(8, 2), n(11, 2), n(14, 2), n(17, 2)];
+    const year = digitsAt(text, 0, 4);
+    const month = digitsAt(text, 5, 2);
+    const day = digitsAt(text, 8, 2);
+    const hour = digitsAt(text, 11, 2);
+    const minute = digitsAt(text, 14, 2);
+    const second = digitsAt(text, 17, 2);
     if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 || day < 1 || day > daysInMonth(year, month)) return undefined;
-    const time = Date.UTC(year, month - 1, day, hour, minute, second, n(20, 3));
+    const time = Date.UTC(year, month - 1, day, hour, minute, second, digitsAt(text, 20, 3));
     // Date.UTC maps years 0-99 to 1900-1999: those (never seen from a service) take the general path.
     if (year >= 100) return { time, canonical: text };
   }
   const time = parseServiceTime(text);
   return time === undefined ? undefined : { time, canonical: formatServiceTime(time) };
+}
+
+/** The number the `len` ASCII digits at `at` spell (the caller has checked they are digits). */
+function digitsAt(text: string, at: number, len: number): number {
+  let v = 0;
+  for (let i = at; i < at + len; i++) v = v * 10 + text.charCodeAt(i) - 48;
+  return v;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
