@@ -35,7 +35,7 @@ export interface ClusterView {
 
 const lastErrorSchema = z.object({ reason: z.string(), message: z.string(), at: z.string() }).nullable();
 // Board entries come from other replicas through the store: parsed like any input, never cast.
-const streamStatusesSchema = z.array(
+const streamStatusesSchema: z.ZodType<Array<Omit<StreamStatus, 'instance'> & { instance?: string | null | undefined }>> = z.array(
   z.object({
     id: z.string(),
     source: z.string(),
@@ -49,7 +49,8 @@ const streamStatusesSchema = z.array(
     dataLagSeconds: z.number().nullable(),
   }),
 );
-const leaderEntrySchema = z.object({
+// Typed against the interfaces (no cast): what it parses is what the view uses.
+const leaderEntrySchema: z.ZodType<LeaderBoardEntry> = z.object({
   replica: z.string(),
   expectations: z.array(
     z.object({
@@ -130,7 +131,7 @@ export class SharedView {
 
   private leaderEntry(): LeaderBoardEntry | undefined {
     const parsed = leaderEntrySchema.safeParse(this.opts.cluster.board.get(LEADER_BOARD_KEY));
-    return parsed.success ? (parsed.data as LeaderBoardEntry) : undefined;
+    return parsed.success ? parsed.data : undefined;
   }
 
   private activeAlerts(): Array<Alert & { state: 'pending' | 'firing' }> {
