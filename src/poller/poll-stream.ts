@@ -4,7 +4,7 @@ import { errorFields, errorMessage, isFencedError, TransferWatchError } from '..
 import type { Transfer } from '../source/transfer.js';
 import type { PollConfig } from './poll-schema.js';
 import { nextWindow } from './poll-window.js';
-import { SeenTransfers, type SeenSnapshot } from '../util/seen-transfers.js';
+import { SeenTransfers } from '../util/seen-transfers.js';
 import { RESULTS_OF, type StreamKind } from './stream-kind.js';
 import type { TransferPager } from './transfer-pager.js';
 
@@ -23,8 +23,11 @@ export interface StreamSnapshot {
   /** Start of the first window ever read: history is complete from here to the cursor. */
   since?: number;
   lastSuccess?: number;
-  /** Ids handed on in the overlap: a SeenSnapshot, or [id, time] pairs of earlier versions (SeenTransfers.from reads both). */
-  seen: SeenSnapshot | unknown;
+  /**
+   * Ids handed on in the overlap: a SeenSnapshot as saved, or the [id, time] pairs of earlier versions; unknown
+   * because it is read from a state file, and SeenTransfers.from parses both forms.
+   */
+  seen: unknown;
 }
 
 export interface StreamStatus {

@@ -1,6 +1,12 @@
 import { hash64 } from './hash64.js';
 import { slotOf, slotsFor } from './hash-slots.js';
 
+/** What `SeenTransfers.toJSON` saves: base64 of the 64-bit keys (big-endian) and of the stored times (uint32). */
+export interface SeenSnapshot {
+  keys: string;
+  times: string;
+}
+
 /**
  * Transfer ids, each with a time, forgotten by time: what the poller has already handed on, and what the rule
  * engine's rules still hold. Memory is bounded by how far back those reach, not by history.
@@ -15,12 +21,6 @@ import { slotOf, slotsFor } from './hash-slots.js';
  * id when the id is hex (transfer ids are the hex of a SHA-256: uniformly distributed), else a 64-bit hash of
  * it; two different transfers share a key with probability about n²/2⁶⁵ (below 10⁻⁸ for a million ids).
  */
-/** What `SeenTransfers.toJSON` saves: base64 of the 64-bit keys (big-endian) and of the stored times (uint32). */
-export interface SeenSnapshot {
-  keys: string;
-  times: string;
-}
-
 export class SeenTransfers {
   private hi: Uint32Array;
   private lo: Uint32Array;
@@ -104,7 +104,6 @@ export class SeenTransfers {
     this.count--;
   }
 
-  /** [key, time] pairs; a key is 16 hex digits, which `from` (and `add`) read back as the same key. */
   /**
    * The ids and times as two base64 strings (8 bytes of key and 4 of stored time per id): a snapshot is saved at
    * every committed window, and the overlap of a dense backfill holds tens of thousands of ids. As [id, time]
