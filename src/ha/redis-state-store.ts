@@ -2,9 +2,8 @@ import type { Redis } from 'ioredis';
 import type { StateStore } from '../state/state-store.js';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
-
 import type { Fence } from '../cluster/cluster.js';
-import { FENCE_CHECK, fencedError, leaseOfFenceKey } from './fencing.js';
+import { FENCE_CHECK, fencedError } from './fencing.js';
 
 export interface RedisStateStoreOptions {
   redis: Redis;
@@ -153,7 +152,7 @@ export class RedisStateStore implements StateStore {
       this.lastWriteError = undefined;
     } catch (err) {
       if (err instanceof TransferWatchError && err.code === 'ha_fenced') throw err;
-      const fenced = fencedError(err, leaseOfFenceKey(this.opts.fence?.()?.key ?? 'leader'), `state ${key}`);
+      const fenced = fencedError(err, `state ${key}`);
       if (fenced) throw fenced;
       this.lastWriteOk = false;
       this.lastWriteError = errorMessage(err);

@@ -3,7 +3,7 @@ import { transferOf } from '../source/record.js';
 import type { ServiceRecord, Transfer } from '../source/transfer.js';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { Fence } from '../cluster/cluster.js';
-import { FENCE_CHECK, fencedError, leaseOfFenceKey } from './fencing.js';
+import { FENCE_CHECK, fencedError } from './fencing.js';
 import type { BusEntry, StreamProgress, TransferBus, WindowWriter } from '../cluster/transfer-bus.js';
 
 // KEYS[1] fence key, KEYS[2] stream, KEYS[3] cursors snapshot; ARGV[1] fence value, ARGV[2] cursors JSON,
@@ -86,7 +86,7 @@ export class RedisTransferBus implements TransferBus {
         if (last) break;
       }
     } catch (err) {
-      throw fencedError(err, leaseOfFenceKey(fence.key), 'poll window') ?? new TransferWatchError('ha_bus', `cannot commit a poll window to Redis: ${errorMessage(err)}`);
+      throw fencedError(err, 'poll window') ?? new TransferWatchError('ha_bus', `cannot commit a poll window to Redis: ${errorMessage(err)}`);
     }
   }
 
@@ -123,7 +123,7 @@ export class RedisTransferBus implements TransferBus {
     try {
       await this.redis.eval(SET_FENCED, 2, fence.key, this.consumedKey, fence.value, id);
     } catch (err) {
-      throw fencedError(err, 'leader', 'how far the transfer stream was read') ?? err;
+      throw fencedError(err, 'how far the transfer stream was read') ?? err;
     }
     await this.redis.xtrim(this.streamKey, 'MINID', '~', id).catch(() => undefined);
   }

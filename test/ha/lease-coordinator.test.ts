@@ -81,12 +81,14 @@ describe.skipIf(!HAVE_REDIS)('LeaseCoordinator on a real Redis', () => {
 
     // Meanwhile the lease expired in Redis and another replica took it, with a higher token.
     await paused.redis.del('fence:lease:leader');
+    const zombie = new RedisStateStore({ redis: paused.redis, prefix: 'fence:', fence: () => staleFence });
+    // Nobody holds it: the refusal says so rather than blaming another replica.
+    await expect(zombie.save('alerts', { v: 3 })).rejects.toThrow(/state alerts not written \(fenced\): the leader lease is not in Redis any more/);
     const other = coordinator('o', 'fence:');
     await other.c.heartbeat();
     expect(other.c.token(LEADER_LEASE)).toBeGreaterThan(Number(staleFence?.value.split('#')[1]));
-    // Even with the old lease value in hand, a write is refused by the script in Redis.
-    const zombie = new RedisStateStore({ redis: paused.redis, prefix: 'fence:', fence: () => staleFence });
-    await expect(zombie.save('alerts', { v: 3 })).rejects.toMatchObject({ code: 'ha_fenced' });
+    // Even with the old lease value in hand, a write is refused by the script in Redis, naming the holder.
+    await expect(zombie.save('alerts', { v: 3 })).rejects.toMatchObject({ code: 'ha_fenced', message: 'state alerts not written (fenced): replica o holds the leader lease now' });
     expect(await new RedisStateStore({ redis: paused.redis, prefix: 'fence:' }).load('alerts')).toEqual({ v: 1 });
     // Its next heartbeat learns it lost the lease.
     await paused.c.heartbeat();
