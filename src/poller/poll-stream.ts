@@ -5,7 +5,7 @@ import type { Transfer } from '../source/transfer.js';
 import type { PollConfig } from './poll-schema.js';
 import { nextWindow } from './poll-window.js';
 import { SeenTransfers } from '../util/seen-transfers.js';
-import { RESULTS_OF, type StreamKind } from './stream-kind.js';
+import { RESULTS_OF, streamId, type StreamKind } from './stream-kind.js';
 import type { TransferPager } from './transfer-pager.js';
 
 export interface PollHooks {
@@ -97,7 +97,7 @@ export class PollStream {
       save: () => Promise<void>;
     },
   ) {
-    this.id = instance === undefined ? `${source}/${kind}` : `${source}/${kind}/${instance}`;
+    this.id = streamId(source, kind, instance);
   }
 
   get intervalMs(): number {

@@ -6,7 +6,7 @@ import type { SourceConfig } from '../source/source-schema.js';
 import type { StateStore } from '../state/state-store.js';
 import type { Transfer } from '../source/transfer.js';
 import { PollStream, type PollHooks, type StreamSnapshot, type StreamStatus, type TransferSink } from './poll-stream.js';
-import { RESULT_OF, type StreamKind } from './stream-kind.js';
+import { RESULT_OF, streamKinds } from './stream-kind.js';
 import type { TransferPager } from './transfer-pager.js';
 
 const STATE_KEY = 'cursors';
@@ -59,9 +59,8 @@ export class Poller {
     this.streams = [];
     for (const source of opts.sources) {
       const pager = opts.pagerFor(source);
-      const kinds: StreamKind[] = opts.poll.success_interval > 0 ? ['failures', 'successes'] : ['failures'];
       const instances: Array<string | undefined> = source.instances.length > 0 ? source.instances : [undefined];
-      for (const kind of kinds) {
+      for (const kind of streamKinds(opts.poll)) {
         for (const instance of instances) {
           this.streams.push(
             new PollStream(source.name, kind, instance, {

@@ -6,7 +6,6 @@ import { SourcePollState } from '../../cluster/source-poll-state.js';
 import type { StreamProgress } from '../../cluster/transfer-bus.js';
 import type { TransferWatchMetrics } from '../../metrics/transfer-watch-metrics.js';
 import { Poller } from '../../poller/poller.js';
-import type { StreamStatus } from '../../poller/poll-stream.js';
 import { RESULT_OF } from '../../poller/stream-kind.js';
 import type { StateStore } from '../../state/state-store.js';
 import { TransferHistoryClient } from '../../source/transfer-history-client.js';
@@ -48,18 +47,20 @@ export class SourcePollingRole {
     const source = this.opts.config().sources.find((s) => s.name === name);
     if (!source || this.pollers.has(name) || this.stopping) return;
     const { cluster, metrics, logger } = this.opts;
-    const writer = cluster.bus.writer(name);
+    // The poller's last commit comes after it has left `pollers` (hand-over, loss): its progress is its own.
+    const self: { poller?: Poller } = {};
     const state = new SourcePollState({
       source: name,
-      writer,
+      writer: cluster.bus.writer(name),
       store: cluster.sourceStore(name),
       fence: () => cluster.coordinator.fence(sourceLease(name)),
-      progress: () => streamProgress(this.pollers.get(name)),
+      progress: () => streamProgress(self.poller),
     });
     const poller = this.newPoller(source, state, (t) => {
       metrics.observeTransfer(t);
       state.add(t);
     });
+    self.poller = poller;
     this.pollers.set(name, poller);
     await poller.restore();
     // Lost again while restoring: leave it to the next holder.
@@ -74,22 +75,26 @@ export class SourcePollingRole {
    * its window, so the next holder starts where this one stopped.
    */
   async handOver(name: string, graceMs = HAND_OVER_GRACE_MS): Promise<void> {
-    const poller = this.pollers.get(name);
-    if (!poller) return;
-    this.pollers.delete(name);
-    this.opts.cluster.board.withdraw(streamsBoardKey(name));
-    await poller.stop(graceMs, 'handing the source over').catch(() => undefined);
-    this.opts.logger.info({ role: 'source poller', lease: sourceLease(name), source: name }, 'stopped polling this source; its last window is committed');
+    if (await this.stopPolling(name, graceMs, 'handing the source over')) {
+      this.opts.logger.info({ role: 'source poller', lease: sourceLease(name), source: name }, 'stopped polling this source; its last window is committed');
+    }
   }
 
   /** The lease is gone (taken over, expired in a pause): stop at once; the next holder reads the window again. */
   async lost(name: string, why: string): Promise<void> {
+    if (await this.stopPolling(name, 500, 'its lease was lost')) {
+      this.opts.logger.warn({ role: 'source poller', lease: sourceLease(name), source: name, why }, 'stopped polling this source: its lease is no longer ours');
+    }
+  }
+
+  /** Stop the source's poller (its last commit tried) and withdraw its streams; false when none ran. */
+  private async stopPolling(name: string, graceMs: number, why: string): Promise<boolean> {
     const poller = this.pollers.get(name);
-    if (!poller) return;
+    if (!poller) return false;
     this.pollers.delete(name);
     this.opts.cluster.board.withdraw(streamsBoardKey(name));
-    await poller.stop(500, 'its lease was lost').catch(() => undefined);
-    this.opts.logger.warn({ role: 'source poller', lease: sourceLease(name), source: name, why }, 'stopped polling this source: its lease is no longer ours');
+    await poller.stop(graceMs, why).catch(() => undefined);
+    return true;
   }
 
   /** Every poller ends its cycle and commits (shutdown). */
@@ -111,23 +116,18 @@ export class SourcePollingRole {
     return [...this.pollers.keys()];
   }
 
-  /** Statuses of the streams this process polls (its own board entries read live). */
-  statuses(): StreamStatus[] {
-    return [...this.pollers.values()].flatMap((p) => p.status());
-  }
-
   /**
    * A poller of one source for a leader rebuilding its rule windows: it reads the cursors the source's holder
    * committed and re-reads history before them, handing nothing to the bus and counting nothing in metrics.
    */
   replayPoller(source: SourceConfig): Poller {
-    return this.newPoller(source, this.opts.cluster.sourceStore(source.name), () => undefined, { initMetrics: false });
+    return this.newPoller(source, this.opts.cluster.sourceStore(source.name), () => undefined);
   }
 
-  private newPoller(source: SourceConfig, state: StateStore, sink: (t: Transfer) => void, opts: { initMetrics: boolean } = { initMetrics: true }): Poller {
+  /** A poller of one source. Its series are created by the daemon for every source (not here at each lease). */
+  private newPoller(source: SourceConfig, state: StateStore, sink: (t: Transfer) => void): Poller {
     const config = this.opts.config();
     const { metrics, logger, clock } = this.opts;
-    if (opts.initMetrics) metrics.initSource(source.name, config.poll.success_interval > 0 ? ['failures', 'successes'] : ['failures'], source.instances);
     return new Poller({
       sources: [source],
       poll: config.poll,
