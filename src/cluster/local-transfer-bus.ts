@@ -34,7 +34,7 @@ export class LocalTransferBus implements TransferBus {
   writer(source: string): WindowWriter {
     return {
       add: (t) => this.add(source, t),
-      commit: (fence, cursorsKey, cursors, progress) => this.commit(source, fence, cursorsKey, cursors, progress),
+      commit: (fence, cursorsKey, cursors, progress) => this.commit(fence, cursorsKey, cursors, progress),
     };
   }
 
@@ -54,7 +54,7 @@ export class LocalTransferBus implements TransferBus {
     this.open = undefined;
   }
 
-  private async commit(_source: string, fence: Fence | undefined, cursorsKey: string, cursors: unknown, progress: StreamProgress[]): Promise<void> {
+  private async commit(fence: Fence | undefined, cursorsKey: string, cursors: unknown, progress: StreamProgress[]): Promise<void> {
     if (!fence) throw new TransferWatchError('ha_fenced', 'poll window not committed (fenced): this process no longer holds the source lease');
     this.flush();
     await this.state.save(cursorsKey, cursors);
