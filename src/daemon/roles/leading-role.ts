@@ -32,16 +32,18 @@ const BUS_READ_BLOCK_MS = 1_000;
  */
 const MIN_EVALUATION_GAP_MS = 1_000;
 
-/** The board key under which the leader publishes what only it computes. */
+/** The board key under which the leader publishes what only it computes for the page: expected files, sends. */
 export const LEADER_BOARD_KEY = 'leader';
+/**
+ * The board key of the leader's judgement of each source (up or not), apart from the page's entry: the status
+ * API reads it on every request and must not compute every rule's expectations for it.
+ */
+export const SOURCES_UP_BOARD_KEY = 'sources-up';
 
-/** What the leader publishes for every replica's page and API. */
+/** What the leader publishes for every replica's page. */
 export interface LeaderBoardEntry {
-  replica: string;
   expectations: ExpectedFile[];
   sends: SendOutcome[];
-  /** Whether each source is up, as the leader judges it for TransferWatchSourceDown. */
-  sourcesUp: Record<string, boolean>;
 }
 
 export interface LeadingRoleOptions {
@@ -148,6 +150,7 @@ export class LeadingRole {
     this.notifier = notifier;
     this.leadingNow = true;
     cluster.board.publish(LEADER_BOARD_KEY, () => this.boardEntry());
+    cluster.board.publish(SOURCES_UP_BOARD_KEY, () => this.sourcesUp());
     logger.info({ role: 'leader', lease: LEADER_LEASE, replica: cluster.replica, from: consumed }, 'leading: evaluating rules and sending notifications');
     await this.evaluate();
     notifier.start();
@@ -198,7 +201,7 @@ export class LeadingRole {
     if (!this.leadingNow) return;
     this.leadingNow = false;
     this.leadership++;
-    this.opts.cluster.board.withdraw(LEADER_BOARD_KEY);
+    this.withdrawFromBoard();
     this.notifier.halt();
     this.notifier = this.newNotifier();
     void this.notifier.reloadSilences().catch(() => undefined);
@@ -337,18 +340,18 @@ export class LeadingRole {
   }
 
   private boardEntry(): LeaderBoardEntry {
+    return { expectations: this.engine.expectations(this.opts.clock.now(), this.completeness()), sends: this.notifier.recentSends() };
+  }
+
+  /** Whether each source is up, as TransferWatchSourceDown and source_up judge it. */
+  private sourcesUp(): Record<string, boolean> {
     const now = this.opts.clock.now();
-    return {
-      replica: this.opts.cluster.replica,
-      expectations: this.engine.expectations(now, this.completeness()),
-      sends: this.notifier.recentSends(),
-      sourcesUp: Object.fromEntries(
-        this.config.sources.map((s) => {
-          const { down, failing } = this.sourceHealth(s.name, now);
-          return [s.name, !down && !failing];
-        }),
-      ),
-    };
+    return Object.fromEntries(
+      this.config.sources.map((s) => {
+        const { down, failing } = this.sourceHealth(s.name, now);
+        return [s.name, !down && !failing];
+      }),
+    );
   }
 
   /**
@@ -393,7 +396,12 @@ export class LeadingRole {
   private stepDownQuietly(): void {
     this.leadingNow = false;
     this.leadership++;
+    this.withdrawFromBoard();
+  }
+
+  private withdrawFromBoard(): void {
     this.opts.cluster.board.withdraw(LEADER_BOARD_KEY);
+    this.opts.cluster.board.withdraw(SOURCES_UP_BOARD_KEY);
   }
 
   private newEngine(rules: RuleDefinition[]): RuleEngine {

@@ -5,7 +5,7 @@ import type { Alert } from '../../alerts/alert.js';
 import type { StreamStatus } from '../../poller/poll-stream.js';
 import type { StatusPageData } from '../../http/status-page/status-page-data.js';
 import type { LoadedSetup } from '../load-setup.js';
-import { LEADER_BOARD_KEY, type LeaderBoardEntry, type LeadingRole } from './leading-role.js';
+import { LEADER_BOARD_KEY, SOURCES_UP_BOARD_KEY, type LeaderBoardEntry, type LeadingRole } from './leading-role.js';
 import { streamsBoardKey } from './source-polling-role.js';
 
 /** The JSON of one alert in `/api/v1/alerts`. */
@@ -51,7 +51,6 @@ const streamStatusesSchema: z.ZodType<Array<Omit<StreamStatus, 'instance'> & { i
 );
 // Typed against the interfaces (no cast): what it parses is what the view uses.
 const leaderEntrySchema: z.ZodType<LeaderBoardEntry> = z.object({
-  replica: z.string(),
   expectations: z.array(
     z.object({
       rule: z.string(),
@@ -78,8 +77,8 @@ const leaderEntrySchema: z.ZodType<LeaderBoardEntry> = z.object({
       error: z.string().optional(),
     }),
   ),
-  sourcesUp: z.record(z.string(), z.boolean()),
 });
+const sourcesUpSchema = z.record(z.string(), z.boolean());
 
 export interface SharedViewOptions {
   cluster: Cluster;
@@ -104,7 +103,7 @@ export class SharedView {
 
   /** The board entries the view reads (the cluster reads them back from the other replicas). */
   boardKeys(): string[] {
-    return [LEADER_BOARD_KEY, ...this.opts.setup().config.sources.map((s) => streamsBoardKey(s.name))];
+    return [LEADER_BOARD_KEY, SOURCES_UP_BOARD_KEY, ...this.opts.setup().config.sources.map((s) => streamsBoardKey(s.name))];
   }
 
   /** Who holds which lease (once a second) and the followers' alerts and silences. */
@@ -134,6 +133,11 @@ export class SharedView {
     return parsed.success ? parsed.data : undefined;
   }
 
+  private sourcesUp(): Record<string, boolean> | undefined {
+    const parsed = sourcesUpSchema.safeParse(this.opts.cluster.board.get(SOURCES_UP_BOARD_KEY));
+    return parsed.success ? parsed.data : undefined;
+  }
+
   private activeAlerts(): Array<Alert & { state: 'pending' | 'firing' }> {
     return this.opts.leading.alerts.alerts().filter((a): a is Alert & { state: 'pending' | 'firing' } => a.state !== 'resolved');
   }
@@ -158,8 +162,8 @@ export class SharedView {
   }
 
   /** Whether a source is up: as the leader judged it, or from its streams while no leader has published. */
-  private sourceUp(name: string, streams: readonly StreamStatus[], leader: LeaderBoardEntry | undefined): boolean {
-    return leader?.sourcesUp[name] ?? streams.every((st) => st.lastError === null);
+  private sourceUp(name: string, streams: readonly StreamStatus[], judged: Record<string, boolean> | undefined): boolean {
+    return judged?.[name] ?? streams.every((st) => st.lastError === null);
   }
 
   /** What the status page at `/` shows, read at request time. */
@@ -168,6 +172,7 @@ export class SharedView {
     const config = this.opts.setup().config;
     const notifier = this.opts.leading.notifier;
     const leader = this.leaderEntry();
+    const judged = this.sourcesUp();
     return {
       now,
       timezone: config.display_timezone,
@@ -191,7 +196,7 @@ export class SharedView {
         const streams = this.streamsOf(s.name) ?? [];
         return {
           name: s.name,
-          up: this.sourceUp(s.name, streams, leader),
+          up: this.sourceUp(s.name, streams, judged),
           streams: streams.map((st) => ({ stream: st.stream, instance: st.instance, lastSuccessfulPoll: st.lastSuccessfulPoll, dataLagSeconds: st.dataLagSeconds, lastError: st.lastError })),
         };
       }),
@@ -216,7 +221,7 @@ export class SharedView {
   status(): unknown {
     const { cluster } = this.opts;
     const config = this.opts.setup().config;
-    const leader = this.leaderEntry();
+    const judged = this.sourcesUp();
     const reload = this.opts.lastReload();
     return {
       ready: this.opts.ready(),
@@ -224,7 +229,7 @@ export class SharedView {
       ...(cluster.description.shown ? { ha: this.clusterView() } : {}),
       sources: config.sources.map((s) => {
         const streams = this.streamsOf(s.name) ?? [];
-        return { name: s.name, up: this.sourceUp(s.name, streams, leader), streams };
+        return { name: s.name, up: this.sourceUp(s.name, streams, judged), streams };
       }),
       config: reload
         ? { lastReloadSuccessful: reload.ok, lastReloadAt: new Date(reload.at).toISOString(), ...(reload.error ? { lastReloadError: reload.error } : {}) }
