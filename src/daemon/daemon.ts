@@ -200,8 +200,8 @@ export class Daemon {
   private clusterEvents(): ClusterEvents {
     return {
       onLeaseAcquired: (lease) => {
-        this.metrics.setLeaseHeld(sourceOfLease(lease) ?? LEADER_LEASE, true);
         const source = sourceOfLease(lease);
+        this.metrics.setLeaseHeld(source ?? LEADER_LEASE, true);
         return source !== undefined ? this.polling.start(source) : this.takeOver();
       },
       onLeaseReleasing: async (lease) => {
@@ -210,8 +210,8 @@ export class Daemon {
         else this.leading.stepDown('given back');
       },
       onLeaseLost: (lease, why) => {
-        this.metrics.setLeaseHeld(sourceOfLease(lease) ?? LEADER_LEASE, false);
         const source = sourceOfLease(lease);
+        this.metrics.setLeaseHeld(source ?? LEADER_LEASE, false);
         if (source !== undefined) void this.polling.lost(source, why);
         else this.leading.stepDown(why);
       },
