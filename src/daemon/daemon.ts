@@ -5,7 +5,6 @@ import type { Config } from '../config/schema.js';
 import { LEADER_LEASE, sourceOfLease, type Cluster, type ClusterEvents } from '../cluster/cluster.js';
 import { LocalCluster } from '../cluster/local-cluster.js';
 import { HaCluster } from '../ha/ha-cluster.js';
-import { streamKinds } from '../poller/stream-kind.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
 import type { SilenceApi } from '../http/daemon-api.js';
@@ -129,7 +128,6 @@ export class Daemon {
     });
     await this.leading.init();
     this.initReceiverMetrics();
-    this.initSourceMetrics();
 
     // Serve health and metrics while windows are rebuilt; /readyz says 503 until the first round of leases.
     await this.startHttp();
@@ -260,16 +258,6 @@ export class Daemon {
     });
   }
 
-  /**
-   * Every source's series exist at 0 from the first scrape, on every replica, whichever polls it: created at start
-   * and when a reload changes the sources, not at each lease (that zeroed a source's poll histogram at every
-   * rebalance).
-   */
-  private initSourceMetrics(): void {
-    const config = this.setup.config;
-    for (const source of config.sources) this.metrics.initSource(source.name, streamKinds(config.poll), source.instances);
-  }
-
   /** Receivers' sent/failed series exist at 0 from the first scrape, so `rate()` and alerts on them work. */
   private initReceiverMetrics(): void {
     for (const r of this.setup.config.receivers) {
@@ -308,7 +296,6 @@ export class Daemon {
     this.setup = { ...next, config };
     if (sourcesChanged) {
       if (await this.cluster.setSources(config.sources.map((s) => s.name))) {
-        this.initSourceMetrics();
         await this.polling.restartAll();
       } else {
         // Leases are per source and the replicas must agree on the set: a rolling restart applies it everywhere.

@@ -43,11 +43,12 @@ describe('the source polling role', () => {
     const cluster = await LocalCluster.open({ dir, sources: ['prod'], logger: silentLogger(), clock: systemClock, events: noEvents });
     cleanups.push(() => cluster.close());
     await cluster.coordinator.start();
+    const metrics = new TransferWatchMetrics({ maxSeries: 1_000, version: 'test' });
     const role = new SourcePollingRole({
       cluster,
       clock: systemClock,
       logger: silentLogger(),
-      metrics: new TransferWatchMetrics({ maxSeries: 1_000, version: 'test' }),
+      metrics,
       startedAt: Date.now(),
       config: () => config,
       onCycle: () => undefined,
@@ -77,5 +78,13 @@ describe('the source polling role', () => {
     expect(markers.at(-1)?.progress[0]?.cursor).toEqual(expect.any(Number));
     expect(cluster.coordinator.holds(sourceLease('prod'))).toBe(true);
     expect(cluster.board.get('streams:prod')).toBeUndefined();
+
+    // The lease comes back (a rebalance): polling resumes, and the source's poll histogram is not zeroed again.
+    const polls = async (): Promise<number> => Number(/transfer_watch_poll_duration_seconds_count\{source="prod",stream="failures"\} (\d+)/.exec(await metrics.metrics())?.[1]);
+    const before = await polls();
+    expect(before).toBeGreaterThan(0);
+    await role.start('prod');
+    expect(await polls()).toBeGreaterThanOrEqual(before);
+    await role.stopAll(1_000);
   });
 });

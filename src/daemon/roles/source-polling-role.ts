@@ -6,7 +6,7 @@ import { SourcePollState } from '../../cluster/source-poll-state.js';
 import type { StreamProgress } from '../../cluster/transfer-bus.js';
 import type { TransferWatchMetrics } from '../../metrics/transfer-watch-metrics.js';
 import { Poller } from '../../poller/poller.js';
-import { RESULT_OF } from '../../poller/stream-kind.js';
+import { RESULT_OF, streamKinds } from '../../poller/stream-kind.js';
 import type { StateStore } from '../../state/state-store.js';
 import { TransferHistoryClient } from '../../source/transfer-history-client.js';
 import type { Transfer } from '../../source/transfer.js';
@@ -38,6 +38,8 @@ export interface SourcePollingRoleOptions {
  */
 export class SourcePollingRole {
   private readonly pollers = new Map<string, Poller>();
+  /** The series created so far, by source: a source's streams and instances as they were then configured. */
+  private readonly seriesCreated = new Map<string, string>();
   private stopping = false;
 
   constructor(private readonly opts: SourcePollingRoleOptions) {}
@@ -47,6 +49,7 @@ export class SourcePollingRole {
     const source = this.opts.config().sources.find((s) => s.name === name);
     if (!source || this.pollers.has(name) || this.stopping) return;
     const { cluster, metrics, logger } = this.opts;
+    this.createSeries(source);
     // The poller's last commit comes after it has left `pollers` (hand-over, loss): its progress is its own.
     const self: { poller?: Poller } = {};
     const state = new SourcePollState({
@@ -124,7 +127,21 @@ export class SourcePollingRole {
     return this.newPoller(source, this.opts.cluster.sourceStore(source.name), () => undefined);
   }
 
-  /** A poller of one source. Its series are created by the daemon for every source (not here at each lease). */
+  /**
+   * The series of a source this process polls exist at 0 from its first scrape (contract section 9: a replica
+   * carries the sources it polls). Created once per source and configuration, not at each lease: a lease that
+   * comes back after a rebalance must not zero the source's poll histogram.
+   */
+  private createSeries(source: SourceConfig): void {
+    const poll = this.opts.config().poll;
+    const kinds = streamKinds(poll);
+    const key = JSON.stringify([kinds, source.instances]);
+    if (this.seriesCreated.get(source.name) === key) return;
+    this.seriesCreated.set(source.name, key);
+    this.opts.metrics.initSource(source.name, kinds, source.instances);
+  }
+
+  /** A poller of one source (its series are created when its lease comes, see createSeries). */
   private newPoller(source: SourceConfig, state: StateStore, sink: (t: Transfer) => void): Poller {
     const config = this.opts.config();
     const { metrics, logger, clock } = this.opts;
