@@ -7,9 +7,15 @@ import type { Alert, AlertState } from './alert.js';
 import type { AlertCandidate, AlertChange, RuleEvaluation } from './alert-candidate.js';
 import { fingerprint } from './fingerprint.js';
 import { SOURCE_DOWN_RULE, sourceDownCandidate } from './source-down.js';
+import { alertEventId, alertEventSchema, type AlertEventKind, type AlertEventRecord } from '../history/history-records.js';
 
 export const ALERTS_STATE_KEY = 'alerts';
 const DEFAULT_RESOLVED_RETENTION = 3_600_000;
+/**
+ * History events kept at most while the history database is down (the oldest go first, counted and logged):
+ * a long outage must not grow the alert snapshot without bound.
+ */
+export const MAX_JOURNALED_EVENTS = 50_000;
 /**
  * The longest the snapshot's `lastActiveAt` may lag while nothing else changed. It only tells how long
  * `keep_firing_for` still holds a cleared alert after a restart or a leader change, so it is refreshed at this
@@ -39,8 +45,17 @@ const storedAlertSchema = z.object({
   samples: z.array(sampleSchema),
   for: z.number(),
   keepFiringFor: z.number(),
+  /** Active silences and inhibiting alerts as last recorded in the history (silenced/inhibited events). */
+  silencedBy: z.array(z.string()).optional(),
+  inhibitedBy: z.array(z.string()).optional(),
+  /** When its first firing notification was delivered (time to notify is observed once per firing). */
+  notifiedAt: z.number().optional(),
 });
-const snapshotSchema = z.object({ version: z.literal(1), alerts: z.array(storedAlertSchema) });
+/**
+ * `journal`: history events not yet written to the history database. They are saved in the same snapshot as
+ * the transitions they describe, so a crash keeps both or neither: an event is never lost nor recorded twice.
+ */
+const snapshotSchema = z.object({ version: z.literal(1), alerts: z.array(storedAlertSchema), journal: z.array(alertEventSchema).optional() });
 type StoredAlert = z.infer<typeof storedAlertSchema>;
 
 /**
@@ -60,12 +75,85 @@ export class AlertStore {
   /** Whether memory differs from the last snapshot written in more than `lastActiveAt`. */
   private dirty = true;
   private savedAt = -Infinity;
+  /** History events of transitions, oldest first, until the history database has them (see snapshotSchema). */
+  private journal: AlertEventRecord[] = [];
+  private readonly recordHistory: boolean;
+  /** History events dropped because the journal was full (a long database outage). */
+  droppedEvents = 0;
 
-  constructor(opts: { clock: Clock; logger: Logger; state: StateStore; resolvedRetention?: number }) {
+  constructor(opts: { clock: Clock; logger: Logger; state: StateStore; resolvedRetention?: number; recordHistory?: boolean }) {
     this.clock = opts.clock;
     this.logger = opts.logger;
     this.state = opts.state;
     this.retention = opts.resolvedRetention ?? DEFAULT_RESOLVED_RETENTION;
+    this.recordHistory = opts.recordHistory ?? false;
+  }
+
+  /** History events not yet in the database, oldest first (at most `max`). */
+  unrecordedEvents(max = Infinity): AlertEventRecord[] {
+    return this.journal.slice(0, max);
+  }
+
+  /** The history database has these events: they leave the journal at the next snapshot. */
+  eventsRecorded(ids: ReadonlySet<string>): void {
+    if (ids.size === 0) return;
+    const before = this.journal.length;
+    this.journal = this.journal.filter((e) => !ids.has(e.id));
+    if (this.journal.length !== before) this.dirty = true;
+  }
+
+  /**
+   * The silences and inhibiting alerts that mute a firing alert now: a change is a silenced/unsilenced or
+   * inhibited/uninhibited event, naming the silence or the inhibiting alert.
+   */
+  setMuted(fp: string, silencedBy: readonly string[], inhibitedBy: readonly string[], now: number): void {
+    const stored = this.byFingerprint.get(fp);
+    if (!stored || stored.state === 'resolved') return;
+    const was = { silenced: stored.silencedBy ?? [], inhibited: stored.inhibitedBy ?? [] };
+    for (const id of silencedBy) if (!was.silenced.includes(id)) this.record(stored, 'silenced', now, { silence_id: id });
+    for (const id of was.silenced) if (!silencedBy.includes(id)) this.record(stored, 'unsilenced', now, { silence_id: id });
+    for (const fpBy of inhibitedBy) if (!was.inhibited.includes(fpBy)) this.record(stored, 'inhibited', now, { inhibited_by: fpBy });
+    for (const fpBy of was.inhibited) if (!inhibitedBy.includes(fpBy)) this.record(stored, 'uninhibited', now, { inhibited_by: fpBy });
+    if (!sameList(was.silenced, silencedBy) || !sameList(was.inhibited, inhibitedBy)) {
+      stored.silencedBy = [...silencedBy];
+      stored.inhibitedBy = [...inhibitedBy];
+      this.dirty = true;
+    }
+  }
+
+  /**
+   * A firing notification carrying the alert was delivered. Returns when the alert fired the first time this
+   * is said of its current firing (time to notify is observed then), else undefined.
+   */
+  notified(fp: string, at: number): number | undefined {
+    const stored = this.byFingerprint.get(fp);
+    if (!stored || stored.state !== 'firing' || stored.firedAt === undefined || stored.notifiedAt !== undefined) return undefined;
+    stored.notifiedAt = at;
+    this.dirty = true;
+    return stored.firedAt;
+  }
+
+  private record(stored: StoredAlert, event: AlertEventKind, at: number, about: { silence_id?: string; inhibited_by?: string } = {}): void {
+    if (!this.recordHistory) return;
+    if (this.journal.length >= MAX_JOURNALED_EVENTS) {
+      this.journal.shift();
+      this.droppedEvents++;
+      if (this.droppedEvents === 1 || this.droppedEvents % 1_000 === 0) {
+        this.logger.error({ dropped: this.droppedEvents, kept: MAX_JOURNALED_EVENTS }, 'HISTORY EVENTS DROPPED: the history database has been unreachable for long; the oldest alert events waiting for it are given up');
+      }
+    }
+    this.journal.push({
+      kind: 'alert',
+      id: alertEventId(stored.fingerprint, event, at, about.silence_id ?? about.inhibited_by ?? ''),
+      at,
+      event,
+      fingerprint: stored.fingerprint,
+      labels: { ...stored.labels },
+      annotations: { ...stored.annotations },
+      silence_id: about.silence_id ?? null,
+      inhibited_by: about.inhibited_by ?? null,
+    });
+    this.dirty = true;
   }
 
   /** Load the alert state, replacing what is in memory (`quiet`: an HA follower refreshing its view each second). */
@@ -79,6 +167,7 @@ export class AlertStore {
     }
     this.byFingerprint.clear();
     for (const a of parsed.data.alerts) this.byFingerprint.set(a.fingerprint, a);
+    this.journal = parsed.data.journal ?? [];
     this.dirty = false;
     this.savedAt = this.clock.now();
     if (!opts.quiet) this.logger.info({ alerts: parsed.data.alerts.length }, 'alert state restored');
@@ -95,7 +184,7 @@ export class AlertStore {
     // Cleared before the write: a change made while it is under way marks the next one.
     this.dirty = false;
     try {
-      await this.state.save(ALERTS_STATE_KEY, { version: 1, alerts: [...this.byFingerprint.values()] });
+      await this.state.save(ALERTS_STATE_KEY, { version: 1, alerts: [...this.byFingerprint.values()], ...(this.journal.length > 0 ? { journal: this.journal } : {}) });
       this.savedAt = now;
     } catch (err) {
       this.dirty = true;
@@ -211,6 +300,7 @@ export class AlertStore {
       };
       this.byFingerprint.set(fp, stored);
       this.dirty = true;
+      this.record(stored, state, now);
       changes.push({ fingerprint: fp, from: current ? 'resolved' : 'inactive', to: state, alert: toAlert(stored) });
       return fp;
     }
@@ -222,6 +312,8 @@ export class AlertStore {
     if (current.state === 'pending' && now - current.activeAt >= current.for) {
       current.state = 'firing';
       current.firedAt = now;
+      this.dirty = true;
+      this.record(current, 'firing', now);
       changes.push({ fingerprint: fp, from: 'pending', to: 'firing', alert: toAlert(current) });
     }
     return fp;
@@ -233,12 +325,15 @@ export class AlertStore {
     if (stored.state === 'pending') {
       // A pending alert never told anyone; it just goes away (as in Prometheus).
       this.byFingerprint.delete(stored.fingerprint);
+      // Recorded as resolved: the history shows the pending alert ended (it never fired, nobody was told).
+      this.record(stored, 'resolved', now);
       changes.push({ fingerprint: stored.fingerprint, from: 'pending', to: 'inactive', alert: toAlert(stored) });
       return;
     }
     if (final) Object.assign(stored, { annotations: final.annotations, values: final.values, samples: final.samples });
     stored.state = 'resolved';
     stored.resolvedAt = now;
+    this.record(stored, 'resolved', now);
     changes.push({ fingerprint: stored.fingerprint, from: 'firing', to: 'resolved', alert: toAlert(stored) });
   }
 
@@ -264,4 +359,8 @@ function toAlert(a: StoredAlert): Alert {
     values: { ...a.values },
     samples: a.samples.map((s) => ({ ...s })),
   };
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }

@@ -1,0 +1,148 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+import pg from 'pg';
+import { TransferWatchError, errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import { HISTORY_MIGRATIONS } from './history-migrations.js';
+import type { HistoryConfig } from './history-schema.js';
+
+/** The tables of the history store; times are epoch milliseconds, JSON columns are text. */
+export interface HistoryTables {
+  alert_events: {
+    id: string;
+    at: number;
+    event: string;
+    fingerprint: string;
+    alertname: string;
+    labels: string;
+    annotations: string;
+    silence_id: string | null;
+    inhibited_by: string | null;
+  };
+  notification_attempts: {
+    id: string;
+    at: number;
+    receiver: string;
+    integration: string;
+    status: string;
+    fingerprints: string;
+    alerts: string;
+    title: string;
+    outcome: string;
+    attempt: number;
+    error: string | null;
+    duration_ms: number;
+  };
+  /** One row per alert a notification attempt carried: "every send attempt of this alert" by index. */
+  attempt_alerts: { attempt_id: string; fingerprint: string; at: number };
+  silence_events: {
+    id: string;
+    at: number;
+    event: string;
+    silence_id: string;
+    matchers: string;
+    created_by: string;
+    comment: string;
+    starts_at: number;
+    ends_at: number;
+  };
+}
+
+export type HistoryDb = Kysely<HistoryTables>;
+
+export interface OpenedHistoryDatabase {
+  db: HistoryDb;
+  /** `sqlite` or `postgres`, for logs, the status page and the few statements that differ. */
+  dialect: 'sqlite' | 'postgres';
+  /** Where it is, without credentials: a file path or `postgres://host:port/db`. */
+  where: string;
+  /** A driver's message with any credential of the configuration taken out. */
+  redact(message: string): string;
+  close(): Promise<void>;
+}
+
+export const SQLITE_FILE = 'history.sqlite';
+
+/**
+ * Open the history database named by `history:` (PostgreSQL) or the embedded SQLite file in `stateDir`, and
+ * bring its tables up to date. The same migrations and queries serve both (Kysely builds the SQL of each).
+ * Nothing here blocks a start on a database that is down: PostgreSQL connects on the first query.
+ */
+export function openHistoryDatabase(config: HistoryConfig, stateDir: string, logger: Logger): OpenedHistoryDatabase {
+  if (config.postgres) {
+    const pool = new pg.Pool({
+      connectionString: config.postgres.url,
+      ...(config.postgres.password ? { password: config.postgres.password } : {}),
+      max: config.postgres.max_connections,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+      // A query never hangs the writer or a page for long: the database is asked again later.
+      query_timeout: 30_000,
+      application_name: 'transfer-watch',
+    });
+    // An idle connection that breaks (the server restarted) is reported here; without a listener it would end the process.
+    pool.on('error', (err) => logger.warn({ err: { type: 'PostgresError', message: redactUrl(errorMessage(err), config.postgres?.url) } }, 'history database connection lost; it is reopened on the next query'));
+    const db = new Kysely<HistoryTables>({ dialect: new PostgresDialect({ pool }) });
+    const secrets = config.postgres;
+    const redact = (message: string): string => {
+      const out = redactUrl(message, secrets.url);
+      return secrets.password ? out.split(secrets.password).join('<secret>') : out;
+    };
+    return { db, dialect: 'postgres', where: describePostgres(config.postgres.url), redact, close: () => db.destroy() };
+  }
+  mkdirSync(stateDir, { recursive: true });
+  const file = join(stateDir, SQLITE_FILE);
+  let sqlite: Database.Database;
+  try {
+    sqlite = new Database(file);
+  } catch (err) {
+    throw new TransferWatchError('history_open', `cannot open the history database ${file}: ${errorMessage(err)}`, { cause: err });
+  }
+  // WAL: readers (the page, the API) never wait for the writer; NORMAL is durable across a process kill.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<HistoryTables>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', where: file, redact: (m) => m, close: () => db.destroy() };
+}
+
+/** Apply the migrations not yet applied; throws a TransferWatchError naming the one that failed. */
+export async function migrateHistory(db: HistoryDb): Promise<void> {
+  const migrations: Record<string, Migration> = HISTORY_MIGRATIONS;
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve(migrations) },
+    migrationTableName: 'tw_migration',
+    migrationLockTableName: 'tw_migration_lock',
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new TransferWatchError('history_migrate', `cannot bring the history database up to date${failed ? ` (migration ${failed})` : ''}: ${errorMessage(error)}`, { cause: error });
+  }
+}
+
+/** `postgres://host:port/db` without user or password. */
+export function describePostgres(url: string): string {
+  try {
+    const u = new URL(url);
+    return `postgres://${u.host}${u.pathname}`;
+  } catch {
+    return 'postgres://(unparsable url)';
+  }
+}
+
+/** A driver message with the URL's password taken out (drivers may quote a connection string). */
+export function redactUrl(message: string, url: string | undefined): string {
+  if (!url) return message;
+  let out = message.split(url).join(describePostgres(url));
+  try {
+    const password = decodeURIComponent(new URL(url).password);
+    if (password) out = out.split(password).join('<secret>');
+  } catch {
+    /* not a URL: nothing more to hide */
+  }
+  return out;
+}

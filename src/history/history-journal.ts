@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import type { StateStore } from '../state/state-store.js';
+import type { Logger } from '../util/logger.js';
+import { historyRecordSchema, type HistoryRecord } from './history-records.js';
+
+export const HISTORY_JOURNAL_KEY = 'history.journal';
+/** Records kept at most while the database is down; the oldest go first (counted, logged). */
+export const MAX_JOURNALED_RECORDS = 50_000;
+
+/** How far the silences were recorded: the version (updatedAt) of each, and whether its expiry is recorded. */
+const silenceMarksSchema = z.record(z.string(), z.object({ updatedAt: z.number(), expired: z.boolean() }));
+export type SilenceMarks = z.infer<typeof silenceMarksSchema>;
+
+const snapshotSchema = z.object({
+  version: z.literal(1),
+  records: z.array(z.unknown()),
+  silences: silenceMarksSchema.default({}),
+});
+
+/**
+ * The durable queue of history records (notification attempts, silence events) on their way to the history
+ * database, in the leader's state store (the state directory, or Redis with `ha:`). A record is appended here
+ * before what it tells is taken as done (an attempt before the notification log says "sent"), and leaves once
+ * the database has it: a crash or a database outage loses nothing, and the database's ids drop the record a
+ * crash may make it write twice.
+ */
+export class HistoryJournal {
+  private records: HistoryRecord[] = [];
+  private ids = new Set<string>();
+  silences: SilenceMarks = {};
+  dropped = 0;
+
+  constructor(
+    private readonly state: StateStore,
+    private readonly logger: Logger,
+  ) {}
+
+  get size(): number {
+    return this.records.length;
+  }
+
+  async restore(): Promise<void> {
+    const raw = await this.state.load(HISTORY_JOURNAL_KEY);
+    const parsed = raw === undefined ? undefined : snapshotSchema.safeParse(raw);
+    if (parsed && !parsed.success) this.logger.warn({ err: parsed.error.message }, 'history journal unreadable; records waiting in it are lost');
+    this.records = [];
+    this.ids.clear();
+    this.silences = parsed?.success ? parsed.data.silences : {};
+    const appended = await this.state.journal(HISTORY_JOURNAL_KEY);
+    let unreadable = 0;
+    for (const raw of [...(parsed?.success ? parsed.data.records : []), ...appended]) {
+      const record = historyRecordSchema.safeParse(raw);
+      if (!record.success) {
+        unreadable++;
+        continue;
+      }
+      this.push(record.data);
+    }
+    if (unreadable > 0) this.logger.warn({ unreadable }, 'history journal records unreadable were skipped');
+    if (this.records.length > 0) this.logger.info({ records: this.records.length }, 'history records waiting for the database restored');
+  }
+
+  /** Make records durable (appended to the journal of the state store); resolves once they are. */
+  async add(records: readonly HistoryRecord[]): Promise<void> {
+    for (const r of records) {
+      if (this.ids.has(r.id)) continue;
+      this.push(r);
+      await this.state.append(HISTORY_JOURNAL_KEY, r);
+    }
+  }
+
+  /** The oldest records waiting, at most `max`. */
+  pending(max: number): HistoryRecord[] {
+    return this.records.slice(0, max);
+  }
+
+  /** The database has these: they leave, and the journal is compacted into one snapshot. */
+  async recorded(ids: ReadonlySet<string>): Promise<void> {
+    if (ids.size > 0) {
+      this.records = this.records.filter((r) => !ids.has(r.id));
+      for (const id of ids) this.ids.delete(id);
+    }
+    await this.compact();
+  }
+
+  /** Write what is waiting (and the silence marks) as one snapshot. */
+  async compact(): Promise<void> {
+    await this.state.save(HISTORY_JOURNAL_KEY, { version: 1, records: this.records, silences: this.silences });
+  }
+
+  private push(record: HistoryRecord): void {
+    if (this.ids.has(record.id)) return;
+    if (this.records.length >= MAX_JOURNALED_RECORDS) {
+      const oldest = this.records.shift();
+      if (oldest) this.ids.delete(oldest.id);
+      this.dropped++;
+      if (this.dropped === 1 || this.dropped % 1_000 === 0) {
+        this.logger.error({ dropped: this.dropped, kept: MAX_JOURNALED_RECORDS }, 'HISTORY RECORDS DROPPED: the history database has been unreachable for long; the oldest records waiting for it are given up');
+      }
+    }
+    this.records.push(record);
+    this.ids.add(record.id);
+  }
+}

@@ -1,0 +1,73 @@
+import { type Kysely, type Migration } from 'kysely';
+
+/**
+ * The history store's schema, one migration per change, never edited once released (a database of an older
+ * version is brought forward by the ones it has not run). Kysely writes each for SQLite and PostgreSQL.
+ */
+export const HISTORY_MIGRATIONS: Record<string, Migration> = {
+  '0001_alert_and_notification_history': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema
+        .createTable('alert_events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('event', 'text', (c) => c.notNull())
+        .addColumn('fingerprint', 'text', (c) => c.notNull())
+        .addColumn('alertname', 'text', (c) => c.notNull())
+        .addColumn('labels', 'text', (c) => c.notNull())
+        .addColumn('annotations', 'text', (c) => c.notNull())
+        .addColumn('silence_id', 'text')
+        .addColumn('inhibited_by', 'text')
+        .execute();
+      await db.schema.createIndex('alert_events_at').on('alert_events').columns(['at', 'id']).execute();
+      await db.schema.createIndex('alert_events_alertname_at').on('alert_events').columns(['alertname', 'at', 'id']).execute();
+      await db.schema.createIndex('alert_events_fingerprint_at').on('alert_events').columns(['fingerprint', 'at']).execute();
+
+      await db.schema
+        .createTable('notification_attempts')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('receiver', 'text', (c) => c.notNull())
+        .addColumn('integration', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('fingerprints', 'text', (c) => c.notNull())
+        .addColumn('alerts', 'text', (c) => c.notNull())
+        .addColumn('title', 'text', (c) => c.notNull())
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('attempt', 'integer', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('duration_ms', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('notification_attempts_at').on('notification_attempts').columns(['at', 'id']).execute();
+      await db.schema.createIndex('notification_attempts_receiver_at').on('notification_attempts').columns(['receiver', 'at', 'id']).execute();
+
+      await db.schema
+        .createTable('attempt_alerts')
+        .addColumn('attempt_id', 'text', (c) => c.notNull())
+        .addColumn('fingerprint', 'text', (c) => c.notNull())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('attempt_alerts_pk', ['attempt_id', 'fingerprint'])
+        .execute();
+      await db.schema.createIndex('attempt_alerts_fingerprint_at').on('attempt_alerts').columns(['fingerprint', 'at']).execute();
+      await db.schema.createIndex('attempt_alerts_at').on('attempt_alerts').column('at').execute();
+
+      await db.schema
+        .createTable('silence_events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('event', 'text', (c) => c.notNull())
+        .addColumn('silence_id', 'text', (c) => c.notNull())
+        .addColumn('matchers', 'text', (c) => c.notNull())
+        .addColumn('created_by', 'text', (c) => c.notNull())
+        .addColumn('comment', 'text', (c) => c.notNull())
+        .addColumn('starts_at', 'bigint', (c) => c.notNull())
+        .addColumn('ends_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('silence_events_at').on('silence_events').columns(['at', 'id']).execute();
+      await db.schema.createIndex('silence_events_silence').on('silence_events').columns(['silence_id', 'at']).execute();
+    },
+    async down(db: Kysely<unknown>): Promise<void> {
+      for (const t of ['silence_events', 'attempt_alerts', 'notification_attempts', 'alert_events']) await db.schema.dropTable(t).ifExists().execute();
+    },
+  },
+};

@@ -1,0 +1,188 @@
+import type { AlertStore } from '../alerts/alert-store.js';
+import type { Silence } from '../notify/mute/silence.js';
+import type { Clock } from '../util/clock.js';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/logger.js';
+import type { HistoryJournal } from './history-journal.js';
+import type { AttemptRecord, HistoryRecord, SilenceEventRecord } from './history-records.js';
+import type { HistoryStore } from './history-store.js';
+
+/** Records written per statement batch; a backlog after an outage goes in several. */
+const DRAIN_BATCH = 1_000;
+/** While the database refuses writes, they are tried again this often. */
+const RETRY_MS = 5_000;
+/** The retention sweep runs this often (and once soon after start). */
+const PRUNE_EVERY_MS = 3_600_000;
+
+export interface HistoryRecorderOptions {
+  store: HistoryStore;
+  journal: HistoryJournal;
+  alerts: () => AlertStore;
+  clock: Clock;
+  logger: Logger;
+  retentionMs: number;
+  /** The database answered (true) or refused (false) the last write. */
+  onUp?: (up: boolean) => void;
+  /** After records left the alert journal, the alert snapshot should be written (without them). */
+  onAlertEventsRecorded?: () => void;
+}
+
+/**
+ * Writes the history (contract section 12) from the replica that decides: alert events journaled in the alert
+ * snapshot, notification attempts and silence events journaled in HistoryJournal. A write that fails leaves
+ * them where they are and is tried again every RETRY_MS; the database's ids keep a record written twice once.
+ */
+export class HistoryRecorder {
+  private draining: Promise<void> | undefined;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private lastPrune = Number.NEGATIVE_INFINITY;
+  private upNow: boolean | undefined;
+  private downSince: number | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: HistoryRecorderOptions) {}
+
+  /** Whether the last write went through (undefined before the first). */
+  get up(): boolean | undefined {
+    return this.upNow;
+  }
+
+  /** Since when writes have been failing, or undefined. */
+  get failingSince(): number | undefined {
+    return this.downSince;
+  }
+
+  /** Records waiting for the database (journal and alert events). */
+  get backlog(): number {
+    return this.opts.journal.size + this.opts.alerts().unrecordedEvents().length;
+  }
+
+  /** A notification attempt: durable once this resolves (before the attempt's outcome is taken as done). */
+  async attempt(record: AttemptRecord): Promise<void> {
+    await this.opts.journal.add([record]);
+    this.soon();
+  }
+
+  /**
+   * The silences as they stand now: what changed since the last call (a new one, a new version, an expiry)
+   * becomes a silence event. An expiry is recorded when it passes, at its `endsAt`.
+   */
+  async silences(list: readonly Silence[], now: number): Promise<void> {
+    const marks = this.opts.journal.silences;
+    const events: SilenceEventRecord[] = [];
+    let changed = false;
+    for (const s of list) {
+      const updatedAt = Date.parse(s.updatedAt);
+      const endsAt = Date.parse(s.endsAt);
+      const startsAt = Date.parse(s.startsAt);
+      const mark = marks[s.id];
+      const base = { kind: 'silence' as const, silence_id: s.id, matchers: s.matchers, created_by: s.createdBy, comment: s.comment, starts_at: startsAt, ends_at: endsAt };
+      if (!mark || mark.updatedAt !== updatedAt) {
+        // Expired through the API (endsAt set to the moment of the change) is an expiry, not an update.
+        const expiredByHand = endsAt <= updatedAt;
+        const event = expiredByHand ? 'expired' : mark ? 'updated' : 'created';
+        events.push({ ...base, id: event === 'created' ? `${s.id}:created` : event === 'expired' ? `${s.id}:expired` : `${s.id}:updated:${updatedAt}`, at: updatedAt, event });
+        marks[s.id] = { updatedAt, expired: expiredByHand };
+        changed = true;
+        continue;
+      }
+      if (!mark.expired && endsAt <= now) {
+        events.push({ ...base, id: `${s.id}:expired`, at: endsAt, event: 'expired' });
+        mark.expired = true;
+        changed = true;
+      }
+    }
+    // Silences no longer kept (garbage-collected after their retention) need no mark any more.
+    const kept = new Set(list.map((s) => s.id));
+    for (const id of Object.keys(marks)) {
+      if (!kept.has(id)) {
+        delete marks[id];
+        changed = true;
+      }
+    }
+    if (events.length > 0) await this.opts.journal.add(events);
+    if (changed) await this.opts.journal.compact();
+    if (events.length > 0) this.soon();
+  }
+
+  /** Write what is waiting now (single flight; a call while one runs runs once more after it). */
+  drain(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.draining) {
+      this.again = true;
+      return this.draining;
+    }
+    this.draining = this.drainOnce().finally(() => {
+      this.draining = undefined;
+      if (this.again) {
+        this.again = false;
+        void this.drain();
+      }
+    });
+    return this.draining;
+  }
+
+  /** Stop the timers; what is waiting stays journaled for the next leader or start. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.draining;
+  }
+
+  private soon(delayMs = 0): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.drain();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async drainOnce(): Promise<void> {
+    const { store, journal, logger, clock } = this.opts;
+    try {
+      await store.ensureSchema();
+      for (;;) {
+        const alerts = this.opts.alerts();
+        const batch: HistoryRecord[] = [...alerts.unrecordedEvents(DRAIN_BATCH), ...journal.pending(DRAIN_BATCH)];
+        if (batch.length === 0) break;
+        await store.write(batch);
+        const ids = new Set(batch.map((r) => r.id));
+        const alertIds = new Set(batch.filter((r) => r.kind === 'alert').map((r) => r.id));
+        alerts.eventsRecorded(alertIds);
+        if (alertIds.size > 0) this.opts.onAlertEventsRecorded?.();
+        await journal.recorded(ids);
+        if (batch.length < DRAIN_BATCH) break;
+      }
+      const now = clock.now();
+      if (now - this.lastPrune >= PRUNE_EVERY_MS) {
+        this.lastPrune = now;
+        const deleted = await store.prune(now - this.opts.retentionMs);
+        if (deleted > 0) logger.info({ deleted, retention_ms: this.opts.retentionMs }, 'history older than its retention deleted');
+      }
+      this.setUp(true);
+    } catch (err) {
+      this.setUp(false, errorMessage(err));
+      this.soon(RETRY_MS);
+    }
+  }
+
+  private setUp(up: boolean, why?: string): void {
+    const { logger, clock, store } = this.opts;
+    if (up && this.upNow === false) {
+      logger.info({ history: store.opened.where, down_for_ms: clock.now() - (this.downSince ?? clock.now()) }, 'history database reachable again; the records kept meanwhile are written');
+    }
+    if (!up && this.upNow !== false) {
+      logger.warn(
+        { history: store.opened.where, err: { type: 'HistoryWriteError', message: store.redact(why ?? '') }, waiting: this.backlog },
+        'history database unreachable: alerting goes on, history records are kept in the state store and written when it is back',
+      );
+    }
+    if (up) this.downSince = undefined;
+    else this.downSince ??= clock.now();
+    this.upNow = up;
+    this.opts.onUp?.(up);
+  }
+}

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+/**
+ * What the history keeps (contract section 12), as recorded by the replica that decides. Every record has an
+ * id that is the same however often it is recorded (a restart, a leader change, a write retried after the
+ * database came back), so the database keeps each one once.
+ */
+
+export const ALERT_EVENTS = ['pending', 'firing', 'resolved', 'silenced', 'unsilenced', 'inhibited', 'uninhibited'] as const;
+export type AlertEventKind = (typeof ALERT_EVENTS)[number];
+
+export const ATTEMPT_OUTCOMES = ['sent', 'failed', 'retrying', 'gave_up'] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+export const SILENCE_EVENTS = ['created', 'updated', 'expired'] as const;
+export type SilenceEventKind = (typeof SILENCE_EVENTS)[number];
+
+const labels = z.record(z.string(), z.string());
+
+export const alertEventSchema = z.object({
+  kind: z.literal('alert'),
+  id: z.string(),
+  at: z.number(),
+  event: z.enum(ALERT_EVENTS),
+  fingerprint: z.string(),
+  labels,
+  annotations: labels,
+  silence_id: z.string().nullable(),
+  inhibited_by: z.string().nullable(),
+});
+export type AlertEventRecord = z.infer<typeof alertEventSchema>;
+
+export const attemptSchema = z.object({
+  kind: z.literal('attempt'),
+  id: z.string(),
+  at: z.number(),
+  receiver: z.string(),
+  integration: z.string(),
+  status: z.enum(['firing', 'resolved']),
+  fingerprints: z.array(z.string()),
+  /** The label sets of the alerts it carried (matchers of a query apply to them). */
+  alerts: z.array(labels),
+  title: z.string(),
+  outcome: z.enum(ATTEMPT_OUTCOMES),
+  attempt: z.number().int(),
+  error: z.string().nullable(),
+  duration_ms: z.number(),
+});
+export type AttemptRecord = z.infer<typeof attemptSchema>;
+
+export const silenceEventSchema = z.object({
+  kind: z.literal('silence'),
+  id: z.string(),
+  at: z.number(),
+  event: z.enum(SILENCE_EVENTS),
+  silence_id: z.string(),
+  matchers: z.array(z.object({ name: z.string(), value: z.string(), isRegex: z.boolean(), isEqual: z.boolean() })),
+  created_by: z.string(),
+  comment: z.string(),
+  starts_at: z.number(),
+  ends_at: z.number(),
+});
+export type SilenceEventRecord = z.infer<typeof silenceEventSchema>;
+
+export const historyRecordSchema = z.discriminatedUnion('kind', [alertEventSchema, attemptSchema, silenceEventSchema]);
+export type HistoryRecord = z.infer<typeof historyRecordSchema>;
+
+/** The id of an alert event: one alert (fingerprint) does one thing at one time once. */
+export function alertEventId(fingerprint: string, event: AlertEventKind, at: number, detail = ''): string {
+  return `${fingerprint}:${event}:${at}${detail ? `:${detail}` : ''}`;
+}

@@ -1,0 +1,295 @@
+import type { Labels } from '../alerts/alert.js';
+import { matchesAll, type Matcher } from '../notify/matcher.js';
+import { migrateHistory, type HistoryDb, type HistoryTables, type OpenedHistoryDatabase } from './history-database.js';
+import type { AlertEventRecord, AttemptRecord, HistoryRecord, SilenceEventRecord } from './history-records.js';
+import { alertEventSchema, attemptSchema, silenceEventSchema } from './history-records.js';
+
+/** A position in a listing, newest first: the last row returned (or scanned). */
+export interface HistoryCursor {
+  at: number;
+  id: string;
+}
+
+export interface HistoryQuery {
+  /** Alertmanager matchers; all must hold. */
+  matchers: Matcher[];
+  /** Inclusive range, epoch ms. */
+  from: number;
+  to: number;
+  limit: number;
+  cursor?: HistoryCursor | undefined;
+  /** Only this alert's records. */
+  fingerprint?: string | undefined;
+}
+
+export interface HistoryPage<T> {
+  items: T[];
+  /** Where the next page starts, or null when the range is exhausted. */
+  next: HistoryCursor | null;
+}
+
+/**
+ * Rows read for one page at most, whatever the matchers drop: a page of a rare match in a huge range ends
+ * early with a cursor to go on from, instead of reading the whole range (the request stays fast and small).
+ */
+export const MAX_SCANNED_ROWS = 20_000;
+/** Rows inserted per statement (PostgreSQL's parameter limit is 65,535; SQLite's 32,766). */
+const INSERT_CHUNK = 200;
+/** Rows deleted per statement by the retention sweep, so a sweep never holds a long lock. */
+const PRUNE_CHUNK = 5_000;
+
+/**
+ * The history of alerts, notifications and silences in SQL (contract section 12). Records are inserted with
+ * their ids and "do nothing" on a conflict, so writing one twice (after a restart, a leader change or a retry)
+ * keeps it once. Listings are newest first and paged by (at, id), never loaded whole.
+ */
+export class HistoryStore {
+  readonly db: HistoryDb;
+  private schema: Promise<void> | undefined;
+
+  constructor(readonly opened: OpenedHistoryDatabase) {
+    this.db = opened.db;
+  }
+
+  /**
+   * Bring the tables up to date, once per process; a database that is down at start is migrated when it
+   * answers (the daemon starts and alerts without it).
+   */
+  ensureSchema(): Promise<void> {
+    this.schema ??= migrateHistory(this.db).catch((err: unknown) => {
+      this.schema = undefined;
+      throw err;
+    });
+    return this.schema;
+  }
+
+  redact(message: string): string {
+    return this.opened.redact(message);
+  }
+
+  /** Write records; each kind in chunked multi-row inserts inside one transaction. */
+  async write(records: readonly HistoryRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const alerts = records.filter((r): r is AlertEventRecord => r.kind === 'alert');
+    const attempts = records.filter((r): r is AttemptRecord => r.kind === 'attempt');
+    const silences = records.filter((r): r is SilenceEventRecord => r.kind === 'silence');
+    await this.db.transaction().execute(async (tx) => {
+      for (const chunk of chunks(alerts)) {
+        await tx
+          .insertInto('alert_events')
+          .values(chunk.map(alertRow))
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+      }
+      for (const chunk of chunks(attempts)) {
+        await tx
+          .insertInto('notification_attempts')
+          .values(chunk.map(attemptRow))
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+        const links = chunk.flatMap((a) => [...new Set(a.fingerprints)].map((fingerprint) => ({ attempt_id: a.id, fingerprint, at: a.at })));
+        for (const part of chunks(links)) {
+          await tx
+            .insertInto('attempt_alerts')
+            .values(part)
+            .onConflict((oc) => oc.columns(['attempt_id', 'fingerprint']).doNothing())
+            .execute();
+        }
+      }
+      for (const chunk of chunks(silences)) {
+        await tx
+          .insertInto('silence_events')
+          .values(chunk.map(silenceRow))
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+      }
+    });
+  }
+
+  /** Alert events, newest first. An `alertname="X"` matcher narrows the query in SQL (by index). */
+  async alertEvents(q: HistoryQuery): Promise<HistoryPage<AlertEventRecord>> {
+    const alertname = q.matchers.find((m) => m.name === 'alertname' && m.type === '=')?.value;
+    return this.page(q, (after, limit) => {
+      let query = this.db.selectFrom('alert_events').selectAll().where('at', '>=', q.from).where('at', '<=', q.to);
+      if (alertname !== undefined) query = query.where('alertname', '=', alertname);
+      if (q.fingerprint !== undefined) query = query.where('fingerprint', '=', q.fingerprint);
+      if (after) query = query.where((eb) => eb.or([eb('at', '<', after.at), eb.and([eb('at', '=', after.at), eb('id', '<', after.id)])]));
+      return query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    }, (row) => {
+      const record = alertEventSchema.parse({ kind: 'alert', ...row, at: Number(row.at), labels: JSON.parse(row.labels), annotations: JSON.parse(row.annotations) });
+      return matchesAll(q.matchers, record.labels) ? record : undefined;
+    });
+  }
+
+  /**
+   * Notification attempts, newest first. Matchers apply to the label set of each alert an attempt carried,
+   * together with `receiver`, `integration`, `status` and `outcome`: an attempt matches when one of its alerts does.
+   */
+  async attempts(q: HistoryQuery): Promise<HistoryPage<AttemptRecord>> {
+    const receiver = q.matchers.find((m) => m.name === 'receiver' && m.type === '=')?.value;
+    return this.page(q, (after, limit) => {
+      let query = this.db.selectFrom('notification_attempts').selectAll('notification_attempts').where('notification_attempts.at', '>=', q.from).where('notification_attempts.at', '<=', q.to);
+      if (receiver !== undefined) query = query.where('receiver', '=', receiver);
+      if (q.fingerprint !== undefined) {
+        const fp = q.fingerprint;
+        query = query.where('notification_attempts.id', 'in', (sub) => sub.selectFrom('attempt_alerts').select('attempt_id').where('fingerprint', '=', fp));
+      }
+      if (after) {
+        query = query.where((eb) =>
+          eb.or([eb('notification_attempts.at', '<', after.at), eb.and([eb('notification_attempts.at', '=', after.at), eb('notification_attempts.id', '<', after.id)])]),
+        );
+      }
+      return query.orderBy('notification_attempts.at', 'desc').orderBy('notification_attempts.id', 'desc').limit(limit).execute();
+    }, (row) => {
+      const record = attemptSchema.parse({
+        kind: 'attempt',
+        ...row,
+        at: Number(row.at),
+        attempt: Number(row.attempt),
+        duration_ms: Number(row.duration_ms),
+        fingerprints: JSON.parse(row.fingerprints),
+        alerts: JSON.parse(row.alerts),
+      });
+      return attemptMatches(record, q.matchers) ? record : undefined;
+    });
+  }
+
+  /** Silence events, newest first; matchers apply to `silence_id`, `event` and `created_by`. */
+  async silenceEvents(q: HistoryQuery): Promise<HistoryPage<SilenceEventRecord>> {
+    return this.page(q, (after, limit) => {
+      let query = this.db.selectFrom('silence_events').selectAll().where('at', '>=', q.from).where('at', '<=', q.to);
+      if (after) query = query.where((eb) => eb.or([eb('at', '<', after.at), eb.and([eb('at', '=', after.at), eb('id', '<', after.id)])]));
+      return query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    }, (row) => {
+      const record = silenceEventSchema.parse({
+        kind: 'silence',
+        ...row,
+        at: Number(row.at),
+        starts_at: Number(row.starts_at),
+        ends_at: Number(row.ends_at),
+        matchers: JSON.parse(row.matchers),
+      });
+      return matchesAll(q.matchers, { silence_id: record.silence_id, event: record.event, created_by: record.created_by }) ? record : undefined;
+    });
+  }
+
+  /** Delete what is older than `before`; returns how many rows went. */
+  async prune(before: number): Promise<number> {
+    let total = 0;
+    for (const table of ['alert_events', 'notification_attempts', 'attempt_alerts', 'silence_events'] as const) {
+      for (;;) {
+        const result =
+          table === 'attempt_alerts'
+            ? await this.db
+                .deleteFrom('attempt_alerts')
+                .where('at', '<', before)
+                .where('attempt_id', 'in', (sub) => sub.selectFrom('attempt_alerts').select('attempt_id').where('at', '<', before).limit(PRUNE_CHUNK))
+                .executeTakeFirst()
+            : await this.db
+                .deleteFrom(table)
+                .where('id', 'in', (sub) => sub.selectFrom(table).select('id').where('at', '<', before).limit(PRUNE_CHUNK))
+                .executeTakeFirst();
+        const n = Number(result.numDeletedRows);
+        total += n;
+        if (n < PRUNE_CHUNK) break;
+      }
+    }
+    return total;
+  }
+
+  /** A cheap round trip: does the database answer? */
+  async ping(): Promise<void> {
+    await this.db.selectFrom('alert_events').select('id').limit(1).execute();
+  }
+
+  close(): Promise<void> {
+    return this.opened.close();
+  }
+
+  /** Read rows in chunks after the cursor, keep those `keep` accepts, stop at `limit` kept or MAX_SCANNED_ROWS read. */
+  private async page<Row extends { at: number | string; id: string }, T extends { at: number; id: string }>(
+    q: HistoryQuery,
+    read: (after: HistoryCursor | undefined, limit: number) => Promise<Row[]>,
+    keep: (row: Row) => T | undefined,
+  ): Promise<HistoryPage<T>> {
+    await this.ensureSchema();
+    const items: T[] = [];
+    let after = q.cursor;
+    let scanned = 0;
+    const chunk = Math.min(1_000, Math.max(q.limit + 1, 100));
+    for (;;) {
+      const rows = await read(after, chunk);
+      for (const row of rows) {
+        scanned++;
+        after = { at: Number(row.at), id: row.id };
+        const item = keep(row);
+        if (item === undefined) continue;
+        items.push(item);
+        if (items.length === q.limit) {
+          // A full page: the next one starts after its last item (it may turn out empty).
+          return { items, next: { at: item.at, id: item.id } };
+        }
+      }
+      if (rows.length < chunk) return { items, next: null };
+      if (scanned >= MAX_SCANNED_ROWS) return { items, next: after ?? null };
+    }
+  }
+}
+
+function attemptMatches(record: AttemptRecord, matchers: readonly Matcher[]): boolean {
+  if (matchers.length === 0) return true;
+  const own: Labels = { receiver: record.receiver, integration: record.integration, status: record.status, outcome: record.outcome };
+  const sets = record.alerts.length > 0 ? record.alerts : [{}];
+  return sets.some((labels) => matchesAll(matchers, { ...labels, ...own }));
+}
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += INSERT_CHUNK) out.push(items.slice(i, i + INSERT_CHUNK));
+  return out;
+}
+
+function alertRow(r: AlertEventRecord): HistoryTables['alert_events'] {
+  return {
+    id: r.id,
+    at: r.at,
+    event: r.event,
+    fingerprint: r.fingerprint,
+    alertname: r.labels['alertname'] ?? '',
+    labels: JSON.stringify(r.labels),
+    annotations: JSON.stringify(r.annotations),
+    silence_id: r.silence_id,
+    inhibited_by: r.inhibited_by,
+  };
+}
+
+function attemptRow(r: AttemptRecord): HistoryTables['notification_attempts'] {
+  return {
+    id: r.id,
+    at: r.at,
+    receiver: r.receiver,
+    integration: r.integration,
+    status: r.status,
+    fingerprints: JSON.stringify(r.fingerprints),
+    alerts: JSON.stringify(r.alerts),
+    title: r.title,
+    outcome: r.outcome,
+    attempt: r.attempt,
+    error: r.error,
+    duration_ms: Math.round(r.duration_ms),
+  };
+}
+
+function silenceRow(r: SilenceEventRecord): HistoryTables['silence_events'] {
+  return {
+    id: r.id,
+    at: r.at,
+    event: r.event,
+    silence_id: r.silence_id,
+    matchers: JSON.stringify(r.matchers),
+    created_by: r.created_by,
+    comment: r.comment,
+    starts_at: r.starts_at,
+    ends_at: r.ends_at,
+  };
+}
