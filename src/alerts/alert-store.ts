@@ -77,11 +77,28 @@ export class AlertStore {
   private savedAt = -Infinity;
   /** History events of transitions, oldest first, until the history database has them (see snapshotSchema). */
   private journal: AlertEventRecord[] = [];
+  /**
+   * How many of the journal's first events are in a saved snapshot. Only those may go to the database: an event
+   * written there before its transition was saved would be written again, at another time, after a crash.
+   */
+  private durable = 0;
   private readonly recordHistory: boolean;
   /** History events dropped because the journal was full (a long database outage). */
   droppedEvents = 0;
 
-  constructor(opts: { clock: Clock; logger: Logger; state: StateStore; resolvedRetention?: number; recordHistory?: boolean }) {
+  private readonly onResolved: ((alert: { labels: Record<string, string>; firedAt?: number | undefined }, at: number) => void) | undefined;
+
+  constructor(opts: {
+    clock: Clock;
+    logger: Logger;
+    state: StateStore;
+    resolvedRetention?: number;
+    /** Journal every transition for the history (contract section 12). */
+    recordHistory?: boolean;
+    /** A firing alert resolved at `at` (time to resolve). */
+    onResolved?: (alert: { labels: Record<string, string>; firedAt?: number | undefined }, at: number) => void;
+  }) {
+    this.onResolved = opts.onResolved;
     this.clock = opts.clock;
     this.logger = opts.logger;
     this.state = opts.state;
@@ -91,7 +108,7 @@ export class AlertStore {
 
   /** History events not yet in the database, oldest first (at most `max`). */
   unrecordedEvents(max = Infinity): AlertEventRecord[] {
-    return this.journal.slice(0, max);
+    return this.journal.slice(0, Math.min(max, this.durable));
   }
 
   /** The history database has these events: they leave the journal at the next snapshot. */
@@ -99,6 +116,7 @@ export class AlertStore {
     if (ids.size === 0) return;
     const before = this.journal.length;
     this.journal = this.journal.filter((e) => !ids.has(e.id));
+    this.durable = Math.max(0, this.durable - (before - this.journal.length));
     if (this.journal.length !== before) this.dirty = true;
   }
 
@@ -137,6 +155,7 @@ export class AlertStore {
     if (!this.recordHistory) return;
     if (this.journal.length >= MAX_JOURNALED_EVENTS) {
       this.journal.shift();
+      this.durable = Math.max(0, this.durable - 1);
       this.droppedEvents++;
       if (this.droppedEvents === 1 || this.droppedEvents % 1_000 === 0) {
         this.logger.error({ dropped: this.droppedEvents, kept: MAX_JOURNALED_EVENTS }, 'HISTORY EVENTS DROPPED: the history database has been unreachable for long; the oldest alert events waiting for it are given up');
@@ -168,6 +187,7 @@ export class AlertStore {
     this.byFingerprint.clear();
     for (const a of parsed.data.alerts) this.byFingerprint.set(a.fingerprint, a);
     this.journal = parsed.data.journal ?? [];
+    this.durable = this.journal.length;
     this.dirty = false;
     this.savedAt = this.clock.now();
     if (!opts.quiet) this.logger.info({ alerts: parsed.data.alerts.length }, 'alert state restored');
@@ -183,9 +203,15 @@ export class AlertStore {
     if (!opts.force && !this.dirty && now - this.savedAt < LAST_ACTIVE_REFRESH_MS) return;
     // Cleared before the write: a change made while it is under way marks the next one.
     this.dirty = false;
+    const journal = [...this.journal];
+    const saved = new Set(journal.map((e) => e.id));
     try {
-      await this.state.save(ALERTS_STATE_KEY, { version: 1, alerts: [...this.byFingerprint.values()], ...(this.journal.length > 0 ? { journal: this.journal } : {}) });
+      await this.state.save(ALERTS_STATE_KEY, { version: 1, alerts: [...this.byFingerprint.values()], ...(journal.length > 0 ? { journal } : {}) });
       this.savedAt = now;
+      // The events of that snapshot that are still waiting (the database may have taken some meanwhile).
+      let n = 0;
+      while (n < this.journal.length && saved.has(this.journal[n]?.id ?? '')) n++;
+      this.durable = Math.max(this.durable, n);
     } catch (err) {
       this.dirty = true;
       this.logger.error({ err: errorFields(err) }, 'cannot save alert state');
@@ -334,6 +360,7 @@ export class AlertStore {
     stored.state = 'resolved';
     stored.resolvedAt = now;
     this.record(stored, 'resolved', now);
+    this.onResolved?.(stored, now);
     changes.push({ fingerprint: stored.fingerprint, from: 'firing', to: 'resolved', alert: toAlert(stored) });
   }
 

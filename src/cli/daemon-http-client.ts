@@ -3,7 +3,10 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { got, RequestError, type Got } from 'got';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import type { Command } from 'commander';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
+
+export const DEFAULT_DAEMON_URL = 'http://127.0.0.1:9464';
 
 /**
  * How a CLI command reaches a running daemon's HTTP API: its URL, and the same client settings as amtool's
@@ -113,4 +116,33 @@ export function daemonClient(opts: DaemonClientOptions): DaemonClient {
 export function unreachable(url: string, err: unknown): TransferWatchError {
   const detail = err instanceof RequestError ? `${err.code}: ${err.message}` : errorMessage(err);
   return new TransferWatchError('daemon_unreachable', `cannot reach the daemon at ${url} (${detail})`);
+}
+
+export interface ConnectionFlags {
+  url: string;
+  /** Commander keeps the dots of `--http.config.file` in the key. */
+  'http.config.file'?: string;
+  user?: string;
+  caFile?: string;
+}
+
+/** The connection options every subcommand takes (amtool's names where amtool has one). */
+export function withConnection(cmd: Command): Command {
+  return cmd
+    .option('--url <url>', 'base URL of the daemon (http:// or https://)', DEFAULT_DAEMON_URL)
+    .option('--http.config.file <file>', "HTTP client config (amtool's format: basic_auth, bearer_token, tls_config)")
+    .option('--user <name>', 'basic auth user name (password from $TRANSFER_WATCH_PASSWORD)')
+    .option('--ca-file <file>', "CA bundle that signed the daemon's certificate");
+}
+
+export function connection(o: ConnectionFlags): DaemonClientOptions {
+  const configFile = o['http.config.file'];
+  const password = process.env.TRANSFER_WATCH_PASSWORD;
+  return {
+    url: o.url,
+    ...(typeof configFile === 'string' ? { httpConfigFile: configFile } : {}),
+    ...(o.user !== undefined ? { user: o.user } : {}),
+    ...(password !== undefined ? { password } : {}),
+    ...(o.caFile !== undefined ? { caFile: o.caFile } : {}),
+  };
 }

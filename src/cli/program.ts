@@ -8,6 +8,7 @@ import { registerTestRules } from './test-rules.js';
 import { registerQuery } from './query.js';
 import { registerSimulate } from './simulate.js';
 import { registerSilence } from './silence.js';
+import { registerHistory } from './history.js';
 import { packageVersion } from './package-version.js';
 
 /** The `transfer-watch` command line: every command, parsed from `argv` (as `process.argv`). */
@@ -31,6 +32,7 @@ export async function runProgram(argv: readonly string[]): Promise<void> {
   registerQuery(program);
   registerSimulate(program);
   registerSilence(program);
+  registerHistory(program);
 
   await program.parseAsync([...argv]);
 }

@@ -1,3 +1,4 @@
+import { csvLine } from '../base/csv.js';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError } from '../base/config-error.js';
@@ -248,18 +249,8 @@ function orderedRecord(record: ServiceRecord): Record<string, string | number | 
   return Object.fromEntries(FIELDS.map((f) => [f, record[f]]));
 }
 
-/** RFC 4180: quote a field holding a comma, quote, CR or LF (or edge spaces), doubling inner quotes. */
-export function csvField(value: string | number | null): string {
-  if (value === null) return '';
-  let text = String(value);
-  // A text cell a spreadsheet would run as a formula (=, +, -, @, tab, CR first) is prefixed with a quote
-  // (OWASP's CSV injection advice): file names and messages come from the monitored service. Numbers stay numbers.
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
-
 function csvRow(record: ServiceRecord): string {
-  return `${FIELDS.map((f) => csvField(record[f])).join(',')}\r\n`;
+  return csvLine(FIELDS.map((f) => record[f]));
 }
 
 /** `2024-05-01 12:00:00` (UTC; the header says so). */

@@ -2,14 +2,13 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { parseDuration } from '../base/duration.js';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
-import { daemonClient, unreachable, type DaemonClientOptions } from './daemon-http-client.js';
+import { connection, daemonClient, unreachable, withConnection, type ConnectionFlags, type DaemonClientOptions } from './daemon-http-client.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
 /**
  * `transfer-watch silence add|list|expire`: a client of a running daemon's /api/v1/silences.
  * Matchers are Alertmanager's (`alertname="X"`, `mft_instance=~"PROD.*"`) and are checked by the daemon.
  */
-export const DEFAULT_DAEMON_URL = 'http://127.0.0.1:9464';
 
 const silenceSchema = z.object({
   id: z.string(),
@@ -118,35 +117,6 @@ export function formatSilenceTable(silences: readonly ApiSilence[]): string {
 function fail(err: unknown): void {
   process.stderr.write(`silence: ${errorMessage(err)}\n`);
   process.exitCode = err instanceof SilenceRequestError ? EXIT_FAILURE : EXIT_USAGE;
-}
-
-interface ConnectionFlags {
-  url: string;
-  /** Commander keeps the dots of `--http.config.file` in the key. */
-  'http.config.file'?: string;
-  user?: string;
-  caFile?: string;
-}
-
-/** The connection options every subcommand takes (amtool's names where amtool has one). */
-function withConnection(cmd: Command): Command {
-  return cmd
-    .option('--url <url>', 'base URL of the daemon (http:// or https://)', DEFAULT_DAEMON_URL)
-    .option('--http.config.file <file>', "HTTP client config (amtool's format: basic_auth, bearer_token, tls_config)")
-    .option('--user <name>', 'basic auth user name (password from $TRANSFER_WATCH_PASSWORD)')
-    .option('--ca-file <file>', "CA bundle that signed the daemon's certificate");
-}
-
-function connection(o: ConnectionFlags): SilenceClientOptions {
-  const configFile = o['http.config.file'];
-  const password = process.env.TRANSFER_WATCH_PASSWORD;
-  return {
-    url: o.url,
-    ...(typeof configFile === 'string' ? { httpConfigFile: configFile } : {}),
-    ...(o.user !== undefined ? { user: o.user } : {}),
-    ...(password !== undefined ? { password } : {}),
-    ...(o.caFile !== undefined ? { caFile: o.caFile } : {}),
-  };
 }
 
 export function registerSilence(program: Command): void {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { timeZone } from '../base/schema-helpers.js';
 import { haSchema } from '../ha/ha-schema.js';
+import { historySchema } from '../history/history-schema.js';
 import { pollSchema, type PollConfig } from '../poller/poll-schema.js';
 import { sourceSchema, type SourceConfig } from '../source/source-schema.js';
 import { receiverSchema } from '../notify/receiver-schema.js';
@@ -54,6 +55,8 @@ export const configSchema = z
       })
       .prefault({}),
     ha: haSchema,
+    /** The history of alerts and notifications (contract section 12): SQLite in state.dir, or PostgreSQL. */
+    history: historySchema,
   })
   .superRefine((cfg, ctx) => {
     const seen = new Set<string>();

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { HA_SECRET_FIELDS } from '../ha/ha-schema.js';
+import { HISTORY_SECRET_FIELDS } from '../history/history-schema.js';
 import { RECEIVER_SECRET_FIELDS, RECEIVER_SECRET_MAPS } from '../notify/integrations/registry.js';
 import type { Problem } from '../base/problem.js';
 import { formatPath, isRecord, pathKey } from '../base/value-path.js';
@@ -11,7 +12,7 @@ import type { YamlLocator } from '../base/yaml-locator.js';
  * than "any key ending in _file", because `ca_file` is a path, not a secret, and must stay a path.
  * `*` matches any list index.
  */
-export const SECRET_FIELDS: readonly (readonly string[])[] = [['sources', '*', 'password'], ...RECEIVER_SECRET_FIELDS, ...HA_SECRET_FIELDS];
+export const SECRET_FIELDS: readonly (readonly string[])[] = [['sources', '*', 'password'], ...RECEIVER_SECRET_FIELDS, ...HA_SECRET_FIELDS, ...HISTORY_SECRET_FIELDS];
 
 /** Values that are secret but have no `_file` form: custom webhook headers usually carry credentials. */
 const SECRET_MAPS: readonly (readonly string[])[] = RECEIVER_SECRET_MAPS;

@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.js';
 import { LEADER_LEASE, sourceOfLease, type Cluster, type ClusterEvents } from '../cluster/cluster.js';
 import { LocalCluster } from '../cluster/local-cluster.js';
 import { HaCluster } from '../ha/ha-cluster.js';
+import { openHistory, type HistoryAvailability } from '../history/open-history.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
 import type { SilenceApi } from '../http/daemon-api.js';
@@ -14,7 +15,7 @@ import { startHttpServer, type RunningHttpServer } from '../http/http-server.js'
 import { HttpSecurity } from '../http/security/http-security.js';
 import type { LoadedSetup } from './load-setup.js';
 import { LeadingRole } from './roles/leading-role.js';
-import { SharedView } from './roles/shared-view.js';
+import { SharedView, type HistoryStatus } from './roles/shared-view.js';
 import { SourcePollingRole } from './roles/source-polling-role.js';
 
 export type { ApiAlert } from './roles/shared-view.js';
@@ -24,6 +25,8 @@ const SHUTDOWN_POLL_GRACE_MS = 6_000;
 const SHUTDOWN_NOTIFY_GRACE_MS = 2_500;
 /** Every replica refreshes who holds what, and followers their alerts and silences, this often. */
 const VIEW_REFRESH_MS = 1_000;
+/** A replica that does not write the history asks the database this often whether it answers (history_up). */
+const HISTORY_PING_MS = 10_000;
 
 export interface DaemonOptions {
   /** Loads config and rules; called at start and at each reload. Throws on invalid input. */
@@ -59,6 +62,10 @@ export class Daemon {
   private ready = false;
   private stopping = false;
   private refresh: NodeJS.Timeout | undefined;
+  private historyPing: NodeJS.Timeout | undefined;
+  private history!: HistoryAvailability;
+  /** A reader's last word on the history database (the leader's recorder has its own). */
+  private historyReadable: boolean | undefined;
   private lastReload: { ok: boolean; at: number; error?: string } | undefined;
   private readonly startedAt: number;
 
@@ -91,9 +98,11 @@ export class Daemon {
       : await LocalCluster.open({ dir: config.state.dir, sources: sourceNames, logger, clock, events });
     // The poller hands each transfer on once (per-stream dedup across overlaps and abandoned windows), so the
     // metrics' own id memory (100,000 ids) would be redundant. Lease series only where there is a cluster to show.
+    this.history = openHistory(config, logger);
     this.metrics = new TransferWatchMetrics({
       maxSeries: config.metrics.max_series,
       version: this.opts.version,
+      history: this.history.store !== undefined,
       ...(this.cluster.description.shown ? { haLeases: [LEADER_LEASE, ...sourceNames] } : {}),
     });
 
@@ -115,6 +124,7 @@ export class Daemon {
       setup,
       replayPoller: (source) => this.polling.replayPoller(source),
       streamsOf: (source) => this.view.streamsOf(source),
+      history: this.history.store,
     });
     this.view = new SharedView({
       cluster: this.cluster,
@@ -125,6 +135,7 @@ export class Daemon {
       leading: this.leading,
       ready: () => this.ready && !this.stopping,
       lastReload: () => this.lastReload,
+      history: () => this.historyStatus(),
     });
     await this.leading.init();
     this.initReceiverMetrics();
@@ -141,6 +152,31 @@ export class Daemon {
     await this.view.refresh();
     this.refresh = setInterval(() => void this.view.refresh(), VIEW_REFRESH_MS);
     this.refresh.unref();
+    if (this.history.store) {
+      const store = this.history.store;
+      this.historyPing = setInterval(() => {
+        if (this.leading.history) return;
+        store.ping().then(
+          () => this.setHistoryReadable(true),
+          () => this.setHistoryReadable(false),
+        );
+      }, HISTORY_PING_MS);
+      this.historyPing.unref();
+    }
+  }
+
+  private setHistoryReadable(up: boolean): void {
+    this.historyReadable = up;
+    this.metrics.setHistoryUp(up);
+  }
+
+  /** How the history stands, for `/api/v1/status` and the page. */
+  private historyStatus(): HistoryStatus {
+    const h = this.history;
+    if (h.state === 'disabled') return { history: 'disabled', why: h.why };
+    const recorder = this.leading.history;
+    const up = recorder ? recorder.up : this.historyReadable;
+    return { history: h.state, where: h.where, ...(up !== undefined ? { up } : {}), ...(recorder ? { waiting: recorder.backlog } : {}) };
   }
 
   private async startHttp(): Promise<void> {
@@ -188,6 +224,7 @@ export class Daemon {
           }),
         ),
         statusPage: () => this.view.statusPageData(),
+        history: this.history.store ?? this.history.why,
       },
     });
     logger.info({ url: this.http.url }, 'HTTP server listening');
@@ -322,8 +359,10 @@ export class Daemon {
     if (this.stopping) return;
     this.stopping = true;
     if (this.refresh) clearInterval(this.refresh);
+    if (this.historyPing) clearInterval(this.historyPing);
     await this.polling?.stopAll(SHUTDOWN_POLL_GRACE_MS);
     await this.leading?.stop(SHUTDOWN_NOTIFY_GRACE_MS);
+    await this.history?.store?.close().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'could not close the history database cleanly'));
     // Leases given back (the others take over now, not after lease_ttl); state journals fsynced and closed, so a
     // power loss after a clean stop loses nothing.
     await this.cluster?.close().catch((err: unknown) => this.logger.error({ err: errorMessage(err) }, 'could not close the cluster state cleanly'));

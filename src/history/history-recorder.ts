@@ -144,10 +144,14 @@ export class HistoryRecorder {
     const { store, journal, logger, clock } = this.opts;
     try {
       await store.ensureSchema();
-      for (;;) {
+      for (let round = 0; ; round++) {
         const alerts = this.opts.alerts();
         const batch: HistoryRecord[] = [...alerts.unrecordedEvents(DRAIN_BATCH), ...journal.pending(DRAIN_BATCH)];
-        if (batch.length === 0) break;
+        if (batch.length === 0) {
+          // Nothing to write: still ask, so an outage is seen (and alerted on) before there is something to lose.
+          if (round === 0) await store.ping();
+          break;
+        }
         await store.write(batch);
         const ids = new Set(batch.map((r) => r.id));
         const alertIds = new Set(batch.filter((r) => r.kind === 'alert').map((r) => r.id));

@@ -4,6 +4,7 @@
  */
 
 import type { StatusPageData } from './status-page/status-page-data.js';
+import type { HistoryReader } from './history-routes.js';
 
 /**
  * Silences as the notify stage manages them. The real type lives in src/notify/; the server only needs
@@ -58,6 +59,11 @@ export interface DaemonApi {
   alertmanager?: AlertmanagerView;
   /** What the on-call status page at `/` shows; without it `/` is a plain index of the endpoints. */
   statusPage?(): StatusPageData;
+  /**
+   * The history of alerts, notifications and silences (`/api/v1/history/*`, contract section 12). A string: the
+   * history is disabled, and why (those endpoints answer 503 saying so).
+   */
+  history?: HistoryReader | string;
 }
 
 /** What `/metrics` serves (TransferWatchMetrics fits). */

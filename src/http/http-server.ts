@@ -11,6 +11,18 @@ import { readBody, readJsonBody, refuseLargeBodyOfRead } from './read-body.js';
 import { readRunbook } from './runbook-pages.js';
 import { ConnectionLimiter } from './connection-limiter.js';
 import { silenceHttpError } from './silence-errors.js';
+import {
+  alertEventJson,
+  alertEventsCsv,
+  attemptJson,
+  attemptsCsv,
+  encodeCursor,
+  parseHistoryRequest,
+  silenceEventJson,
+  silenceEventsCsv,
+  type HistoryReader,
+} from './history-routes.js';
+import type { HistoryCursor } from '../history/history-store.js';
 import { authenticatedUser, HttpSecurity } from './security/http-security.js';
 import type { WriteKind } from './security/request-guard.js';
 import { StatusPageHandler } from './status-page/status-page-handler.js';
@@ -215,6 +227,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
         }
       },
     }),
+    ...historyRoutes(api.history, logger),
     ...(api.alertmanager ? alertmanagerV2Routes(api.alertmanager, api.silences).map(toRoute) : []),
     route('/api/v1/silences/:id', {
       GET: async (_req, params) => {
@@ -228,6 +241,42 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
         return json(200, { status: 'success' });
       },
     }),
+  ];
+}
+
+/**
+ * `/api/v1/history/alerts`, `/notifications` and `/silences` (contract section 12): pages newest first, `next`
+ * to go on (also the `X-Next-Cursor` header of a CSV page), 503 while the history is disabled or its database
+ * does not answer.
+ */
+function historyRoutes(history: HistoryReader | string | undefined, logger: Logger): Route[] {
+  const page = <T>(
+    read: (h: HistoryReader, q: ReturnType<typeof parseHistoryRequest>['query']) => Promise<{ items: T[]; next: HistoryCursor | null }>,
+    key: string,
+    toJson: (item: T) => unknown,
+    toCsv: (items: T[]) => string,
+  ): Handler => {
+    return async (req) => {
+      if (history === undefined || typeof history === 'string') throw new HttpError(503, 'history_disabled', `the history is disabled: ${history ?? 'not configured'}`);
+      const { query, format } = parseHistoryRequest(req, Date.now());
+      let result: { items: T[]; next: HistoryCursor | null };
+      try {
+        result = await read(history, query);
+      } catch (err) {
+        logger.warn({ err: errorFields(err), path: pathOf(req.url) }, 'history query failed');
+        throw new HttpError(503, 'history_unavailable', 'the history database does not answer; try again later', { 'Retry-After': '10' });
+      }
+      const next = encodeCursor(result.next);
+      if (format === 'csv') {
+        return { status: 200, contentType: 'text/csv; charset=utf-8', body: toCsv(result.items), headers: next ? { 'X-Next-Cursor': next } : {} };
+      }
+      return json(200, { [key]: result.items.map(toJson), next });
+    };
+  };
+  return [
+    route('/api/v1/history/alerts', { GET: page((h, q) => h.alertEvents(q), 'events', alertEventJson, alertEventsCsv) }),
+    route('/api/v1/history/notifications', { GET: page((h, q) => h.attempts(q), 'attempts', attemptJson, attemptsCsv) }),
+    route('/api/v1/history/silences', { GET: page((h, q) => h.silenceEvents(q), 'events', silenceEventJson, silenceEventsCsv) }),
   ];
 }
 

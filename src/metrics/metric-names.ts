@@ -164,6 +164,32 @@ export const METRICS = {
     ['source'],
     'High availability: leases acquired or lost by this replica, per source (and "leader").',
   ),
+  historyUp: def(
+    'transfer_watch_history_up',
+    'gauge',
+    [],
+    '1 while the history database (SQLite in state.dir or PostgreSQL) takes writes and answers, else 0 (absent when history is disabled).',
+  ),
+  historyBacklog: def(
+    'transfer_watch_history_backlog',
+    'gauge',
+    [],
+    'History records kept in the state store, waiting to be written to the history database (grows while it is down).',
+    [],
+    false,
+  ),
+  alertTimeToNotify: def(
+    'transfer_watch_alert_time_to_notify_seconds',
+    'histogram',
+    ['alertname'],
+    'From an alert firing to the first delivered notification carrying it, once per firing.',
+  ),
+  alertDuration: def(
+    'transfer_watch_alert_duration_seconds',
+    'histogram',
+    ['alertname'],
+    'From an alert firing to its resolution (time to resolve), observed when it resolves.',
+  ),
   buildInfo: def(
     'transfer_watch_build_info',
     'gauge',

@@ -12,6 +12,8 @@ export type NotificationOutcome = 'sent' | 'failed';
 export interface TransferWatchMetricsOptions {
   /** With `ha:`: the lease names (sources and "leader") of the transfer_watch_ha_* metrics; absent, none. */
   haLeases?: readonly string[];
+  /** The history is on (contract section 12): history_up and the alert time histograms exist. */
+  history?: boolean;
   /** Series per metric family before unbounded labels fold into `other` (config `metrics.max_series`). */
   maxSeries: number;
   /** transfer-watch version for `transfer_watch_build_info`. */
@@ -33,6 +35,10 @@ const LINT_FAILING_DEFAULT_METRICS = [
 
 // Poll cycles page through up to max_window of history, so they run from milliseconds to minutes.
 const POLL_DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** Group waits are seconds to minutes; retries after an outage reach hours. */
+const TIME_TO_NOTIFY_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 14400];
+/** A burst resolves in minutes; a missing file may stay open for a day or more. */
+const ALERT_DURATION_BUCKETS = [60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400, 259200, 604800];
 
 const EVENTS_PREINITIALISED = ['transmission', 'reception'];
 const RESULTS = ['success', 'error'] as const;
@@ -81,6 +87,7 @@ export class TransferWatchMetrics {
   private readonly seriesFolded: Counter<string>;
   private readonly httpAuthFailures: Counter<string>;
   private readonly ha: { redisUp: Gauge<string>; leases: Gauge<string>; changes: Counter<string> } | undefined;
+  private readonly history: { up: Gauge<string>; backlog: Gauge<string>; timeToNotify: Histogram<string>; duration: Histogram<string> } | undefined;
 
   constructor(opts: TransferWatchMetricsOptions) {
     this.registry = new Registry();
@@ -136,6 +143,17 @@ export class TransferWatchMetrics {
         this.ha.changes.inc({ source: lease }, 0);
       }
     }
+
+    this.history = opts.history
+      ? {
+          up: gauge(METRICS.historyUp),
+          backlog: gauge(METRICS.historyBacklog),
+          timeToNotify: new Histogram({ name: METRICS.alertTimeToNotify.name, help: METRICS.alertTimeToNotify.help, labelNames: METRICS.alertTimeToNotify.labels, buckets: TIME_TO_NOTIFY_BUCKETS, registers }),
+          duration: new Histogram({ name: METRICS.alertDuration.name, help: METRICS.alertDuration.help, labelNames: METRICS.alertDuration.labels, buckets: ALERT_DURATION_BUCKETS, registers }),
+        }
+      : undefined;
+    this.history?.up.set(1);
+    this.history?.backlog.set(0);
 
     this.maxTransferSeries = opts.maxSeries;
     this.guard = new SeriesGuard(opts.maxSeries, (metric) => this.seriesFolded.inc({ metric }));
@@ -299,6 +317,24 @@ export class TransferWatchMetrics {
   setLeaseHeld(lease: string, held: boolean): void {
     this.ha?.leases.set({ source: lease }, held ? 1 : 0);
     this.ha?.changes.inc({ source: lease });
+  }
+
+  setHistoryUp(up: boolean): void {
+    this.history?.up.set(up ? 1 : 0);
+  }
+
+  setHistoryBacklog(n: number): void {
+    this.history?.backlog.set(n);
+  }
+
+  /** From firing to the first delivered notification, in seconds. */
+  observeTimeToNotify(alertname: string, seconds: number): void {
+    this.history?.timeToNotify.observe(this.guard.admit(METRICS.alertTimeToNotify, { alertname }), Math.max(0, seconds));
+  }
+
+  /** From firing to resolution, in seconds. */
+  observeAlertDuration(alertname: string, seconds: number): void {
+    this.history?.duration.observe(this.guard.admit(METRICS.alertDuration, { alertname }), Math.max(0, seconds));
   }
 
   setStateWriteOk(ok: boolean): void {

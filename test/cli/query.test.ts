@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { csvField, runQuery, type QueryOptions } from '../../src/cli/query.js';
+import { csvField } from '../../src/base/csv.js';
+import { runQuery, type QueryOptions } from '../../src/cli/query.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { json, startFakeService, wireRecord, wireRecords, type FakeServiceOptions, type FakeTransferService } from '../source/fake-transfer-service.js';
 

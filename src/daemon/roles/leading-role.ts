@@ -2,10 +2,17 @@ import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import { errorFields, errorMessage, isFencedError } from '../../util/errors.js';
 import type { Config, SourceConfig } from '../../config/schema.js';
+import type { Alert } from '../../alerts/alert.js';
 import { LEADER_LEASE, type Cluster } from '../../cluster/cluster.js';
 import { BusProgress } from '../../cluster/bus-progress.js';
 import type { BusEntry } from '../../cluster/transfer-bus.js';
 import { coordinationDownCandidate } from '../../alerts/coordination-down.js';
+import { HISTORY_DOWN_AFTER_MS, historyDownCandidate } from '../../alerts/history-down.js';
+import { HistoryJournal } from '../../history/history-journal.js';
+import { HistoryRecorder } from '../../history/history-recorder.js';
+import type { HistoryStore } from '../../history/history-store.js';
+import type { DeliveryAttempt } from '../../notify/deliver/deliver-stage.js';
+import { titleOf } from '../../notify/templates/template-context.js';
 import { AlertStore } from '../../alerts/alert-store.js';
 import type { TransferWatchMetrics } from '../../metrics/transfer-watch-metrics.js';
 import { Notifier } from '../../notify/notifier.js';
@@ -19,6 +26,8 @@ import type { ExpectedFile } from '../../rules/rule-evaluator.js';
 import type { LoadedSetup } from '../load-setup.js';
 import { streamProgress } from './source-polling-role.js';
 
+/** The label sets of at most this many alerts are kept with a notification attempt (all fingerprints are). */
+const MAX_ALERTS_RECORDED = 100;
 /** Rule windows are rebuilt from at most this much history after a restart or reload, whatever a rule asks. */
 const MAX_REPLAY_MS = 2 * 86_400_000;
 /** Rules are also evaluated on this tick, so `for`, deadlines and SourceDown do not wait for a poll. */
@@ -56,6 +65,8 @@ export interface LeadingRoleOptions {
   replayPoller: (source: SourceConfig) => Poller;
   /** Every stream of a source as its poller last published it (any replica's). */
   streamsOf: (source: string) => StreamStatus[] | undefined;
+  /** Where the history is written while this process leads (contract section 12); undefined: no history. */
+  history?: HistoryStore | undefined;
 }
 
 /**
@@ -92,8 +103,15 @@ export class LeadingRole {
   private soon: NodeJS.Timeout | undefined;
   private lastEvaluatedAt = Number.NEGATIVE_INFINITY;
   private stopping = false;
+  /** Writes the history while leading (a new one at each takeover, on the journal the last leader left). */
+  private recorder: HistoryRecorder | undefined;
 
   constructor(private readonly opts: LeadingRoleOptions) {}
+
+  /** The history writer of this leadership, if leading with a history. */
+  get history(): HistoryRecorder | undefined {
+    return this.leadingNow ? this.recorder : undefined;
+  }
 
   get leading(): boolean {
     return this.leadingNow;
@@ -109,7 +127,16 @@ export class LeadingRole {
 
   /** Restore alerts and the notifier's state (as a follower until the leader lease comes) and start the tick. */
   async init(): Promise<void> {
-    this.alerts = new AlertStore({ clock: this.opts.clock, logger: this.logger, state: this.opts.cluster.leaderState });
+    const { metrics } = this.opts;
+    this.alerts = new AlertStore({
+      clock: this.opts.clock,
+      logger: this.logger,
+      state: this.opts.cluster.leaderState,
+      recordHistory: this.opts.history !== undefined,
+      onResolved: (alert, at) => {
+        if (alert.firedAt !== undefined) metrics.observeAlertDuration(alert.labels['alertname'] ?? '', (at - alert.firedAt) / 1000);
+      },
+    });
     await this.alerts.restore();
     this.engine = this.newEngine(this.opts.setup().rules);
     this.progress = this.newProgress();
@@ -136,7 +163,8 @@ export class LeadingRole {
     const epoch = ++this.leadership;
     this.notifier.halt();
     await this.alerts.restore();
-    const notifier = this.newNotifier();
+    const recorder = await this.newRecorder();
+    const notifier = this.newNotifier(recorder);
     await notifier.restore();
     const engine = this.newEngine(this.opts.setup().rules);
     const progress = this.newProgress();
@@ -144,7 +172,11 @@ export class LeadingRole {
     this.progress = progress;
     const from = await this.replayAll(engine);
     const consumed = await cluster.bus.consumed();
-    if (epoch !== this.leadership || !cluster.coordinator.holds(LEADER_LEASE)) return notifier.halt();
+    if (epoch !== this.leadership || !cluster.coordinator.holds(LEADER_LEASE)) {
+      await recorder?.stop();
+      return notifier.halt();
+    }
+    this.recorder = recorder;
     this.engine = engine;
     this.engineFrom = from;
     this.notifier = notifier;
@@ -203,6 +235,8 @@ export class LeadingRole {
     this.leadership++;
     this.withdrawFromBoard();
     this.notifier.halt();
+    void this.recorder?.stop();
+    this.recorder = undefined;
     this.notifier = this.newNotifier();
     void this.notifier.reloadSilences().catch(() => undefined);
     this.logger.warn({ role: 'leader', lease: LEADER_LEASE, why }, 'no longer leading: rules and notifications are left to the holder of the leader lease');
@@ -305,9 +339,11 @@ export class LeadingRole {
       metrics.setSourceUp(source.name, !failing && !down);
     }
     this.applyCoordinationAlert(now);
+    this.applyHistoryAlert(now);
     const all = this.alerts.alerts();
     metrics.setAlerts(all);
     this.notifier.update(all);
+    await this.recordMutes(all, now);
     metrics.setStateWriteOk(cluster.leaderState.lastWriteOk);
     try {
       await this.alerts.flush();
@@ -319,7 +355,82 @@ export class LeadingRole {
       }
     }
     metrics.setStateWriteOk(cluster.leaderState.lastWriteOk);
+    // After the snapshot: the alert events it journaled are durable before they are written to the database.
+    void this.recorder?.drain();
     this.scheduleWakeup(now);
+  }
+
+  /**
+   * Silenced/unsilenced and inhibited/uninhibited events, and silence events (created, updated, expired), for
+   * the history: the mute stage's verdict on each firing alert, compared with the last one recorded.
+   */
+  private async recordMutes(alerts: readonly Alert[], now: number): Promise<void> {
+    const recorder = this.recorder;
+    if (!recorder) return;
+    for (const a of alerts) {
+      if (a.state !== 'firing') continue;
+      const status = this.notifier.alertStatus(a);
+      this.alerts.setMuted(a.fingerprint, status.silencedBy, status.inhibitedBy, now);
+    }
+    try {
+      await recorder.silences(this.notifier.silences.list(), now);
+    } catch (err) {
+      this.logger.warn({ err: errorFields(err) }, 'silence events not journaled for the history; tried again at the next evaluation');
+    }
+  }
+
+  /** TransferWatchHistoryDown: the history database has refused writes for HISTORY_DOWN_AFTER_MS. */
+  private applyHistoryAlert(now: number): void {
+    const recorder = this.recorder;
+    if (!recorder || !this.opts.history) return;
+    const since = recorder.failingSince;
+    this.opts.metrics.setHistoryBacklog(recorder.backlog);
+    this.alerts.setBuiltin(historyDownCandidate(this.opts.history.opened.where, recorder.backlog), since !== undefined && now - since >= HISTORY_DOWN_AFTER_MS, now);
+  }
+
+  /** The history writer of a new leadership, on the journal the last leader left in the shared state. */
+  private async newRecorder(): Promise<HistoryRecorder | undefined> {
+    const { history, cluster, clock, metrics } = this.opts;
+    if (!history) return undefined;
+    const journal = new HistoryJournal(cluster.leaderState, this.logger);
+    await journal.restore();
+    return new HistoryRecorder({
+      store: history,
+      journal,
+      alerts: () => this.alerts,
+      clock,
+      logger: this.logger,
+      retentionMs: this.config.history.retention,
+      onUp: (up) => metrics.setHistoryUp(up),
+      onAlertEventsRecorded: () => void this.alerts.flush().catch(() => undefined),
+    });
+  }
+
+  /** A delivery attempt: into the history journal, and the first delivered firing notification of each alert timed. */
+  private async recordAttempt(recorder: HistoryRecorder, a: DeliveryAttempt): Promise<void> {
+    const n = a.notification;
+    if (a.outcome === 'sent' && n.status === 'firing') {
+      for (const alert of n.alerts) {
+        if (alert.state !== 'firing') continue;
+        const firedAt = this.alerts.notified(alert.fingerprint, a.at);
+        if (firedAt !== undefined) this.opts.metrics.observeTimeToNotify(alert.labels['alertname'] ?? '', (a.at - firedAt) / 1000);
+      }
+    }
+    await recorder.attempt({
+      kind: 'attempt',
+      id: a.id,
+      at: a.at,
+      receiver: a.receiver,
+      integration: a.integration,
+      status: n.status,
+      fingerprints: n.alerts.map((x) => x.fingerprint),
+      alerts: n.alerts.slice(0, MAX_ALERTS_RECORDED).map((x) => x.labels),
+      title: titleOf(n),
+      outcome: a.outcome,
+      attempt: a.attempt,
+      error: a.error,
+      duration_ms: a.durationMs,
+    });
   }
 
   /** Deadlines and `warn_before` times are evaluated on time, not on the next tick. */
@@ -386,6 +497,8 @@ export class LeadingRole {
     if (this.leadingNow) {
       await this.alerts.flush({ force: true }).catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'could not persist alert state at shutdown'));
       await this.notifier.stop(graceMs);
+      await this.recorder?.drain();
+      await this.recorder?.stop();
     } else {
       this.notifier.halt();
     }
@@ -417,7 +530,7 @@ export class LeadingRole {
     return new BusProgress(expectedStreams(this.config), this.opts.clock.now());
   }
 
-  private newNotifier(): Notifier {
+  private newNotifier(recorder?: HistoryRecorder): Notifier {
     const { clock, logger, metrics, cluster } = this.opts;
     const setup = this.opts.setup();
     const notifier = new Notifier({
@@ -429,6 +542,7 @@ export class LeadingRole {
       hooks: {
         onNotification: (receiver, integration, outcome) => metrics.observeNotification(receiver, integration, outcome),
         onQueueLength: (n) => metrics.setNotificationQueueLength(n),
+        ...(recorder ? { onAttempt: (a: DeliveryAttempt) => this.recordAttempt(recorder, a) } : {}),
       },
       silenceState: cluster.sharedState,
       onSilencesChanged: () => void cluster.silencesChanged(),

@@ -89,6 +89,21 @@ export interface SharedViewOptions {
   leading: LeadingRole;
   ready: () => boolean;
   lastReload: () => { ok: boolean; at: number; error?: string } | undefined;
+  /** Where the history is kept (`sqlite`, `postgres` or `disabled`), and how it stands. */
+  history: () => HistoryStatus;
+}
+
+/** `/api/v1/status`'s `history` and `historyStore`. */
+export interface HistoryStatus {
+  history: 'sqlite' | 'postgres' | 'disabled';
+  /** The file, or `postgres://host:port/db` (no credentials). */
+  where?: string;
+  /** The last write or read went through. */
+  up?: boolean;
+  /** Records waiting in the state store for the database (the leader only). */
+  waiting?: number;
+  /** Why there is no history. */
+  why?: string;
 }
 
 /**
@@ -239,6 +254,11 @@ export class SharedView {
         writable: cluster.leaderState.lastWriteOk,
         ...(cluster.leaderState.lastWriteError ? { lastError: cluster.leaderState.lastWriteError } : {}),
       },
+      ...historyFields(this.opts.history()),
     };
   }
+}
+
+function historyFields({ history, ...store }: HistoryStatus): { history: HistoryStatus['history']; historyStore: Omit<HistoryStatus, 'history'> } {
+  return { history, historyStore: store };
 }

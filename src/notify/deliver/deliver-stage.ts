@@ -4,7 +4,7 @@ import type { Clock } from '../../util/clock.js';
 import { errorMessage, isFencedError } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
 import type { NflogEntry, NotificationLog } from '../dedup/nflog.js';
-import { NotifyError, type Integration } from '../notification.js';
+import { NotifyError, type Integration, type Notification } from '../notification.js';
 import type { Outbox} from './outbox.js';
 import { type OutboxEntry } from './outbox.js';
 import { RecentSends, type SendOutcome } from './recent-sends.js';
@@ -18,6 +18,27 @@ export interface DeliveryHooks {
   onQueueLength?(n: number): void;
   /** A notification abandoned after `giveUpAfterMs` or a non-retryable error. */
   onGiveUp?(receiver: string, integration: string): void;
+  /**
+   * Every attempt and every give-up, for the history (contract section 12). Awaited before the attempt's outcome
+   * is taken as done (the notification log written, the outbox changed): a crash after it records nothing twice,
+   * a crash before it re-sends the attempt, which is recorded then. A rejection is logged; delivery goes on.
+   */
+  onAttempt?(attempt: DeliveryAttempt): Promise<void>;
+}
+
+/** One attempt to deliver a notification (or the decision to give it up), as the history records it. */
+export interface DeliveryAttempt {
+  /** The same for the same attempt of the same notification, also after a restart. */
+  id: string;
+  at: number;
+  receiver: string;
+  integration: string;
+  notification: Notification;
+  outcome: 'sent' | 'failed' | 'retrying' | 'gave_up';
+  /** 1 for the first try; a give-up carries the number of the last one. */
+  attempt: number;
+  error: string | null;
+  durationMs: number;
 }
 
 export interface DeliverStageOptions {
@@ -168,14 +189,17 @@ export class DeliverStage {
         entry.nextAttemptAt = this.opts.clock.now() + 1_000;
         return;
       }
+      const started = performance.now();
       try {
         await integration.send(entry.notification, this.abort.signal);
       } catch (err) {
-        await this.failed(entry, err);
+        await this.failed(entry, err, performance.now() - started);
         return;
       }
+      const durationMs = performance.now() - started;
       this.opts.hooks.onNotification?.(entry.receiver, entry.integration, 'sent');
       this.record(entry, 'sent');
+      await this.tellAttempt(entry, 'sent', entry.attempts + 1, null, durationMs);
       this.nflog.set(entry.key, { firing: entry.firing, resolved: entry.resolved, sentAt: this.opts.clock.now(), seq: entry.id });
       // The at-least-once window: a crash before this append re-sends the entry on restart.
       await this.persistNflog();
@@ -191,13 +215,15 @@ export class DeliverStage {
     }
   }
 
-  private async failed(entry: OutboxEntry, err: unknown): Promise<void> {
+  private async failed(entry: OutboxEntry, err: unknown, durationMs: number): Promise<void> {
     entry.attempts += 1;
     this.opts.hooks.onNotification?.(entry.receiver, entry.integration, 'failed');
     const now = this.opts.clock.now();
     entry.lastError = this.opts.redact(entry.receiver, errorMessage(err));
     this.record(entry, 'failed', entry.lastError);
     const retryable = err instanceof NotifyError ? err.retryable : true;
+    // Cut short by a stop or a lost lease (not the receiver's answer): whoever sends next tells its own attempt.
+    if (!this.abort.signal.aborted) await this.tellAttempt(entry, retryable && now < entry.giveUpAt ? 'retrying' : 'failed', entry.attempts, entry.lastError, durationMs);
     if (!retryable) {
       await this.giveUp(entry, `not retryable: ${entry.lastError}`);
       return;
@@ -240,12 +266,33 @@ export class DeliverStage {
     );
     this.opts.hooks.onGiveUp?.(entry.receiver, entry.integration);
     this.record(entry, 'given_up', this.opts.redact(entry.receiver, reason));
+    await this.tellAttempt(entry, 'gave_up', entry.attempts, this.opts.redact(entry.receiver, reason), 0);
     // Recorded as if sent, so the same content is not retried at every flush; a change or the repeat interval sends again.
     this.nflog.set(entry.key, { firing: entry.firing, resolved: entry.resolved, sentAt: now, seq: entry.id });
     await this.persistNflog();
     this.outbox.remove(entry.id);
     await this.persistOutbox();
     this.opts.hooks.onQueueLength?.(this.outbox.size);
+  }
+
+  private async tellAttempt(entry: OutboxEntry, outcome: DeliveryAttempt['outcome'], attempt: number, error: string | null, durationMs: number): Promise<void> {
+    if (!this.opts.hooks.onAttempt) return;
+    const key = entry.notification.idempotencyKey ?? `${entry.key}-${entry.id}`;
+    try {
+      await this.opts.hooks.onAttempt({
+        id: outcome === 'gave_up' ? `${key}:gave_up` : `${key}:${attempt}`,
+        at: this.opts.clock.now(),
+        receiver: entry.receiver,
+        integration: entry.integration,
+        notification: entry.notification,
+        outcome,
+        attempt,
+        error,
+        durationMs,
+      });
+    } catch (err) {
+      this.opts.logger.warn({ err: { type: 'HistoryJournalError', message: errorMessage(err) }, receiver: entry.receiver }, 'notification attempt not journaled for the history');
+    }
   }
 
   private record(entry: OutboxEntry, outcome: SendOutcome['outcome'], error?: string): void {
