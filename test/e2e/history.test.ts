@@ -1,0 +1,207 @@
+import { existsSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startCaptureServer, type CapturedRequest } from '../helpers/capture-server.js';
+import { CLI, eventually, runCli } from '../helpers/daemon-process.js';
+import { BACKENDS, HistoryBackend } from '../helpers/history-backends.js';
+import { Scenario, failure, sleep } from './helpers/e2e-daemon.js';
+
+/**
+ * The history (contract section 12) through the built `transfer-watch run`, on SQLite and on a real PostgreSQL:
+ * alerts fire, one is silenced, the receiver fails twice before it takes the notification, the daemon is killed
+ * with -9 after delivery and restarted, the alerts resolve. What the history says is compared with what the
+ * capture server received, one for one, and with what happened to the alerts; the CLI reads the same.
+ * On PostgreSQL the database also goes down while an alert fires: alerting goes on, and its history arrives
+ * once the database is back, once.
+ */
+
+if (!existsSync(CLI) && process.env['CI'] === 'true') throw new Error(`${CLI} not built (npm test runs "npm run build" first)`);
+
+const labels = z.record(z.string(), z.string());
+const eventsSchema = z.object({
+  events: z.array(z.object({ at: z.string(), event: z.string(), fingerprint: z.string(), labels, annotations: labels, silence_id: z.string().nullable(), inhibited_by: z.string().nullable() })),
+  next: z.string().nullable(),
+});
+const attemptsSchema = z.object({
+  attempts: z.array(
+    z.object({
+      at: z.string(),
+      receiver: z.string(),
+      integration: z.string(),
+      status: z.enum(['firing', 'resolved']),
+      fingerprints: z.array(z.string()),
+      title: z.string(),
+      outcome: z.enum(['sent', 'failed', 'retrying', 'gave_up']),
+      attempt: z.number(),
+      error: z.string().nullable(),
+      duration_ms: z.number(),
+    }),
+  ),
+  next: z.string().nullable(),
+});
+const silenceEventsSchema = z.object({ events: z.array(z.object({ event: z.string(), silence_id: z.string(), created_by: z.string(), comment: z.string() }).passthrough()), next: z.string().nullable() });
+
+const HOSTILE = '=HYPERLINK("http://evil.example")<script>x</script><!channel>';
+
+function burst(user: string, t: number, n = 3) {
+  return Array.from({ length: n }, (_, i) => failure(t - 1500 + i * 100, { INSTANCE: 'PROD01', USUARIO: user, NOMEARQUIVO: `F${i}.RET` }));
+}
+
+describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('history through the built daemon on %s', (kind) => {
+  const backend = new HistoryBackend(kind);
+  afterAll(() => backend.close());
+
+  it('records transitions, the silence and every attempt once across a kill -9, as the receiver saw them', async () => {
+    // All requests, whatever the answer: the first two firing attempts get 500.
+    const received: Array<{ req: CapturedRequest; status: number }> = [];
+    const hook = await startCaptureServer((req, i) => {
+      const status = i < 2 ? 500 : 200;
+      received.push({ req, status });
+      return { status, body: status === 200 ? 'ok' : 'down' };
+    });
+    const s = await Scenario.create(`history-${kind}`);
+    const { history, postgres } = await backend.config();
+    try {
+      s.write({
+        rules: [{ name: 'TransferErrorBurst', type: 'error_burst', group_by: ['user'], threshold: 3, window: '20s', severity: 'critical' }],
+        receivers: [{ name: 'oncall', webhook: { url: `${hook.url}/hook`, send_resolved: true } }],
+        route: { receiver: 'oncall', group_by: ['alertname', 'user'], group_wait: '300ms', group_interval: '1s', repeat_interval: '1h' },
+        extra: { history },
+      });
+      await s.start();
+      const status = z.object({ history: z.string(), historyStore: z.object({ where: z.string().optional() }).passthrough() }).parse(JSON.parse(await s.statusText()));
+      expect(status.history).toBe(kind);
+      if (kind === 'postgres') expect(status.historyStore.where).not.toContain('tw@');
+
+      const silence = await fetch(`${s.url}/api/v1/silences`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ matchers: ['user="BANK2"'], endsAt: new Date(Date.now() + 3_600_000).toISOString(), createdBy: 'ana', comment: 'bank maintenance' }),
+      });
+      expect(silence.status).toBe(200);
+      const silenceId = z.object({ silenceID: z.string() }).parse(await silence.json()).silenceID;
+
+      const t = Date.now();
+      s.inject([...burst(HOSTILE, t), ...burst('BANK2', t)]);
+      await eventually(() => received.some((r) => r.status === 200), 30_000);
+      await s.daemon!.waitForLog((l) => l['msg'] === 'notification sent' && l['status'] === 'firing');
+      // The first delivered firing notification was timed once.
+      await eventually(async () => (await s.metric('transfer_watch_alert_time_to_notify_seconds_count')) === 1, 10_000);
+
+      await s.daemon!.kill('SIGKILL');
+      await s.start();
+
+      // The burst leaves its window: the resolution is told (and recorded).
+      await eventually(() => received.some((r) => r.status === 200 && r.req.body.includes('"status":"resolved"')), 60_000);
+      await s.daemon!.waitForLog((l) => l['msg'] === 'notification sent' && l['status'] === 'resolved', 20_000);
+
+      if (postgres) {
+        // The database goes down while a new alert fires: alerting goes on, the history waits and then arrives.
+        await postgres.kill();
+        s.inject(burst('BANK3', Date.now()));
+        await eventually(async () => (await s.alerts()).some((a) => a.labels['user'] === 'BANK3' && a.state === 'firing'), 30_000);
+        await eventually(async () => (await s.metric('transfer_watch_history_up')) === 0, 30_000);
+        const down = await fetch(`${s.url}/api/v1/history/alerts`);
+        expect(down.status).toBe(503);
+        await postgres.restart();
+        await eventually(async () => (await s.metric('transfer_watch_history_up')) === 1, 30_000);
+      }
+
+      const alertEvents = async (filter: string) =>
+        eventsSchema.parse(await (await fetch(`${s.url}/api/v1/history/alerts?filter=${encodeURIComponent(filter)}&limit=1000`)).json()).events;
+      // Newest first; each transition once, though the daemon was killed and restarted.
+      const hostile = await eventually(async () => {
+        const events = await alertEvents(`user=${JSON.stringify(HOSTILE)}`);
+        return events.some((e) => e.event === 'resolved') ? events : undefined;
+      }, 30_000);
+      expect(hostile.map((e) => e.event)).toEqual(['resolved', 'firing']);
+      expect(hostile[0]?.labels).toMatchObject({ alertname: 'TransferErrorBurst', user: HOSTILE, severity: 'critical' });
+      const bank2 = await alertEvents('user="BANK2"');
+      expect(bank2.map((e) => e.event).reverse()).toEqual(['firing', 'silenced', 'resolved']);
+      expect(bank2.find((e) => e.event === 'silenced')?.silence_id).toBe(silenceId);
+      if (postgres) {
+        const bank3 = await eventually(async () => {
+          const events = await alertEvents('user="BANK3"');
+          return events.length > 0 ? events : undefined;
+        }, 30_000);
+        expect(bank3.map((e) => e.event)).toEqual(['firing']);
+      }
+
+      // Notifications: one record per request the receiver got, in order, with its outcome.
+      await sleep(1_500);
+      const attempts = attemptsSchema.parse(await (await fetch(`${s.url}/api/v1/history/notifications?filter=${encodeURIComponent('receiver="oncall"')}&limit=1000`)).json()).attempts.reverse();
+      const hostileFp = hostile[0]!.fingerprint;
+      const ofHostile = attempts.filter((a) => a.fingerprints.includes(hostileFp));
+      const receivedOfHostile = received.filter((r) => r.req.body.includes(hostileFp));
+      expect(ofHostile.map((a) => [a.status, a.outcome, a.attempt])).toEqual([
+        ['firing', 'retrying', 1],
+        ['firing', 'retrying', 2],
+        ['firing', 'sent', 3],
+        ['resolved', 'sent', 1],
+      ]);
+      expect(receivedOfHostile.map((r) => [JSON.parse(r.req.body).status, r.status])).toEqual([
+        ['firing', 500],
+        ['firing', 500],
+        ['firing', 200],
+        ['resolved', 200],
+      ]);
+      expect(ofHostile[0]?.error).toContain('500');
+      expect(ofHostile[2]?.title).toContain('[FIRING:1] TransferErrorBurst');
+      // The silenced alert was never notified.
+      expect(attempts.some((a) => a.fingerprints.includes(bank2[0]!.fingerprint))).toBe(false);
+      // Every request the receiver got is recorded once: nothing lost, nothing twice.
+      expect(attempts.filter((a) => a.outcome !== 'gave_up')).toHaveLength(received.length);
+
+      // One alert's timeline: its transitions and its attempts, by fingerprint.
+      const timeline = eventsSchema.parse(await (await fetch(`${s.url}/api/v1/history/alerts?fingerprint=${hostileFp}`)).json());
+      expect(timeline.events).toHaveLength(2);
+      const theirs = attemptsSchema.parse(await (await fetch(`${s.url}/api/v1/history/notifications?fingerprint=${hostileFp}`)).json());
+      expect(theirs.attempts).toHaveLength(4);
+
+      // Silence events, with who and why.
+      const silences = silenceEventsSchema.parse(await (await fetch(`${s.url}/api/v1/history/silences`)).json()).events;
+      expect(silences.map((e) => [e.event, e.silence_id, e.created_by, e.comment])).toEqual([['created', silenceId, 'ana', 'bank maintenance']]);
+
+      // Paging: two at a time, to the end, the same records.
+      const paged: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = eventsSchema.parse(await (await fetch(`${s.url}/api/v1/history/alerts?limit=2${cursor ? `&cursor=${cursor}` : ''}`)).json());
+        paged.push(...page.events.map((e) => `${e.fingerprint}:${e.event}:${e.at}`));
+        cursor = page.next;
+      } while (cursor);
+      const whole = eventsSchema.parse(await (await fetch(`${s.url}/api/v1/history/alerts?limit=1000`)).json()).events.map((e) => `${e.fingerprint}:${e.event}:${e.at}`);
+      expect(paged).toEqual(whole);
+
+      // Hostile input: 400 naming the parameter.
+      const unknown = await fetch(`${s.url}/api/v1/history/alerts?user=BANK1`);
+      expect(unknown.status).toBe(400);
+      expect(await unknown.text()).toContain('unknown parameter \\"user\\"');
+      const badMatcher = await fetch(`${s.url}/api/v1/history/alerts?filter=${encodeURIComponent('user=~"("')}`);
+      expect(badMatcher.status).toBe(400);
+      expect(await badMatcher.text()).toContain('filter #1');
+      expect((await fetch(`${s.url}/api/v1/history/notifications?limit=100000`)).status).toBe(400);
+      expect((await fetch(`${s.url}/api/v1/history/notifications?from=yesterday`)).status).toBe(400);
+      expect((await fetch(`${s.url}/api/v1/history/notifications?cursor=abc$`)).status).toBe(400);
+
+      // CSV: the spreadsheet formula in a label is inert.
+      const csv = await (await fetch(`${s.url}/api/v1/history/alerts?format=csv&filter=${encodeURIComponent(`user=${JSON.stringify(HOSTILE)}`)}`)).text();
+      expect(csv.split('\r\n')[0]).toBe('at,event,alertname,fingerprint,labels,summary,silence_id,inhibited_by');
+      expect(csv).not.toMatch(/(^|,)=HYPERLINK/m);
+
+      // The CLI reads the same history (table and CSV).
+      const table = await runCli(['history', 'notifications', '--url', s.url, '--filter', 'receiver="oncall"', '--since', '1h']);
+      expect(table.code).toBe(0);
+      expect(table.stdout.split('\n').filter((l) => / oncall +webhook /.test(l))).toHaveLength(attempts.length);
+      const cliCsv = await runCli(['history', 'alerts', '--url', s.url, '--format', 'csv', '--filter', 'user="BANK2"', '--since', '1h']);
+      expect(cliCsv.code).toBe(0);
+      expect(cliCsv.stdout.trim().split('\r\n')).toHaveLength(1 + bank2.length);
+      const cliBad = await runCli(['history', 'alerts', '--url', s.url, '--filter', 'user=~"("']);
+      expect(cliBad.code).toBe(1);
+      expect(cliBad.stderr).toContain('filter #1');
+    } finally {
+      await s.cleanup();
+      await hook.close();
+    }
+  }, 180_000);
+});
