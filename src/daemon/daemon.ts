@@ -225,6 +225,7 @@ export class Daemon {
         ),
         statusPage: () => this.view.statusPageData(),
         history: this.history.store ?? this.history.why,
+        pageInfo: () => ({ timezone: this.setup.config.display_timezone, version: this.opts.version }),
       },
     });
     logger.info({ url: this.http.url }, 'HTTP server listening');

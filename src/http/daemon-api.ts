@@ -64,6 +64,8 @@ export interface DaemonApi {
    * history is disabled, and why (those endpoints answer 503 saying so).
    */
   history?: HistoryReader | string;
+  /** The display time zone and version, for pages other than `/` (the history page). */
+  pageInfo?(): { timezone: string; version: string };
 }
 
 /** What `/metrics` serves (TransferWatchMetrics fits). */

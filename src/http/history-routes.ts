@@ -72,7 +72,7 @@ export function encodeCursor(cursor: HistoryCursor | null): string | null {
   return cursor === null ? null : Buffer.from(JSON.stringify([cursor.at, cursor.id]), 'utf8').toString('base64url');
 }
 
-function decodeCursor(text: string): HistoryCursor {
+export function decodeCursor(text: string): HistoryCursor {
   try {
     if (!/^[A-Za-z0-9_-]{1,2000}$/.test(text)) throw new Error('not base64url');
     const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));

@@ -26,6 +26,7 @@ import type { HistoryCursor } from '../history/history-store.js';
 import { authenticatedUser, HttpSecurity } from './security/http-security.js';
 import type { WriteKind } from './security/request-guard.js';
 import { StatusPageHandler } from './status-page/status-page-handler.js';
+import { historyPage } from './status-page/history-page-handler.js';
 
 export interface HttpServerOptions {
   /** `host:port` (`[v6]:port` too; an empty host listens on all interfaces); port 0 picks a free one. */
@@ -180,6 +181,9 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
       : []),
     route('/metrics', {
       GET: async () => ({ status: 200, contentType: metrics.contentType, body: await renderMetrics() }),
+    }),
+    route('/history', {
+      GET: (req) => historyPage(req, { history: api.history, info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => Date.now() }),
     }),
     route('/healthz', { GET: async () => text(200, 'ok\n') }),
     route('/readyz', {
@@ -384,7 +388,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
       const path = `/${segments.join('/')}`;
       const kind: WriteKind = path.startsWith('/-/ui/') ? 'form' : path === '/-/reload' || method === 'DELETE' ? 'empty' : 'json';
       security.guard.checkWrite(req, kind);
-    } else if (segments.length === 0) {
+    } else if (segments.length === 0 || segments[0] === 'history') {
+      // Pages people open in a browser: a rebinding host must not read them.
       security.guard.checkHost(req);
     }
   }

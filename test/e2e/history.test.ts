@@ -103,6 +103,7 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('history through the
         await eventually(async () => (await s.metric('transfer_watch_history_up')) === 0, 30_000);
         const down = await fetch(`${s.url}/api/v1/history/alerts`);
         expect(down.status).toBe(503);
+        expect(await (await fetch(`${s.url}/`)).text()).toContain('The history database (postgres) does not answer');
         await postgres.restart();
         await eventually(async () => (await s.metric('transfer_watch_history_up')) === 1, 30_000);
       }
@@ -196,6 +197,17 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('history through the
       const cliCsv = await runCli(['history', 'alerts', '--url', s.url, '--format', 'csv', '--filter', 'user="BANK2"', '--since', '1h']);
       expect(cliCsv.code).toBe(0);
       expect(cliCsv.stdout.trim().split('\r\n')).toHaveLength(1 + bank2.length);
+      // The page: one alert's timeline (transitions and attempts), and the search of past alerts; hostile labels inert.
+      const page = await (await fetch(`${s.url}/history?fingerprint=${hostileFp}`)).text();
+      expect(page).not.toContain('<script>x');
+      expect(page).toContain('&lt;script&gt;x&lt;/script&gt;&lt;!channel&gt;');
+      expect(page.match(/notification <span class="badge/g)).toHaveLength(4);
+      expect(page).toContain('retrying');
+      const search = await (await fetch(`${s.url}/history?filter=${encodeURIComponent('user="BANK2"')}&since=1h`)).text();
+      expect(search).toContain('silenced <span class="muted">by silence');
+      expect(search).toContain(`/history?fingerprint=${bank2[0]!.fingerprint}`);
+      const badSearch = await fetch(`${s.url}/history?filter=${encodeURIComponent('user=~"("')}`);
+      expect(badSearch.status).toBe(400);
       const cliBad = await runCli(['history', 'alerts', '--url', s.url, '--filter', 'user=~"("']);
       expect(cliBad.code).toBe(1);
       expect(cliBad.stderr).toContain('filter #1');

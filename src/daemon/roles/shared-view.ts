@@ -192,6 +192,7 @@ export class SharedView {
       now,
       timezone: config.display_timezone,
       version: this.opts.version,
+      history: this.opts.history(),
       alerts: this.activeAlerts().map((a) => {
         const s = notifier.alertStatus(a);
         return {

@@ -136,6 +136,7 @@ ${alert.held ? html`<p class="held">Below its threshold since ${time(alert.held.
 ${alert.inhibitedBy.length > 0 ? html`<p class="silenced-by">Inhibited by ${alert.inhibitedBy.length} firing alert${alert.inhibitedBy.length === 1 ? '' : 's'} (inhibit_rules): not notified while ${alert.inhibitedBy.length === 1 ? 'it fires' : 'they fire'}.</p>` : ''}
 ${silences.map((s) => html`<p class="silenced-by">Silenced by ${s.createdBy} until ${time(Date.parse(s.endsAt), data.timezone, data.now)}: ${s.comment}</p>`)}
 ${silenced ? '' : silenceForm(alert, csrfToken, user)}
+<p class="muted"><a href="/history?fingerprint=${encodeURIComponent(alert.fingerprint)}">History of this alert</a> (its transitions and every notification attempt)</p>
 </li>`;
 }
 
@@ -249,6 +250,19 @@ function notificationsSection(data: StatusPageData): SafeHtml {
   return html`<section id="notifications" data-section="notifications"><h2>Recent notifications</h2>${body}</section>`;
 }
 
+/** The history's state, when it needs saying: disabled (why), or its database not answering. */
+function historyNote(data: StatusPageData): SafeHtml | '' {
+  const h = data.history;
+  if (!h) return '';
+  if (h.history === 'disabled') return html`<p id="history-state" class="notice" data-section="history-state">No history of alerts and notifications is kept: ${h.why ?? 'disabled'}.</p>`;
+  if (h.up === false) {
+    return html`<p id="history-state" class="notice error" data-section="history-state">The history database (${h.history}) does not answer: alerting goes on${
+      h.waiting !== undefined ? html`; ${h.waiting} records wait in the state store` : ''
+    } and are written when it is back.</p>`;
+  }
+  return '';
+}
+
 function headerSummary(data: StatusPageData): SafeHtml {
   const shown = data.alerts.filter((a) => !hidden(a));
   const firing = shown.filter((a) => a.state === 'firing').length;
@@ -268,6 +282,7 @@ export function renderStatusPage(data: StatusPageData, opts: RenderOptions): str
 <title>transfer-watch status</title><style nonce="${opts.nonce}">${PAGE_STYLE}</style></head>
 <body><header><h1>transfer-watch</h1>${headerSummary(data)}<p class="muted" id="refresh-state" aria-live="polite">Refreshes every 15 s.</p></header>
 ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+${historyNote(data)}
 <main>
 ${alertsSection(data, opts.csrfToken, opts.user)}
 ${expectationsSection(data)}
@@ -275,7 +290,7 @@ ${sourcesSection(data)}
 ${notificationsSection(data)}
 ${silencesSection(data, opts.csrfToken)}
 </main>
-<footer class="muted">transfer-watch ${data.version} · times in ${data.timezone} unless marked · <a href="/api/v1/alerts">alerts</a> · <a href="/api/v1/status">status</a> · <a href="/api/v1/silences">silences</a> · <a href="/metrics">metrics</a></footer>
+<footer class="muted">transfer-watch ${data.version} · times in ${data.timezone} unless marked · <a href="/history">history</a> · <a href="/api/v1/alerts">alerts</a> · <a href="/api/v1/status">status</a> · <a href="/api/v1/silences">silences</a> · <a href="/metrics">metrics</a></footer>
 <script nonce="${opts.nonce}">${PAGE_SCRIPT}</script>
 </body></html>
 `.value;

@@ -46,6 +46,8 @@ export interface StatusPageData {
   sources: StatusPageSource[];
   sends: SendOutcome[];
   silences: Silence[];
+  /** Where the history is kept and whether it answers (`history: disabled` says why). */
+  history?: { history: 'sqlite' | 'postgres' | 'disabled'; up?: boolean; waiting?: number; why?: string };
   /** With `ha:`: this replica, the leader, and which replica polls each source (null: nobody right now). */
   cluster?: { replica: string; leader: string | null; leading: boolean; redisUp: boolean; replicas: string[]; sources: Record<string, string | null> };
 }

@@ -1,0 +1,101 @@
+import { formatTime } from '../../util/format-time.js';
+import type { AlertEventRecord, AttemptRecord } from '../../history/history-records.js';
+import { html, type SafeHtml } from './safe-html.js';
+import { PAGE_STYLE } from './page-style.js';
+
+/** One alert's story: its transitions and every attempt to notify about it, oldest first. */
+export interface AlertTimeline {
+  fingerprint: string;
+  events: AlertEventRecord[];
+  attempts: AttemptRecord[];
+}
+
+export interface HistoryPageData {
+  now: number;
+  timezone: string;
+  version: string;
+  /** What was searched (echoed into the form as text, never as markup). */
+  search: { filter: string; since: string };
+  /** Search results, newest first, and the cursor of the next page. */
+  results?: { events: AlertEventRecord[]; next: string | null };
+  timeline?: AlertTimeline;
+  /** Why there is nothing to show (history disabled, database down, a bad filter). */
+  problem?: string;
+}
+
+const SINCE_CHOICES = ['1h', '24h', '7d', '30d', '90d', '400d'] as const;
+export const HISTORY_SINCE_CHOICES: readonly string[] = SINCE_CHOICES;
+
+function when(ms: number, timezone: string): SafeHtml {
+  return html`<time datetime="${new Date(ms).toISOString()}">${formatTime(ms, timezone)}</time>`;
+}
+
+function labelChips(labels: Record<string, string>): SafeHtml {
+  const chips = Object.entries(labels)
+    .filter(([name]) => name !== 'alertname')
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, value]) => html`<span class="label"><span class="label-name">${name}</span>=<span class="label-value">${value}</span></span>`);
+  return html`<div class="labels">${chips}</div>`;
+}
+
+function eventText(e: AlertEventRecord): SafeHtml {
+  if (e.event === 'silenced' || e.event === 'unsilenced') return html`${e.event} <span class="muted">by silence ${e.silence_id ?? ''}</span>`;
+  if (e.event === 'inhibited' || e.event === 'uninhibited') return html`${e.event} <span class="muted">by alert ${e.inhibited_by ?? ''}</span>`;
+  return html`${e.event}`;
+}
+
+function attemptText(a: AttemptRecord): SafeHtml {
+  const attempt = a.outcome === 'gave_up' ? '' : ` (attempt ${a.attempt}, ${Math.round(a.duration_ms)} ms)`;
+  return html`notification <span class="badge ${a.outcome === 'sent' ? 'sent' : 'failed'}">${a.outcome.replace('_', ' ')}</span> ${a.status} to ${a.receiver} <span class="muted">(${a.integration})</span>${attempt}<br><span class="muted">${a.title}</span>${
+    a.error ? html`<br><span class="error">${a.error}</span>` : ''
+  }`;
+}
+
+function timelineSection(t: AlertTimeline, data: HistoryPageData): SafeHtml {
+  const first = t.events[t.events.length - 1] ?? t.events[0];
+  const rows = [...t.events.map((e) => ({ at: e.at, text: eventText(e), kind: 'event' })), ...t.attempts.map((a) => ({ at: a.at, text: attemptText(a), kind: 'attempt' }))].sort((a, b) => a.at - b.at);
+  return html`<section id="timeline" data-section="timeline"><h2>Timeline of ${first?.labels['alertname'] ?? t.fingerprint} <span class="muted">${t.fingerprint}</span></h2>
+${first ? labelChips(first.labels) : ''}${first?.annotations['summary'] ? html`<p class="summary">${first.annotations['summary']}</p>` : ''}
+${
+  rows.length === 0
+    ? html`<p class="muted">Nothing recorded for this alert in the history's retention.</p>`
+    : html`<div class="scroll"><table class="stack"><thead><tr><th>When (${data.timezone})</th><th>What</th></tr></thead><tbody>${rows.map(
+        (r) => html`<tr class="${r.kind}"><td data-label="When">${when(r.at, data.timezone)}</td><td data-label="What">${r.text}</td></tr>`,
+      )}</tbody></table></div>`
+}</section>`;
+}
+
+function resultsSection(results: NonNullable<HistoryPageData['results']>, data: HistoryPageData): SafeHtml {
+  const rows = results.events.map(
+    (e) => html`<tr><td data-label="When">${when(e.at, data.timezone)}</td><td data-label="Event">${eventText(e)}</td>
+<td data-label="Alert"><a href="/history?fingerprint=${encodeURIComponent(e.fingerprint)}">${e.labels['alertname'] ?? e.fingerprint}</a>${labelChips(e.labels)}</td></tr>`,
+  );
+  const next = results.next
+    ? html`<p><a href="/history?${new URLSearchParams({ filter: data.search.filter, since: data.search.since, cursor: results.next }).toString()}">Older events →</a></p>`
+    : '';
+  return html`<section id="results" data-section="results"><h2>Alert events <span class="muted">newest first</span></h2>${
+    rows.length === 0
+      ? html`<p class="muted">No alert events match.</p>`
+      : html`<div class="scroll"><table class="stack"><thead><tr><th>When (${data.timezone})</th><th>Event</th><th>Alert (open its timeline)</th></tr></thead><tbody>${rows}</tbody></table></div>`
+  }${next}</section>`;
+}
+
+/** `/history`: search past alerts by labels and time, or one alert's timeline. Server-rendered, no script. */
+export function renderHistoryPage(data: HistoryPageData, nonce: string): string {
+  const options = SINCE_CHOICES.map((s) => html`<option value="${s}"${s === data.search.since ? html` selected` : ''}>last ${s}</option>`);
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>transfer-watch history</title><style nonce="${nonce}">${PAGE_STYLE}</style></head>
+<body><header><h1>transfer-watch history</h1><p class="muted"><a href="/">← status page</a> · what fired, who was told and when</p></header>
+<main>
+<section id="search" data-section="search"><h2>Search past alerts</h2>
+<form method="get" action="/history"><label>Labels <input type="text" name="filter" size="50" placeholder='alertname="TransferErrorBurst", user=~"BANK.*"' value="${data.search.filter}"></label>
+<label>Time <select name="since">${options}</select></label> <button type="submit">Search</button></form></section>
+${data.problem ? html`<p class="notice error" role="status">${data.problem}</p>` : ''}
+${data.timeline ? timelineSection(data.timeline, data) : ''}
+${data.results ? resultsSection(data.results, data) : ''}
+</main>
+<footer class="muted">transfer-watch ${data.version} · times in ${data.timezone} · <a href="/api/v1/history/alerts">alert history (JSON)</a> · <a href="/api/v1/history/notifications">notification history (JSON)</a></footer>
+</body></html>
+`.value;
+}
