@@ -7,7 +7,7 @@ import type { Alert, AlertState } from './alert.js';
 import type { AlertCandidate, AlertChange, RuleEvaluation } from './alert-candidate.js';
 import { fingerprint } from './fingerprint.js';
 import { SOURCE_DOWN_RULE, sourceDownCandidate } from './source-down.js';
-import { alertEventId, alertEventSchema, type AlertEventKind, type AlertEventRecord } from '../history/history-records.js';
+import { alertEventId, alertEventSchema, type AlertEventKind, type AlertEventRecord } from './alert-event.js';
 
 export const ALERTS_STATE_KEY = 'alerts';
 const DEFAULT_RESOLVED_RETENTION = 3_600_000;

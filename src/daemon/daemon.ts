@@ -98,7 +98,7 @@ export class Daemon {
       : await LocalCluster.open({ dir: config.state.dir, sources: sourceNames, logger, clock, events });
     // The poller hands each transfer on once (per-stream dedup across overlaps and abandoned windows), so the
     // metrics' own id memory (100,000 ids) would be redundant. Lease series only where there is a cluster to show.
-    this.history = openHistory(config, logger);
+    this.history = openHistory({ history: config.history, stateDir: config.state.dir, replicated: config.ha !== undefined }, logger);
     this.metrics = new TransferWatchMetrics({
       maxSeries: config.metrics.max_series,
       version: this.opts.version,
@@ -296,8 +296,9 @@ export class Daemon {
     });
   }
 
-  /** Receivers' sent/failed series exist at 0 from the first scrape, so `rate()` and alerts on them work. */
+  /** Receivers' sent/failed series and each rule's alert histograms exist at 0 from the first scrape, so `rate()` and alerts on them work. */
   private initReceiverMetrics(): void {
+    this.metrics.initAlertnames(this.setup.rules.map((r) => r.name));
     for (const r of this.setup.config.receivers) {
       for (const integration of configuredIntegrationKinds(r)) this.metrics.initReceiver(r.name, integration);
     }

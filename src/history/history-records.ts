@@ -1,13 +1,13 @@
 import { z } from 'zod';
+import { alertEventSchema } from '../alerts/alert-event.js';
+
+export { ALERT_EVENTS, alertEventSchema, type AlertEventKind, type AlertEventRecord } from '../alerts/alert-event.js';
 
 /**
  * What the history keeps (contract section 12), as recorded by the replica that decides. Every record has an
  * id that is the same however often it is recorded (a restart, a leader change, a write retried after the
  * database came back), so the database keeps each one once.
  */
-
-export const ALERT_EVENTS = ['pending', 'firing', 'resolved', 'silenced', 'unsilenced', 'inhibited', 'uninhibited'] as const;
-export type AlertEventKind = (typeof ALERT_EVENTS)[number];
 
 export const ATTEMPT_OUTCOMES = ['sent', 'failed', 'retrying', 'gave_up'] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
@@ -16,19 +16,6 @@ export const SILENCE_EVENTS = ['created', 'updated', 'expired'] as const;
 export type SilenceEventKind = (typeof SILENCE_EVENTS)[number];
 
 const labels = z.record(z.string(), z.string());
-
-export const alertEventSchema = z.object({
-  kind: z.literal('alert'),
-  id: z.string(),
-  at: z.number(),
-  event: z.enum(ALERT_EVENTS),
-  fingerprint: z.string(),
-  labels,
-  annotations: labels,
-  silence_id: z.string().nullable(),
-  inhibited_by: z.string().nullable(),
-});
-export type AlertEventRecord = z.infer<typeof alertEventSchema>;
 
 export const attemptSchema = z.object({
   kind: z.literal('attempt'),
@@ -64,8 +51,3 @@ export type SilenceEventRecord = z.infer<typeof silenceEventSchema>;
 
 export const historyRecordSchema = z.discriminatedUnion('kind', [alertEventSchema, attemptSchema, silenceEventSchema]);
 export type HistoryRecord = z.infer<typeof historyRecordSchema>;
-
-/** The id of an alert event: one alert (fingerprint) does one thing at one time once. */
-export function alertEventId(fingerprint: string, event: AlertEventKind, at: number, detail = ''): string {
-  return `${fingerprint}:${event}:${at}${detail ? `:${detail}` : ''}`;
-}

@@ -1,4 +1,3 @@
-import type { Labels } from '../alerts/alert.js';
 import { matchesAll, type Matcher } from '../notify/matcher.js';
 import { migrateHistory, type HistoryDb, type HistoryTables, type OpenedHistoryDatabase } from './history-database.js';
 import type { AlertEventRecord, AttemptRecord, HistoryRecord, SilenceEventRecord } from './history-records.js';
@@ -238,7 +237,7 @@ export class HistoryStore {
 
 function attemptMatches(record: AttemptRecord, matchers: readonly Matcher[]): boolean {
   if (matchers.length === 0) return true;
-  const own: Labels = { receiver: record.receiver, integration: record.integration, status: record.status, outcome: record.outcome };
+  const own: Record<string, string> = { receiver: record.receiver, integration: record.integration, status: record.status, outcome: record.outcome };
   const sets = record.alerts.length > 0 ? record.alerts : [{}];
   return sets.some((labels) => matchesAll(matchers, { ...labels, ...own }));
 }

@@ -1,4 +1,4 @@
-import type { Config } from '../config/schema.js';
+import type { HistoryConfig } from './history-schema.js';
 import type { Logger } from '../util/logger.js';
 import { openHistoryDatabase } from './history-database.js';
 import { HistoryStore } from './history-store.js';
@@ -13,12 +13,12 @@ export type HistoryAvailability =
  * SQLite in `state.dir`. Replicas of an HA deployment must share one database, so `ha:` without
  * `history.postgres` runs without history (each replica's own file would show a different past).
  */
-export function openHistory(config: Config, logger: Logger): HistoryAvailability {
+export function openHistory(config: { history: HistoryConfig; stateDir: string; replicated: boolean }, logger: Logger): HistoryAvailability {
   if (!config.history.enabled) return disabled(logger, 'history.enabled is false');
-  if (config.ha && !config.history.postgres) {
+  if (config.replicated && !config.history.postgres) {
     return disabled(logger, 'ha: without history.postgres (replicas must share one history database; set history.postgres)');
   }
-  const opened = openHistoryDatabase(config.history, config.state.dir, logger);
+  const opened = openHistoryDatabase(config.history, config.stateDir, logger);
   logger.info({ history: opened.where, retention_ms: config.history.retention }, `history of alerts and notifications kept in ${opened.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`);
   return { state: opened.dialect, store: new HistoryStore(opened), where: opened.where };
 }

@@ -327,6 +327,15 @@ export class TransferWatchMetrics {
     this.history?.backlog.set(n);
   }
 
+  /** The alert histograms of these alertnames exist at 0 from the first scrape, so `rate()` works on them. */
+  initAlertnames(names: readonly string[]): void {
+    if (!this.history) return;
+    for (const alertname of names) {
+      this.history.timeToNotify.zero({ alertname });
+      this.history.duration.zero({ alertname });
+    }
+  }
+
   /** From firing to the first delivered notification, in seconds. */
   observeTimeToNotify(alertname: string, seconds: number): void {
     this.history?.timeToNotify.observe(this.guard.admit(METRICS.alertTimeToNotify, { alertname }), Math.max(0, seconds));

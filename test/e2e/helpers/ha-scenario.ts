@@ -42,18 +42,24 @@ export class HaScenario {
 
   /** `receiverDown` while true, the webhook answers 503 (the notification waits in the leader's outbox). */
   receiverDown = false;
+  /** Every request the webhook got, with the status it answered (`hook.requests` keeps only the 2xx ones). */
+  readonly received: Array<{ body: string; status: number }> = [];
 
   static async create(sources: string[]): Promise<HaScenario> {
     const redis = await RedisServer.start();
     const sims = new Map<string, RunningSimulator>();
     for (const s of sources) sims.set(s, await startSimulator({ generate: false, seed: 3, username: 'watch', password: MFT_PASSWORD }));
     let scenario: HaScenario | undefined = undefined;
-    const hook = await startCaptureServer(() => (scenario?.receiverDown ? { status: 503, body: 'down' } : { status: 200, body: 'ok' }));
+    const hook = await startCaptureServer((req) => {
+      const status = scenario?.receiverDown ? 503 : 200;
+      scenario?.received.push({ body: req.body, status });
+      return { status, body: status === 200 ? 'ok' : 'down' };
+    });
     scenario = new HaScenario(redis, sims, hook);
     return scenario;
   }
 
-  write(opts: { rules: unknown[]; route?: Record<string, unknown> }): void {
+  write(opts: { rules: unknown[]; route?: Record<string, unknown>; extra?: Record<string, unknown> }): void {
     const rulesFile = join(this.dir, 'rules.yaml');
     writeFileSync(rulesFile, stringifyYaml({ rules: opts.rules }));
     writeFileSync(
@@ -67,6 +73,7 @@ export class HaScenario {
         server: { listen: '127.0.0.1:0' },
         log: { level: 'info' },
         ha: { redis: { url: this.redis.url, key_prefix: 'tw-test:' }, lease_ttl: `${LEASE_TTL_MS}ms`, replica_name: '${REPLICA}' },
+        ...opts.extra,
       }),
     );
   }
