@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measureBackfill } from './bench-backfill.js';
 import { measureFailover, measureHaThroughput, type FailoverResult, type HaThroughputResult } from './bench-ha.js';
+import { measureHistoryQueries } from './bench-history.js';
 import { measureLatency, type LatencyResult } from './bench-latency.js';
 import { findMtail, measureMtail, type MtailResult } from './bench-mtail.js';
 import { measureOverlap, type OverlapResult } from './bench-overlap.js';
@@ -34,12 +35,15 @@ interface Sizes {
   /** HA: minutes of dense history through Redis vs files, and replica kills for the failover gap. */
   haMinutes: number;
   haKills: number;
+  /** History: recorded events in the store, and filtered queries timed against it. */
+  historyEvents: number;
+  historyQueries: number;
 }
 
 const SIZES: Record<Sizes['mode'], Sizes> = {
-  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, backfillRecords: 1_000_000, scrapes: 200, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12 },
-  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 1, backfillRecords: 100_000, scrapes: 30, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3 },
-  micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, backfillRecords: 5_000, scrapes: 3, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1 },
+  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, backfillRecords: 1_000_000, scrapes: 200, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200 },
+  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 1, backfillRecords: 100_000, scrapes: 30, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50 },
+  micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, backfillRecords: 5_000, scrapes: 3, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5 },
 };
 
 const RULE_COUNTS = [10, 100, 1000] as const;
@@ -47,7 +51,7 @@ const SCRAPE_SERIES = 10_000;
 const OVERLAP_RATE_PER_MINUTE = 200;
 
 /** The measurements `--only` can pick; all of them by default. */
-const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'shipped', 'latency', 'ha'] as const;
+const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'shipped', 'latency', 'ha', 'history'] as const;
 type Part = (typeof PARTS)[number];
 
 function parseArgs(argv: string[]): { sizes: Sizes; out: string; only: Set<Part>; node: string } {
@@ -270,6 +274,18 @@ async function main(): Promise<void> {
       `${failover.kills} kill -9 of the polling replica, lease_ttl ${failover.leaseTtlMs} ms, interval ${failover.pollIntervalMs} ms (goal p99 <= ${fmt(failover.goalMs)} ms)`,
     ]);
     Object.assign(results, { ha: { throughput: ha, failover } });
+  }
+  if (only.has('history')) {
+    step(`history: ${fmt(sizes.historyEvents)} recorded events, ${sizes.historyQueries} filtered queries, SQLite and PostgreSQL`);
+    const history = await measureHistoryQueries(sizes.historyEvents, sizes.historyQueries);
+    for (const h of history) {
+      rows.push([
+        `history query (${h.store})`,
+        `p50 ${fmt(h.p50Ms, 1)} ms, p95 ${fmt(h.p95Ms, 1)} ms`,
+        `one alertname, one week, first page of 100, over ${fmt(h.events)} records (goal p95 <= 100 ms); with a user matcher too: p95 ${fmt(h.withLabelP95Ms, 1)} ms; one alert's attempts: p95 ${fmt(h.timelineP95Ms, 1)} ms; ${h.queries} queries each; written in ${fmt(h.insertSeconds, 1)} s`,
+      ]);
+    }
+    Object.assign(results, { history });
   }
   const loadAfter = loadavg();
   results.machine = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memoryGb: Math.round(totalmem() / 2 ** 30), loadBefore, loadAfter };
