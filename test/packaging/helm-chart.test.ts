@@ -84,6 +84,28 @@ describe('helm/transfer-watch', () => {
     expect(code).toBe(0);
   });
 
+  it('with history.postgres the mounted config (the history: section the chart adds) passes `transfer-watch check`, the URL from the Secret', async () => {
+    expect(templates['_helpers.tpl']).toContain('set $history "postgres" (dict "url" "${HISTORY_POSTGRES_URL}" "password" "${HISTORY_POSTGRES_PASSWORD:-}")');
+    expect(templates['secret.yaml']).toContain('HISTORY_POSTGRES_URL: {{ . | b64enc | quote }}');
+    const historyValues = values.history as { retention: string };
+    const config = {
+      ...(values.config as Record<string, unknown>),
+      history: { retention: historyValues.retention, postgres: { url: '${HISTORY_POSTGRES_URL}', password: '${HISTORY_POSTGRES_PASSWORD:-}' } },
+    };
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tw-chart-history-'));
+    tmpDirs.push(dir);
+    writeFileSync(path.join(dir, 'config.yaml'), stringify(config));
+    mkdirSync(path.join(dir, 'rules'));
+    for (const [file, content] of Object.entries(values.rules as Record<string, unknown>)) writeFileSync(path.join(dir, 'rules', file), stringify(content));
+    const ok = await runCli(['check', '--config', path.join(dir, 'config.yaml')], { env: { ...CHART_SECRET_ENV, HISTORY_POSTGRES_URL: 'postgres://tw:secret@db:5432/tw' } });
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    const bad = await runCli(['check', '--config', path.join(dir, 'config.yaml')], { env: { ...CHART_SECRET_ENV, HISTORY_POSTGRES_URL: 'mysql://db/tw' } });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('history.postgres.url');
+    expect(validateValues({ ...values, history: { ...historyValues, postgres: { url: 'mysql://x', password: '', existingSecret: '' } } })).not.toEqual([]);
+  });
+
   it('with ha.enabled the Deployment rolls replicas one by one, spreads them, has a PDB, and no state volume claim', () => {
     const deployment = templates['deployment.yaml'] ?? '';
     expect(deployment).toMatch(/\{\{- if \.Values\.ha\.enabled \}\}[\s\S]*replicas: \{\{ \.Values\.replicaCount \}\}\s+strategy:\s+type: RollingUpdate/);

@@ -99,6 +99,11 @@ The config file the chart mounts (config.yaml).
 {{- if .Values.webConfig.existingSecret }}
 {{- $_ := set $config "server" (merge (dict "web_config_file" "/etc/transfer-watch/web/web-config.yml") (default (dict) $config.server)) }}
 {{- end }}
+{{- $history := dict "retention" .Values.history.retention }}
+{{- if or .Values.history.postgres.url .Values.history.postgres.existingSecret }}
+{{- $_ := set $history "postgres" (dict "url" "${HISTORY_POSTGRES_URL}" "password" "${HISTORY_POSTGRES_PASSWORD:-}") }}
+{{- end }}
+{{- $config = merge (dict "history" $history) $config }}
 {{- if .Values.ha.enabled }}
 {{- $redis := dict "url" "${REDIS_URL}" "password" "${REDIS_PASSWORD:-}" "key_prefix" .Values.ha.redis.keyPrefix }}
 {{- if .Values.ha.redis.caSecret }}
