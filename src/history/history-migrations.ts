@@ -48,7 +48,7 @@ export const HISTORY_MIGRATIONS: Record<string, Migration> = {
         .addColumn('at', 'bigint', (c) => c.notNull())
         .addPrimaryKeyConstraint('attempt_alerts_pk', ['attempt_id', 'fingerprint'])
         .execute();
-      await db.schema.createIndex('attempt_alerts_fingerprint_at').on('attempt_alerts').columns(['fingerprint', 'at']).execute();
+      await db.schema.createIndex('attempt_alerts_fingerprint_at').on('attempt_alerts').columns(['fingerprint', 'at', 'attempt_id']).execute();
       await db.schema.createIndex('attempt_alerts_at').on('attempt_alerts').column('at').execute();
 
       await db.schema

@@ -126,19 +126,25 @@ export class HistoryStore {
    */
   async attempts(q: HistoryQuery): Promise<HistoryPage<AttemptRecord>> {
     const receiver = q.matchers.find((m) => m.name === 'receiver' && m.type === '=')?.value;
+    const fingerprint = q.fingerprint;
     return this.page(q, (after, limit) => {
-      let query = this.db.selectFrom('notification_attempts').selectAll('notification_attempts').where('notification_attempts.at', '>=', q.from).where('notification_attempts.at', '<=', q.to);
+      if (fingerprint !== undefined) {
+        // One alert's attempts: walked along its links (fingerprint, at, attempt_id), newest first, by index.
+        let query = this.db
+          .selectFrom('attempt_alerts as aa')
+          .innerJoin('notification_attempts as na', 'na.id', 'aa.attempt_id')
+          .selectAll('na')
+          .where('aa.fingerprint', '=', fingerprint)
+          .where('aa.at', '>=', q.from)
+          .where('aa.at', '<=', q.to);
+        if (receiver !== undefined) query = query.where('na.receiver', '=', receiver);
+        if (after) query = query.where((eb) => eb.or([eb('aa.at', '<', after.at), eb.and([eb('aa.at', '=', after.at), eb('aa.attempt_id', '<', after.id)])]));
+        return query.orderBy('aa.at', 'desc').orderBy('aa.attempt_id', 'desc').limit(limit).execute();
+      }
+      let query = this.db.selectFrom('notification_attempts').selectAll().where('at', '>=', q.from).where('at', '<=', q.to);
       if (receiver !== undefined) query = query.where('receiver', '=', receiver);
-      if (q.fingerprint !== undefined) {
-        const fp = q.fingerprint;
-        query = query.where('notification_attempts.id', 'in', (sub) => sub.selectFrom('attempt_alerts').select('attempt_id').where('fingerprint', '=', fp));
-      }
-      if (after) {
-        query = query.where((eb) =>
-          eb.or([eb('notification_attempts.at', '<', after.at), eb.and([eb('notification_attempts.at', '=', after.at), eb('notification_attempts.id', '<', after.id)])]),
-        );
-      }
-      return query.orderBy('notification_attempts.at', 'desc').orderBy('notification_attempts.id', 'desc').limit(limit).execute();
+      if (after) query = query.where((eb) => eb.or([eb('at', '<', after.at), eb.and([eb('at', '=', after.at), eb('id', '<', after.id)])]));
+      return query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     }, (row) => {
       const record = attemptSchema.parse({
         kind: 'attempt',
