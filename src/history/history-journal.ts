@@ -27,6 +27,8 @@ const snapshotSchema = z.object({
 export class HistoryJournal {
   private records: HistoryRecord[] = [];
   private ids = new Set<string>();
+  /** Records of requests in flight in this process: their outcome replaces them; not written before. */
+  private readonly inFlight = new Set<string>();
   silences: SilenceMarks = {};
   dropped = 0;
 
@@ -60,18 +62,28 @@ export class HistoryJournal {
     if (this.records.length > 0) this.logger.info({ records: this.records.length }, 'history records waiting for the database restored');
   }
 
-  /** Make records durable (appended to the journal of the state store); resolves once they are. */
-  async add(records: readonly HistoryRecord[]): Promise<void> {
+  /**
+   * Make records durable (appended to the journal of the state store); resolves once they are. A record with the
+   * id of one waiting replaces it (an attempt's outcome replaces its in-flight record); one already written is
+   * not written again.
+   */
+  async add(records: readonly HistoryRecord[], opts: { inFlight?: boolean } = {}): Promise<void> {
     for (const r of records) {
-      if (this.ids.has(r.id)) continue;
+      if (opts.inFlight) this.inFlight.add(r.id);
+      else this.inFlight.delete(r.id);
       this.push(r);
       await this.state.append(HISTORY_JOURNAL_KEY, r);
     }
   }
 
-  /** The oldest records waiting, at most `max`. */
+  /** The oldest records waiting, at most `max` (requests in flight wait for their outcome). */
   pending(max: number): HistoryRecord[] {
-    return this.records.slice(0, max);
+    const out: HistoryRecord[] = [];
+    for (const r of this.records) {
+      if (out.length >= max) break;
+      if (!this.inFlight.has(r.id)) out.push(r);
+    }
+    return out;
   }
 
   /** The database has these: they leave, and the journal is compacted into one snapshot. */
@@ -89,7 +101,12 @@ export class HistoryJournal {
   }
 
   private push(record: HistoryRecord): void {
-    if (this.ids.has(record.id)) return;
+    if (this.ids.has(record.id)) {
+      // The later word on the same record (journal order): replaces it in place.
+      const i = this.records.findIndex((r) => r.id === record.id);
+      if (i >= 0) this.records[i] = record;
+      return;
+    }
     if (this.records.length >= MAX_JOURNALED_RECORDS) {
       const oldest = this.records.shift();
       if (oldest) this.ids.delete(oldest.id);

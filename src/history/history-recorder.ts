@@ -58,10 +58,14 @@ export class HistoryRecorder {
     return this.opts.journal.size + this.opts.alerts().unrecordedEvents().length;
   }
 
-  /** A notification attempt: durable once this resolves (before the attempt's outcome is taken as done). */
-  async attempt(record: AttemptRecord): Promise<void> {
-    await this.opts.journal.add([record]);
-    this.soon();
+  /**
+   * A notification attempt: durable once this resolves (before the attempt's outcome is taken as done).
+   * `inFlight`: the record that stands if the process dies before the outcome, which replaces it (same id); it is
+   * not written to the database while this process waits for the outcome.
+   */
+  async attempt(record: AttemptRecord, opts: { inFlight?: boolean } = {}): Promise<void> {
+    await this.opts.journal.add([record], opts);
+    if (!opts.inFlight) this.soon();
   }
 
   /**

@@ -81,6 +81,7 @@ export class HistoryStore {
           .execute();
       }
       for (const chunk of chunks(attempts)) {
+        // An interrupted attempt's record (written after a crash) is never replaced; anything else is kept once.
         await tx
           .insertInto('notification_attempts')
           .values(chunk.map(attemptRow))

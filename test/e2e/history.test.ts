@@ -47,7 +47,7 @@ function burst(user: string, t: number, n = 3) {
   return Array.from({ length: n }, (_, i) => failure(t - 1500 + i * 100, { INSTANCE: 'PROD01', USUARIO: user, NOMEARQUIVO: `F${i}.RET` }));
 }
 
-describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('history through the built daemon on %s', (kind) => {
+describe.skipIf(!existsSync(CLI)).each(BACKENDS)('history through the built daemon on %s', (kind) => {
   const backend = new HistoryBackend(kind);
   afterAll(() => backend.close());
 
@@ -216,4 +216,92 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('history through the
       await hook.close();
     }
   }, 180_000);
+
+  it('a kill -9 while a request is in flight: that request and the one sent again after the restart are both recorded', async () => {
+    const received: Array<{ req: CapturedRequest; at: number }> = [];
+    // The first request is held (its answer would come after the kill); later ones are answered at once.
+    const hook = await startCaptureServer((req) => {
+      received.push({ req, at: Date.now() });
+      return { status: 200, body: 'ok' };
+    });
+    const held = await startHeldServer(hook.url);
+    const s = await Scenario.create(`history-inflight-${kind}`);
+    const { history } = await backend.config();
+    try {
+      s.write({
+        rules: [{ name: 'TransferErrorBurst', type: 'error_burst', group_by: ['user'], threshold: 3, window: '1h', severity: 'critical' }],
+        receivers: [{ name: 'oncall', webhook: { url: `${held.url}/hook`, send_resolved: true } }],
+        route: { receiver: 'oncall', group_by: ['alertname', 'user'], group_wait: '300ms', group_interval: '1s', repeat_interval: '1h' },
+        extra: { history },
+      });
+      await s.start();
+      s.inject(burst('BANK9', Date.now()));
+      await eventually(() => held.inFlight > 0, 30_000);
+      await s.daemon!.kill('SIGKILL');
+      await s.start();
+      await eventually(() => received.length >= 1, 30_000);
+      await sleep(1_500);
+      const attempts = await eventually(async () => {
+        const page = attemptsSchema.parse(await (await fetch(`${s.url}/api/v1/history/notifications`)).json()).attempts;
+        return page.length >= 2 ? page.reverse() : undefined;
+      }, 20_000);
+      expect(attempts.map((a) => [a.outcome, a.attempt])).toEqual([
+        ['failed', 1],
+        ['sent', 1],
+      ]);
+      expect(attempts[0]?.error).toMatch(/^interrupted: the daemon stopped while this request was in flight/);
+      // Both requests reached the receiver (the held one too), with one Idempotency-Key: the repeat can be dropped.
+      expect(held.seen).toHaveLength(2);
+      expect(new Set(held.seen.map((r) => r.headers['idempotency-key'])).size).toBe(1);
+    } finally {
+      await s.cleanup();
+      await held.close();
+      await hook.close();
+    }
+  }, 120_000);
 });
+
+/**
+ * A receiver in front of `target` that holds the first request without answering (a daemon killed then never
+ * learns its outcome) and passes the others on.
+ */
+async function startHeldServer(target: string): Promise<{ url: string; inFlight: number; seen: Array<{ headers: Record<string, string | string[] | undefined> }>; close(): Promise<void> }> {
+  const { createServer } = await import('node:http');
+  const state = { inFlight: 0, seen: [] as Array<{ headers: Record<string, string | string[] | undefined> }> };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      state.seen.push({ headers: req.headers });
+      if (state.seen.length === 1) {
+        state.inFlight++;
+        return; // never answered: the daemon is killed meanwhile
+      }
+      void fetch(`${target}${req.url ?? '/'}`, { method: 'POST', body: Buffer.concat(chunks), headers: { 'content-type': 'application/json' } }).then(
+        (r) => {
+          res.writeHead(r.status);
+          res.end();
+        },
+        () => {
+          res.writeHead(502);
+          res.end();
+        },
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get inFlight() {
+      return state.inFlight;
+    },
+    seen: state.seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -26,6 +26,8 @@ import type { ExpectedFile } from '../../rules/rule-evaluator.js';
 import type { LoadedSetup } from '../load-setup.js';
 import { streamProgress } from './source-polling-role.js';
 
+/** The record of a request the daemon died during: it went out, and nobody knows what the receiver did with it. */
+const INTERRUPTED = 'interrupted: the daemon stopped while this request was in flight; the receiver may have it (it is sent again)';
 /** The label sets of at most this many alerts are kept with a notification attempt (all fingerprints are). */
 const MAX_ALERTS_RECORDED = 100;
 /** Rule windows are rebuilt from at most this much history after a restart or reload, whatever a rule asks. */
@@ -416,21 +418,26 @@ export class LeadingRole {
         if (firedAt !== undefined) this.opts.metrics.observeTimeToNotify(alert.labels['alertname'] ?? '', (a.at - firedAt) / 1000);
       }
     }
-    await recorder.attempt({
-      kind: 'attempt',
-      id: a.id,
-      at: a.at,
-      receiver: a.receiver,
-      integration: a.integration,
-      status: n.status,
-      fingerprints: n.alerts.map((x) => x.fingerprint),
-      alerts: n.alerts.slice(0, MAX_ALERTS_RECORDED).map((x) => x.labels),
-      title: titleOf(n),
-      outcome: a.outcome,
-      attempt: a.attempt,
-      error: a.error,
-      duration_ms: a.durationMs,
-    });
+    const inFlight = a.outcome === 'in_flight';
+    await recorder.attempt(
+      {
+        kind: 'attempt',
+        id: a.id,
+        at: a.at,
+        receiver: a.receiver,
+        integration: a.integration,
+        status: n.status,
+        fingerprints: n.alerts.map((x) => x.fingerprint),
+        alerts: n.alerts.slice(0, MAX_ALERTS_RECORDED).map((x) => x.labels),
+        title: titleOf(n),
+        // What stays recorded if this process dies before the receiver answers (the outcome replaces it).
+        outcome: a.outcome === 'in_flight' ? 'failed' : a.outcome,
+        attempt: a.attempt,
+        error: inFlight ? INTERRUPTED : a.error,
+        duration_ms: a.durationMs,
+      },
+      { inFlight },
+    );
   }
 
   /** Deadlines and `warn_before` times are evaluated on time, not on the next tick. */

@@ -34,7 +34,11 @@ export interface DeliveryAttempt {
   receiver: string;
   integration: string;
   notification: Notification;
-  outcome: 'sent' | 'failed' | 'retrying' | 'gave_up';
+  /**
+   * `in_flight`: told right before the request, with the id its outcome will have; it stays the record of the
+   * attempt only if the process dies before the outcome (the receiver may have got it).
+   */
+  outcome: 'in_flight' | 'sent' | 'failed' | 'retrying' | 'gave_up';
   /** 1 for the first try; a give-up carries the number of the last one. */
   attempt: number;
   error: string | null;
@@ -189,17 +193,21 @@ export class DeliverStage {
         entry.nextAttemptAt = this.opts.clock.now() + 1_000;
         return;
       }
+      // One id per request, told before it goes out: a process killed while it is in flight leaves that record,
+      // and the request sent again after the restart is another one.
+      const attemptId = `${this.attemptKey(entry)}:${entry.attempts + 1}:${this.opts.clock.now()}`;
+      await this.tellAttempt(entry, 'in_flight', entry.attempts + 1, null, 0, attemptId);
       const started = performance.now();
       try {
         await integration.send(entry.notification, this.abort.signal);
       } catch (err) {
-        await this.failed(entry, err, performance.now() - started);
+        await this.failed(entry, err, performance.now() - started, attemptId);
         return;
       }
       const durationMs = performance.now() - started;
       this.opts.hooks.onNotification?.(entry.receiver, entry.integration, 'sent');
       this.record(entry, 'sent');
-      await this.tellAttempt(entry, 'sent', entry.attempts + 1, null, durationMs);
+      await this.tellAttempt(entry, 'sent', entry.attempts + 1, null, durationMs, attemptId);
       this.nflog.set(entry.key, { firing: entry.firing, resolved: entry.resolved, sentAt: this.opts.clock.now(), seq: entry.id });
       // The at-least-once window: a crash before this append re-sends the entry on restart.
       await this.persistNflog();
@@ -215,7 +223,7 @@ export class DeliverStage {
     }
   }
 
-  private async failed(entry: OutboxEntry, err: unknown, durationMs: number): Promise<void> {
+  private async failed(entry: OutboxEntry, err: unknown, durationMs: number, attemptId: string): Promise<void> {
     entry.attempts += 1;
     this.opts.hooks.onNotification?.(entry.receiver, entry.integration, 'failed');
     const now = this.opts.clock.now();
@@ -223,7 +231,14 @@ export class DeliverStage {
     this.record(entry, 'failed', entry.lastError);
     const retryable = err instanceof NotifyError ? err.retryable : true;
     // Cut short by a stop or a lost lease (not the receiver's answer): whoever sends next tells its own attempt.
-    if (!this.abort.signal.aborted) await this.tellAttempt(entry, retryable && now < entry.giveUpAt ? 'retrying' : 'failed', entry.attempts, entry.lastError, durationMs);
+    await this.tellAttempt(
+      entry,
+      this.abort.signal.aborted ? 'failed' : retryable && now < entry.giveUpAt ? 'retrying' : 'failed',
+      entry.attempts,
+      this.abort.signal.aborted ? `cut short: this process stopped sending (${entry.lastError}); the receiver may have it` : entry.lastError,
+      durationMs,
+      attemptId,
+    );
     if (!retryable) {
       await this.giveUp(entry, `not retryable: ${entry.lastError}`);
       return;
@@ -266,7 +281,7 @@ export class DeliverStage {
     );
     this.opts.hooks.onGiveUp?.(entry.receiver, entry.integration);
     this.record(entry, 'given_up', this.opts.redact(entry.receiver, reason));
-    await this.tellAttempt(entry, 'gave_up', entry.attempts, this.opts.redact(entry.receiver, reason), 0);
+    await this.tellAttempt(entry, 'gave_up', entry.attempts, this.opts.redact(entry.receiver, reason), 0, `${this.attemptKey(entry)}:gave_up`);
     // Recorded as if sent, so the same content is not retried at every flush; a change or the repeat interval sends again.
     this.nflog.set(entry.key, { firing: entry.firing, resolved: entry.resolved, sentAt: now, seq: entry.id });
     await this.persistNflog();
@@ -275,12 +290,16 @@ export class DeliverStage {
     this.opts.hooks.onQueueLength?.(this.outbox.size);
   }
 
-  private async tellAttempt(entry: OutboxEntry, outcome: DeliveryAttempt['outcome'], attempt: number, error: string | null, durationMs: number): Promise<void> {
+  /** The notification's key in attempt ids: its idempotency key, the same on every attempt and after restarts. */
+  private attemptKey(entry: OutboxEntry): string {
+    return entry.notification.idempotencyKey ?? `${entry.key}-${entry.id}`;
+  }
+
+  private async tellAttempt(entry: OutboxEntry, outcome: DeliveryAttempt['outcome'], attempt: number, error: string | null, durationMs: number, id: string): Promise<void> {
     if (!this.opts.hooks.onAttempt) return;
-    const key = entry.notification.idempotencyKey ?? `${entry.key}-${entry.id}`;
     try {
       await this.opts.hooks.onAttempt({
-        id: outcome === 'gave_up' ? `${key}:gave_up` : `${key}:${attempt}`,
+        id,
         at: this.opts.clock.now(),
         receiver: entry.receiver,
         integration: entry.integration,
