@@ -55,7 +55,7 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
   const ruleDir = loaded?.dir ?? partial?.dir;
   if (ruleDir !== undefined && rulePatterns.length > 0) {
     try {
-      const rules = await loadRuleFiles(rulePatterns, ruleDir);
+      const rules = await loadRuleFiles(rulePatterns, ruleDir, loaded ? { calendars: new Set(Object.keys(loaded.config.calendars)) } : {});
       problems.push(...rules.problems);
       ruleFiles = rules.files;
     } catch (err) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { timeZone } from '../base/schema-helpers.js';
 import { haSchema } from '../ha/ha-schema.js';
 import { historySchema } from '../history/history-schema.js';
+import { calendarsSchema } from '../sla/business-calendar.js';
 import { pollSchema, type PollConfig } from '../poller/poll-schema.js';
 import { sourceSchema, type SourceConfig } from '../source/source-schema.js';
 import { receiverSchema } from '../notify/receiver-schema.js';
@@ -57,6 +58,8 @@ export const configSchema = z
     ha: haSchema,
     /** The history of alerts and notifications (contract section 12): SQLite in state.dir, or PostgreSQL. */
     history: historySchema,
+    /** Named business calendars (contract section 11): days on which missing_file rules expect nothing. */
+    calendars: calendarsSchema,
   })
   .superRefine((cfg, ctx) => {
     const seen = new Set<string>();

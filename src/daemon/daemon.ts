@@ -225,6 +225,17 @@ export class Daemon {
         ),
         statusPage: () => this.view.statusPageData(),
         history: this.history.store ?? this.history.why,
+        sla: () => {
+          const store = this.history.store;
+          if (!store) return this.history.why ?? 'no history';
+          return {
+            ledger: store.ledger,
+            objective: (rule: string) => {
+              const r = this.setup.rules.find((x) => x.name === rule);
+              return r && r.type === 'missing_file' && 'sla' in r ? r.sla?.objective : undefined;
+            },
+          };
+        },
         pageInfo: () => ({ timezone: this.setup.config.display_timezone, version: this.opts.version }),
       },
     });
@@ -299,6 +310,9 @@ export class Daemon {
   /** Receivers' sent/failed series and each rule's alert histograms exist at 0 from the first scrape, so `rate()` and alerts on them work. */
   private initReceiverMetrics(): void {
     this.metrics.initAlertnames(this.setup.rules.map((r) => r.name));
+    this.metrics.initSla(
+      this.setup.rules.flatMap((r) => (r.type === 'missing_file' ? [{ name: r.name, keyLabels: 'for_each' in r && r.for_each ? [r.for_each.label] : [] }] : [])),
+    );
     for (const r of this.setup.config.receivers) {
       for (const integration of configuredIntegrationKinds(r)) this.metrics.initReceiver(r.name, integration);
     }

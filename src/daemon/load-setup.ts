@@ -19,7 +19,7 @@ export interface LoadedSetup extends LoadedConfig {
 /** Config file plus every rule file it names; all problems of both in one ConfigError. */
 export async function loadSetup(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedSetup> {
   const loaded = await loadConfig(file, { env });
-  const { rules, problems } = await loadRuleFiles(loaded.config.rule_files, loaded.dir);
+  const { rules, problems } = await loadRuleFiles(loaded.config.rule_files, loaded.dir, { calendars: new Set(Object.keys(loaded.config.calendars)) });
   if (problems.length > 0) throw new ConfigError(problems);
   let templates: TemplateSet | undefined;
   if (loaded.config.templates.length > 0) {

@@ -48,6 +48,25 @@ export interface HistoryTables {
     starts_at: number;
     ends_at: number;
   };
+  sla_occurrences: {
+    id: string;
+    rule: string;
+    key_text: string;
+    key: string;
+    local_date: string;
+    deadline: number;
+    timezone: string;
+    outcome: string;
+    /** 0 or 1 (SQLite has no boolean). */
+    final: number;
+    arrived_at: number | null;
+    lateness_seconds: number | null;
+    count: number;
+    min_count: number;
+    files: string;
+    closes_at: number;
+  };
+  sla_excuses: { rule: string; key_text: string; local_date: string; by: string; at: number; reason: string };
 }
 
 export type HistoryDb = Kysely<HistoryTables>;

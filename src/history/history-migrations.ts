@@ -70,4 +70,42 @@ export const HISTORY_MIGRATIONS: Record<string, Migration> = {
       for (const t of ['silence_events', 'attempt_alerts', 'notification_attempts', 'alert_events']) await db.schema.dropTable(t).ifExists().execute();
     },
   },
+  '0002_sla_ledger': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema
+        .createTable('sla_occurrences')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('rule', 'text', (c) => c.notNull())
+        .addColumn('key_text', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('local_date', 'text', (c) => c.notNull())
+        .addColumn('deadline', 'bigint', (c) => c.notNull())
+        .addColumn('timezone', 'text', (c) => c.notNull())
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('final', 'integer', (c) => c.notNull())
+        .addColumn('arrived_at', 'bigint')
+        .addColumn('lateness_seconds', 'integer')
+        .addColumn('count', 'integer', (c) => c.notNull())
+        .addColumn('min_count', 'integer', (c) => c.notNull())
+        .addColumn('files', 'text', (c) => c.notNull())
+        .addColumn('closes_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('sla_occurrences_date').on('sla_occurrences').columns(['local_date', 'rule', 'key_text']).execute();
+      await db.schema.createIndex('sla_occurrences_deadline').on('sla_occurrences').column('deadline').execute();
+      await db.schema
+        .createTable('sla_excuses')
+        .addColumn('rule', 'text', (c) => c.notNull())
+        .addColumn('key_text', 'text', (c) => c.notNull())
+        .addColumn('local_date', 'text', (c) => c.notNull())
+        .addColumn('by', 'text', (c) => c.notNull())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('sla_excuses_pk', ['rule', 'key_text', 'local_date'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.dropTable('sla_excuses').ifExists().execute();
+      await db.schema.dropTable('sla_occurrences').ifExists().execute();
+    },
+  },
 };

@@ -4,7 +4,7 @@ import type { Clock } from '../util/clock.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { HistoryJournal } from './history-journal.js';
-import type { AttemptRecord, HistoryRecord, SilenceEventRecord } from './history-records.js';
+import type { AttemptRecord, HistoryRecord, OccurrenceRecord, SilenceEventRecord } from './history-records.js';
 import type { HistoryStore } from './history-store.js';
 
 /** Records written per statement batch; a backlog after an outage goes in several. */
@@ -40,6 +40,8 @@ export class HistoryRecorder {
   private upNow: boolean | undefined;
   private downSince: number | undefined;
   private stopped = false;
+  /** Records the database refused (bad values), given up one by one. */
+  refused = 0;
 
   constructor(private readonly opts: HistoryRecorderOptions) {}
 
@@ -66,6 +68,12 @@ export class HistoryRecorder {
   async attempt(record: AttemptRecord, opts: { inFlight?: boolean } = {}): Promise<void> {
     await this.opts.journal.add([record], opts);
     if (!opts.inFlight) this.soon();
+  }
+
+  /** An occurrence of an expected file as it stands now (a later one of the same id replaces it). */
+  async occurrence(record: OccurrenceRecord): Promise<void> {
+    await this.opts.journal.add([record]);
+    this.soon();
   }
 
   /**
@@ -156,7 +164,7 @@ export class HistoryRecorder {
           if (round === 0) await store.ping();
           break;
         }
-        await store.write(batch);
+        await this.writeBatch(batch);
         const ids = new Set(batch.map((r) => r.id));
         const alertIds = new Set(batch.filter((r) => r.kind === 'alert').map((r) => r.id));
         alerts.eventsRecorded(alertIds);
@@ -174,6 +182,30 @@ export class HistoryRecorder {
     } catch (err) {
       this.setUp(false, errorMessage(err));
       this.soon(RETRY_MS);
+    }
+  }
+
+  /**
+   * Write a batch in one transaction. When the database answers but refuses the batch, one record in it is bad
+   * (a value it cannot store): the records are written one by one and the bad ones given up (counted, logged),
+   * so one record never holds back the history.
+   */
+  private async writeBatch(batch: HistoryRecord[]): Promise<void> {
+    const { store, logger } = this.opts;
+    try {
+      await store.write(batch);
+      return;
+    } catch (err) {
+      await store.ping(); // throws when the database is down: the batch waits, as a whole
+      for (const record of batch) {
+        try {
+          await store.write([record]);
+        } catch (one) {
+          await store.ping();
+          this.refused++;
+          logger.error({ kind: record.kind, id: record.id, err: { type: 'HistoryWriteError', message: store.redact(errorMessage(one)) }, first: store.redact(errorMessage(err)) }, 'a history record the database refuses was given up');
+        }
+      }
     }
   }
 

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { alertEventSchema } from '../alerts/alert-event.js';
+import { occurrenceSchema } from '../sla/occurrence.js';
+
+export { occurrenceSchema, type OccurrenceRecord } from '../sla/occurrence.js';
 
 export { ALERT_EVENTS, alertEventSchema, type AlertEventKind, type AlertEventRecord } from '../alerts/alert-event.js';
 
@@ -49,5 +52,5 @@ export const silenceEventSchema = z.object({
 });
 export type SilenceEventRecord = z.infer<typeof silenceEventSchema>;
 
-export const historyRecordSchema = z.discriminatedUnion('kind', [alertEventSchema, attemptSchema, silenceEventSchema]);
+export const historyRecordSchema = z.discriminatedUnion('kind', [alertEventSchema, attemptSchema, silenceEventSchema, occurrenceSchema]);
 export type HistoryRecord = z.infer<typeof historyRecordSchema>;

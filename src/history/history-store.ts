@@ -1,6 +1,8 @@
 import { matchesAll, type Matcher } from '../notify/matcher.js';
 import { migrateHistory, type HistoryDb, type HistoryTables, type OpenedHistoryDatabase } from './history-database.js';
-import type { AlertEventRecord, AttemptRecord, HistoryRecord, SilenceEventRecord } from './history-records.js';
+import type { AlertEventRecord, AttemptRecord, HistoryRecord, OccurrenceRecord, SilenceEventRecord } from './history-records.js';
+import { SlaLedgerStore } from './sla-ledger-store.js';
+import { dbText } from './db-text.js';
 import { alertEventSchema, attemptSchema, silenceEventSchema } from './history-records.js';
 
 /** A position in a listing, newest first: the last row returned (or scanned). */
@@ -44,10 +46,13 @@ const PRUNE_CHUNK = 5_000;
  */
 export class HistoryStore {
   readonly db: HistoryDb;
+  /** The SLA ledger on the same database (contract section 11). */
+  readonly ledger: SlaLedgerStore;
   private schema: Promise<void> | undefined;
 
   constructor(readonly opened: OpenedHistoryDatabase) {
     this.db = opened.db;
+    this.ledger = new SlaLedgerStore(opened.db);
   }
 
   /**
@@ -72,7 +77,9 @@ export class HistoryStore {
     const alerts = records.filter((r): r is AlertEventRecord => r.kind === 'alert');
     const attempts = records.filter((r): r is AttemptRecord => r.kind === 'attempt');
     const silences = records.filter((r): r is SilenceEventRecord => r.kind === 'silence');
+    const occurrences = records.filter((r): r is OccurrenceRecord => r.kind === 'occurrence');
     await this.db.transaction().execute(async (tx) => {
+      await SlaLedgerStore.write(tx, occurrences);
       for (const chunk of chunks(alerts)) {
         await tx
           .insertInto('alert_events')
@@ -182,6 +189,15 @@ export class HistoryStore {
   /** Delete what is older than `before`; returns how many rows went. */
   async prune(before: number): Promise<number> {
     let total = 0;
+    for (;;) {
+      const result = await this.db
+        .deleteFrom('sla_occurrences')
+        .where('id', 'in', (sub) => sub.selectFrom('sla_occurrences').select('id').where('deadline', '<', before).limit(PRUNE_CHUNK))
+        .executeTakeFirst();
+      const n = Number(result.numDeletedRows);
+      total += n;
+      if (n < PRUNE_CHUNK) break;
+    }
     for (const table of ['alert_events', 'notification_attempts', 'attempt_alerts', 'silence_events'] as const) {
       for (;;) {
         const result =
@@ -257,14 +273,14 @@ function chunks<T>(items: readonly T[]): T[][] {
 
 function alertRow(r: AlertEventRecord): HistoryTables['alert_events'] {
   return {
-    id: r.id,
+    id: dbText(r.id),
     at: r.at,
     event: r.event,
     fingerprint: r.fingerprint,
-    alertname: r.labels['alertname'] ?? '',
+    alertname: dbText(r.labels['alertname'] ?? ''),
     labels: JSON.stringify(r.labels),
     annotations: JSON.stringify(r.annotations),
-    silence_id: r.silence_id,
+    silence_id: r.silence_id === null ? null : dbText(r.silence_id),
     inhibited_by: r.inhibited_by,
   };
 }
@@ -278,10 +294,10 @@ function attemptRow(r: AttemptRecord): HistoryTables['notification_attempts'] {
     status: r.status,
     fingerprints: JSON.stringify(r.fingerprints),
     alerts: JSON.stringify(r.alerts),
-    title: r.title,
+    title: dbText(r.title),
     outcome: r.outcome,
     attempt: r.attempt,
-    error: r.error,
+    error: r.error === null ? null : dbText(r.error),
     duration_ms: Math.round(r.duration_ms),
   };
 }
@@ -291,10 +307,10 @@ function silenceRow(r: SilenceEventRecord): HistoryTables['silence_events'] {
     id: r.id,
     at: r.at,
     event: r.event,
-    silence_id: r.silence_id,
+    silence_id: dbText(r.silence_id),
     matchers: JSON.stringify(r.matchers),
-    created_by: r.created_by,
-    comment: r.comment,
+    created_by: dbText(r.created_by),
+    comment: dbText(r.comment),
     starts_at: r.starts_at,
     ends_at: r.ends_at,
   };

@@ -5,6 +5,7 @@
 
 import type { StatusPageData } from './status-page/status-page-data.js';
 import type { HistoryReader } from './history-routes.js';
+import type { SlaSource } from './sla-routes.js';
 
 /**
  * Silences as the notify stage manages them. The real type lives in src/notify/; the server only needs
@@ -64,6 +65,8 @@ export interface DaemonApi {
    * history is disabled, and why (those endpoints answer 503 saying so).
    */
   history?: HistoryReader | string;
+  /** The SLA ledger (`/api/v1/sla/*`, contract section 11), or why there is none. */
+  sla?: () => SlaSource | string;
   /** The display time zone and version, for pages other than `/` (the history page). */
   pageInfo?(): { timezone: string; version: string };
 }

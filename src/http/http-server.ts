@@ -23,6 +23,7 @@ import {
   type HistoryReader,
 } from './history-routes.js';
 import type { HistoryCursor } from '../history/history-store.js';
+import { slaHandlers } from './sla-routes.js';
 import { authenticatedUser, HttpSecurity } from './security/http-security.js';
 import type { WriteKind } from './security/request-guard.js';
 import { StatusPageHandler } from './status-page/status-page-handler.js';
@@ -232,6 +233,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
       },
     }),
     ...historyRoutes(api.history, logger),
+    ...slaRoutes(api),
     ...(api.alertmanager ? alertmanagerV2Routes(api.alertmanager, api.silences).map(toRoute) : []),
     route('/api/v1/silences/:id', {
       GET: async (_req, params) => {
@@ -281,6 +283,21 @@ function historyRoutes(history: HistoryReader | string | undefined, logger: Logg
     route('/api/v1/history/alerts', { GET: page((h, q) => h.alertEvents(q), 'events', alertEventJson, alertEventsCsv) }),
     route('/api/v1/history/notifications', { GET: page((h, q) => h.attempts(q), 'attempts', attemptJson, attemptsCsv) }),
     route('/api/v1/history/silences', { GET: page((h, q) => h.silenceEvents(q), 'events', silenceEventJson, silenceEventsCsv) }),
+  ];
+}
+
+/** `/api/v1/sla/report`, `/occurrences` and `/excuses` (contract section 11). */
+function slaRoutes(api: DaemonApi): Route[] {
+  const sla = slaHandlers(() => api.sla?.() ?? 'not configured');
+  const csvOrJson = (r: { csv: string; next?: string | null } | { json: unknown }): Reply =>
+    'csv' in r ? { status: 200, contentType: 'text/csv; charset=utf-8', body: r.csv, headers: r.next ? { 'X-Next-Cursor': r.next } : {} } : json(200, r.json);
+  return [
+    route('/api/v1/sla/report', { GET: async (req) => csvOrJson(await sla.report(req)) }),
+    route('/api/v1/sla/occurrences', { GET: async (req) => csvOrJson(await sla.occurrences(req)) }),
+    route('/api/v1/sla/excuses', {
+      POST: async (req) => json(201, await sla.excuse(req)),
+      DELETE: async (req) => json(200, await sla.withdraw(req)),
+    }),
   ];
 }
 

@@ -190,6 +190,18 @@ export const METRICS = {
     ['alertname'],
     'From an alert firing to its resolution (time to resolve), observed when it resolves.',
   ),
+  slaOccurrences: def(
+    'transfer_watch_sla_occurrences_total',
+    'counter',
+    ['rule', 'outcome'],
+    'Occurrences of expected files decided, by rule, outcome (on_time, late, missing, no_data) and the key labels of the rule (its for_each label); counted when decided.',
+  ),
+  slaLateness: def(
+    'transfer_watch_sla_lateness_seconds',
+    'histogram',
+    ['rule'],
+    'How late expected files arrived after their deadline (late occurrences).',
+  ),
   buildInfo: def(
     'transfer_watch_build_info',
     'gauge',

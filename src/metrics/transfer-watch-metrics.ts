@@ -38,6 +38,8 @@ const POLL_DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120,
 /** Group waits are seconds to minutes; retries after an outage reach hours. */
 const TIME_TO_NOTIFY_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 14400];
 /** A burst resolves in minutes; a missing file may stay open for a day or more. */
+/** Minutes to hours late: a file an hour late and one a day late are told apart. */
+const SLA_LATENESS_BUCKETS = [60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400];
 const ALERT_DURATION_BUCKETS = [60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400, 259200, 604800];
 
 const EVENTS_PREINITIALISED = ['transmission', 'reception'];
@@ -87,6 +89,7 @@ export class TransferWatchMetrics {
   private readonly seriesFolded: Counter<string>;
   private readonly httpAuthFailures: Counter<string>;
   private readonly ha: { redisUp: Gauge<string>; leases: Gauge<string>; changes: Counter<string> } | undefined;
+  private sla: { labelNames: string[]; occurrences: Counter<string>; lateness: Histogram<string> } | undefined;
   private readonly history: { up: Gauge<string>; backlog: Gauge<string>; timeToNotify: Histogram<string>; duration: Histogram<string> } | undefined;
 
   constructor(opts: TransferWatchMetricsOptions) {
@@ -325,6 +328,38 @@ export class TransferWatchMetrics {
 
   setHistoryBacklog(n: number): void {
     this.history?.backlog.set(n);
+  }
+
+  /**
+   * The SLA series of the missing_file rules: the occurrences counter carries `rule`, `outcome` and the key labels
+   * of every rule (for_each labels, '' where a rule has none); each rule and outcome exists at 0 from the start.
+   */
+  initSla(rules: ReadonlyArray<{ name: string; keyLabels: readonly string[] }>): void {
+    if (!this.history) return;
+    const keyLabels = [...new Set(rules.flatMap((r) => r.keyLabels))].filter((l) => l !== 'rule' && l !== 'outcome').sort();
+    const names = [...METRICS.slaOccurrences.labels, ...keyLabels];
+    if (!this.sla || this.sla.labelNames.join(',') !== names.join(',')) {
+      if (this.sla) {
+        this.registry.removeSingleMetric(METRICS.slaOccurrences.name);
+        this.registry.removeSingleMetric(METRICS.slaLateness.name);
+      }
+      this.sla = {
+        labelNames: names,
+        occurrences: new Counter({ name: METRICS.slaOccurrences.name, help: METRICS.slaOccurrences.help, labelNames: names, registers: [this.registry] }),
+        lateness: new Histogram({ name: METRICS.slaLateness.name, help: METRICS.slaLateness.help, labelNames: METRICS.slaLateness.labels, buckets: SLA_LATENESS_BUCKETS, registers: [this.registry] }),
+      };
+    }
+    for (const rule of rules) this.sla.lateness.zero({ rule: rule.name });
+  }
+
+  /** An occurrence decided: counted by outcome, its lateness observed when late. */
+  observeOccurrence(rule: string, outcome: string, key: Record<string, string>, latenessSeconds: number | null): void {
+    const sla = this.sla;
+    if (!sla) return;
+    const labels: Record<string, string> = {};
+    for (const name of sla.labelNames) labels[name] = name === 'rule' ? rule : name === 'outcome' ? outcome : (key[name] ?? '');
+    sla.occurrences.inc(labels);
+    if (outcome === 'late' && latenessSeconds !== null) sla.lateness.observe({ rule }, latenessSeconds);
   }
 
   /** The alert histograms of these alertnames exist at 0 from the first scrape, so `rate()` works on them. */

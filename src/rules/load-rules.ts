@@ -1,3 +1,4 @@
+import { nearestKey } from '../base/nearest-key.js';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
@@ -178,7 +179,7 @@ export function parseRuleFile(file: string, text: string): { rules: RuleDefiniti
  * Load every rule file the patterns name. Problems (syntax, schema, unknown type, duplicate names) are
  * collected as FILE:LINE:COL, never thrown, so `check` lists them all; rules with problems are left out.
  */
-export async function loadRuleFiles(patterns: string[], baseDir: string): Promise<LoadedRules> {
+export async function loadRuleFiles(patterns: string[], baseDir: string, opts: { calendars?: ReadonlySet<string> } = {}): Promise<LoadedRules> {
   const files = await expandRuleFilePatterns(patterns, baseDir);
   const rules: RuleDefinition[] = [];
   const problems: Problem[] = [];
@@ -201,6 +202,16 @@ export async function loadRuleFiles(patterns: string[], baseDir: string): Promis
         continue;
       }
       firstByName.set(rule.name, at);
+      const calendar = 'calendar' in rule ? rule.calendar : undefined;
+      if (opts.calendars && typeof calendar === 'string' && !opts.calendars.has(calendar)) {
+        const known = [...opts.calendars];
+        const hint = nearestKey(calendar, known);
+        problems.push({
+          ...at,
+          message: `rule "${rule.name}": calendar: unknown calendar "${calendar}"${hint ? ` (did you mean "${hint}"?)` : ''}; the config's calendars: ${known.length > 0 ? known.join(', ') : 'none'}`,
+        });
+        continue;
+      }
       rules.push(rule);
     }
   }

@@ -11,9 +11,10 @@ import { localDate, localDateFormatter } from './format-time.js';
 import { formatTime } from '../util/format-time.js';
 import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
+import { BusinessCalendar, calendarSchema, unionCalendar, type LocalDay } from '../sla/business-calendar.js';
+import { judgeOccurrence, keyText, occurrenceId, type Arrival, type OccurrenceRecord } from '../sla/occurrence.js';
 import { defineRuleType } from './rule-type.js';
 
-const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 const DAY = 86_400_000;
 
 function cronProblem(pattern: string): string | undefined {
@@ -42,12 +43,21 @@ export const missingFileSchema = ruleSchema('missing_file', {
   warn_before: duration().prefault('0'),
   /** Annotation templates of the "in jeopardy" warning. */
   warn_annotations: z.record(z.string(), z.string()).default({}),
-  calendar: z
+  /** Days without a deadline: the name of a calendar of the config's `calendars:`, or one written here. */
+  calendar: z.union([z.string().min(1), calendarSchema]).prefault({}),
+  /**
+   * The service level owed (contract section 11): the share of occurrences on time per period (excused and
+   * no_data ones left out), and until when a late file still counts as late (default: the next deadline).
+   */
+  sla: z
     .strictObject({
-      exclude_dates: z.array(z.iso.date('must be a date as YYYY-MM-DD')).default([]),
-      exclude_weekdays: z.array(z.enum(WEEKDAYS)).default([]),
+      objective: z.number().gt(0, 'objective is a share such as 0.99').max(1, 'objective is a share such as 0.99').default(0.99),
+      period: z.enum(['month']).default('month'),
+      late_until: duration()
+        .refine((ms) => ms > 0, 'late_until must be greater than 0')
+        .optional(),
     })
-    .prefault({}),
+    .optional(),
   /** Expect the file once per value of a label (e.g. one statement per partner user). */
   for_each: z.strictObject({ label: labelNameSchema, values: z.array(z.string().min(1)).min(1) }).optional(),
 });
@@ -100,9 +110,12 @@ export class MissingFileEvaluator implements RuleEvaluator {
   private readonly arrivals = new Map<string, number[]>();
   private readonly keys: string[];
   private readonly sources: string[];
-  private readonly excludedDates: Set<string>;
+  private readonly calendar: { excludes(day: LocalDay): boolean; empty: boolean };
   private readonly dateFormatter: Intl.DateTimeFormat;
-  private readonly excludedWeekdays: Set<number>;
+  /** With a history: the file and source of each arrival, by key and time (the ledger's evidence). */
+  private readonly evidence = new Map<string, Map<number, { file: string; source: string }>>();
+  /** What was last recorded of each occurrence in view (by id), so an unchanged one is not recorded again. */
+  private readonly recorded = new Map<string, string>();
   private readonly history: number;
   /** The last two deadlines and the next one, valid while `now` stays in [latest, next): evaluation runs every cycle. */
   private deadlineCache: { latest: number; before: number | undefined; next: number | undefined } | undefined;
@@ -121,16 +134,14 @@ export class MissingFileEvaluator implements RuleEvaluator {
     this.warnBuilder = new AlertBuilder(rule, WARN_ANNOTATIONS, { ...(runbook !== undefined ? { runbook_url: runbook } : {}), ...rule.warn_annotations });
     this.keys = rule.for_each ? [...new Set(rule.for_each.values)] : [''];
     this.sources = sourcesToJudge(rule, ctx);
-    this.excludedDates = new Set(rule.calendar.exclude_dates);
+    this.calendar = resolveCalendar(rule, ctx);
     this.dateFormatter = localDateFormatter(rule.timezone);
-    this.excludedWeekdays = new Set(rule.calendar.exclude_weekdays.map((d) => WEEKDAYS.indexOf(d)));
     this.history = this.computeHistory(ctx.clock.now());
   }
 
   private isExcluded(deadline: number): boolean {
-    if (this.excludedDates.size === 0 && this.excludedWeekdays.size === 0) return false;
-    const { date, weekday } = localDate(deadline, this.rule.timezone, this.dateFormatter);
-    return this.excludedDates.has(date) || this.excludedWeekdays.has(weekday);
+    if (this.calendar.empty) return false;
+    return this.calendar.excludes(localDate(deadline, this.rule.timezone, this.dateFormatter));
   }
 
   /** Up to `n` deadlines at or before `now`, newest first, skipping excluded days. */
@@ -191,6 +202,11 @@ export class MissingFileEvaluator implements RuleEvaluator {
     let i = list.length;
     while (i > 0 && (list[i - 1] as number) > t.time) i--;
     list.splice(i, 0, t.time);
+    if (this.ctx.onOccurrence) {
+      let files = this.evidence.get(key);
+      if (!files) this.evidence.set(key, (files = new Map()));
+      files.set(t.time, { file: t.file, source: t.source });
+    }
     return true;
   }
 
@@ -235,7 +251,62 @@ export class MissingFileEvaluator implements RuleEvaluator {
         }
       }
     }
+    if (this.ctx.onOccurrence) this.recordOccurrences(now, span, before, latest, next);
     return { rule: this.rule.name, alerts, resolved };
+  }
+
+  /**
+   * The ledger (contract section 11): the occurrences of the last two deadlines, as far as they can be judged,
+   * told to the history when they change (a missing file that arrives late becomes late at the next poll).
+   * Older occurrences were told when they were in view; a first start or a long outage is filled by the backfill.
+   */
+  private recordOccurrences(now: number, span: { from: number; until: number } | undefined, before: number | undefined, latest: number | undefined, next: number | undefined): void {
+    const sink = this.ctx.onOccurrence;
+    if (!sink) return;
+    const deadlines = [before, latest].filter((d): d is number => d !== undefined);
+    const live = new Set<string>();
+    for (const deadline of deadlines) {
+      const following = deadline === latest ? next : latest;
+      const lateUntil = this.rule.sla?.late_until;
+      const closesAt = Math.min(following ?? Infinity, lateUntil !== undefined ? deadline + lateUntil : Infinity);
+      if (!Number.isFinite(closesAt)) continue;
+      for (const key of this.keys) {
+        const id = occurrenceId(this.rule.name, key, deadline);
+        live.add(id);
+        const judged = judgeOccurrence({ deadline, window: this.rule.window, minCount: this.rule.min_count, closesAt, arrivals: this.arrivalsOf(key), span, now });
+        if (!judged) continue;
+        const signature = `${judged.outcome}/${judged.final}/${judged.arrivedAt ?? ''}/${judged.count}`;
+        if (this.recorded.get(id) === signature) continue;
+        this.recorded.set(id, signature);
+        const keyLabels = this.rule.for_each ? { [this.rule.for_each.label]: key } : {};
+        const record: OccurrenceRecord = {
+          kind: 'occurrence',
+          id,
+          at: deadline,
+          rule: this.rule.name,
+          key: keyLabels,
+          key_text: keyText(keyLabels),
+          local_date: localDate(deadline, this.rule.timezone, this.dateFormatter).date,
+          deadline,
+          timezone: this.rule.timezone,
+          outcome: judged.outcome,
+          final: judged.final,
+          arrived_at: judged.arrivedAt,
+          lateness_seconds: judged.outcome === 'late' && judged.arrivedAt !== null ? Math.round((judged.arrivedAt - deadline) / 1000) : null,
+          count: judged.count,
+          min_count: this.rule.min_count,
+          files: judged.files.map((a) => ({ file: a.file, at: a.time, source: a.source })),
+          closes_at: closesAt,
+        };
+        sink(record);
+      }
+    }
+    for (const id of this.recorded.keys()) if (!live.has(id)) this.recorded.delete(id);
+  }
+
+  private arrivalsOf(key: string): Arrival[] {
+    const files = this.evidence.get(key);
+    return (this.arrivals.get(key) ?? []).map((time) => ({ time, file: files?.get(time)?.file ?? '', source: files?.get(time)?.source ?? '' }));
   }
 
   /**
@@ -290,8 +361,15 @@ export class MissingFileEvaluator implements RuleEvaluator {
     for (const [key, list] of this.arrivals) {
       let drop = 0;
       while (drop < list.length && (list[drop] as number) <= keepAfter) drop++;
-      if (drop > 0) list.splice(0, drop);
-      if (list.length === 0) this.arrivals.delete(key);
+      if (drop > 0) {
+        const files = this.evidence.get(key);
+        if (files) for (const t of list.slice(0, drop)) files.delete(t);
+        list.splice(0, drop);
+      }
+      if (list.length === 0) {
+        this.arrivals.delete(key);
+        this.evidence.delete(key);
+      }
     }
   }
 
@@ -381,3 +459,14 @@ export const missingFileRuleType = defineRuleType<MissingFileRule>({
   extraTemplates: (rule) => ({ warn_annotations: rule.warn_annotations }),
   create: (rule, ctx) => new MissingFileEvaluator(rule, ctx),
 });
+
+/** The rule's days without a deadline: its named calendar (from `calendars:`) or the one written in the rule. */
+function resolveCalendar(rule: MissingFileRule, ctx: EvaluatorContext): { excludes(day: LocalDay): boolean; empty: boolean } {
+  if (typeof rule.calendar === 'string') {
+    const named = ctx.calendars?.get(rule.calendar);
+    // Names are checked when rules are loaded (check, start, reload); an engine without calendars (test-rules
+    // without a config) must still run the rule, on every day.
+    return named ? unionCalendar([named]) : { excludes: () => false, empty: true };
+  }
+  return unionCalendar([new BusinessCalendar(rule.calendar)]);
+}

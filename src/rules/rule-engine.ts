@@ -7,7 +7,7 @@ import { SeenTransfers } from '../util/seen-transfers.js';
 import { CronSchedules } from './cron-schedule.js';
 import { compileMatch, type SharedPatternTests, type TransferMatcher } from './match.js';
 import { createEvaluator, type RuleDefinition } from './registry.js';
-import type { DataCompleteness, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
+import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { RuleIndex } from './rule-index.js';
 
 export type { DataCompleteness, ExpectedFile } from './rule-evaluator.js';
@@ -47,7 +47,10 @@ export class RuleEngine {
   /** Full matcher runs so far: what a record costs beyond the index lookup (a test and metric hook). */
   matchChecks = 0;
 
-  constructor(rules: RuleDefinition[], opts: { clock: Clock; logger: Logger; sources: string[]; displayTimezone?: string }) {
+  constructor(
+    rules: RuleDefinition[],
+    opts: { clock: Clock; logger: Logger; sources: string[]; displayTimezone?: string } & Pick<EvaluatorContext, 'calendars' | 'onOccurrence'>,
+  ) {
     this.clock = opts.clock;
     this.logger = opts.logger;
     const ctx = {
@@ -56,6 +59,8 @@ export class RuleEngine {
       clock: opts.clock,
       schedules: new CronSchedules(),
       ...(opts.displayTimezone !== undefined ? { displayTimezone: opts.displayTimezone } : {}),
+      ...(opts.calendars ? { calendars: opts.calendars } : {}),
+      ...(opts.onOccurrence ? { onOccurrence: opts.onOccurrence } : {}),
     };
     const patternTests: SharedPatternTests = new Map();
     this.entries = rules.map((rule) => {

@@ -1,3 +1,5 @@
+import type { BusinessCalendar } from '../sla/business-calendar.js';
+import type { OccurrenceRecord } from '../sla/occurrence.js';
 import type { RuleEvaluation } from '../alerts/alert-candidate.js';
 import type { Transfer } from '../source/transfer.js';
 import type { Clock } from '../util/clock.js';
@@ -70,6 +72,10 @@ export interface EvaluatorContext {
    * (window ends, first and last failures, arrivals) in it. Deadlines stay in the zone their cron is read in.
    */
   displayTimezone?: string;
+  /** The config's named business calendars (`calendars:`), for rules that name one. */
+  calendars?: ReadonlyMap<string, BusinessCalendar>;
+  /** With a history: missing_file rules tell each occurrence of an expected file here when it changes (the SLA ledger). */
+  onOccurrence?: (occurrence: OccurrenceRecord) => void;
 }
 
 /** A rule whose optional display `timezone` is settled (see `withDisplayZone`). */

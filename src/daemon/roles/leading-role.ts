@@ -13,6 +13,8 @@ import { HistoryRecorder } from '../../history/history-recorder.js';
 import type { HistoryStore } from '../../history/history-store.js';
 import type { DeliveryAttempt } from '../../notify/deliver/deliver-stage.js';
 import { titleOf } from '../../notify/templates/template-context.js';
+import { BusinessCalendar } from '../../sla/business-calendar.js';
+import type { OccurrenceRecord } from '../../sla/occurrence.js';
 import { AlertStore } from '../../alerts/alert-store.js';
 import type { TransferWatchMetrics } from '../../metrics/transfer-watch-metrics.js';
 import { Notifier } from '../../notify/notifier.js';
@@ -28,6 +30,8 @@ import { streamProgress } from './source-polling-role.js';
 
 /** The record of a request the daemon died during: it went out, and nobody knows what the receiver did with it. */
 const INTERRUPTED = 'interrupted: the daemon stopped while this request was in flight; the receiver may have it (it is sent again)';
+/** An occurrence decided longer ago than this is a replay of history (after a restart), not counted in the metrics again. */
+const RECENT_DECISION_MS = 30 * 60_000;
 /** The label sets of at most this many alerts are kept with a notification attempt (all fingerprints are). */
 const MAX_ALERTS_RECORDED = 100;
 /** Rule windows are rebuilt from at most this much history after a restart or reload, whatever a rule asks. */
@@ -530,7 +534,23 @@ export class LeadingRole {
       logger: this.logger,
       sources: this.config.sources.map((s) => s.name),
       displayTimezone: this.config.display_timezone,
+      calendars: new Map(Object.entries(this.config.calendars).map(([name, c]) => [name, new BusinessCalendar(c)])),
+      ...(this.opts.history ? { onOccurrence: (o: OccurrenceRecord) => this.recordOccurrence(o) } : {}),
     });
+  }
+
+  /**
+   * An occurrence of an expected file changed (the SLA ledger): journaled for the history database while leading,
+   * and counted when it is decided (not again when a restart replays the history behind it).
+   */
+  private recordOccurrence(o: OccurrenceRecord): void {
+    const recorder = this.recorder;
+    if (!recorder || !this.leadingNow) return;
+    const decidedAt = o.outcome === 'on_time' ? o.deadline : o.outcome === 'late' ? (o.arrived_at ?? o.deadline) : o.closes_at;
+    if ((o.final || o.outcome === 'no_data') && this.opts.clock.now() - decidedAt <= RECENT_DECISION_MS) {
+      this.opts.metrics.observeOccurrence(o.rule, o.outcome, o.key, o.lateness_seconds);
+    }
+    recorder.occurrence(o).catch((err: unknown) => this.logger.warn({ err: errorFields(err), rule: o.rule }, 'SLA occurrence not journaled; it is told again at the next evaluation after a restart'));
   }
 
   private newProgress(): BusProgress {

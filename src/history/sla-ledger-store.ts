@@ -1,0 +1,202 @@
+import { sql } from 'kysely';
+import type { OccurrenceRecord } from '../sla/occurrence.js';
+import type { HistoryDb, HistoryTables } from './history-database.js';
+import { dbText } from './db-text.js';
+
+/** An occurrence as the API shows it: what happened, and the excuse beside it if there is one. */
+export interface LedgerOccurrence {
+  rule: string;
+  key: Record<string, string>;
+  keyText: string;
+  localDate: string;
+  deadline: number;
+  timezone: string;
+  outcome: OccurrenceRecord['outcome'];
+  final: boolean;
+  arrivedAt: number | null;
+  latenessSeconds: number | null;
+  count: number;
+  minCount: number;
+  files: OccurrenceRecord['files'];
+  excuse: { by: string; at: number; reason: string } | null;
+}
+
+export interface Excuse {
+  rule: string;
+  keyText: string;
+  localDate: string;
+  by: string;
+  at: number;
+  reason: string;
+}
+
+/** Per rule and key over a range of local dates: how many of each outcome, and the lateness of the late ones. */
+export interface LedgerTally {
+  rule: string;
+  keyText: string;
+  key: Record<string, string>;
+  timezone: string;
+  on_time: number;
+  late: number;
+  missing: number;
+  excused: number;
+  no_data: number;
+  latenessSeconds: number[];
+}
+
+/** Rows read per page of occurrences at most; a longer range is paged (`next`). */
+export const MAX_OCCURRENCES_PAGE = 5_000;
+
+/**
+ * The SLA ledger in SQL (contract section 11): occurrences upserted by id (a final one is never changed, except
+ * `no_data` once the history could be read after all), excuses beside them, and the report's tallies.
+ */
+export class SlaLedgerStore {
+  constructor(private readonly db: HistoryDb) {}
+
+  /** Upsert occurrences inside the caller's transaction (HistoryStore.write). */
+  static async write(tx: HistoryDb, records: readonly OccurrenceRecord[]): Promise<void> {
+    for (let i = 0; i < records.length; i += 100) {
+      const rows = records.slice(i, i + 100).map(row);
+      await tx
+        .insertInto('sla_occurrences')
+        .values(rows)
+        .onConflict((oc) =>
+          oc
+            .column('id')
+            .doUpdateSet((eb) => ({
+              outcome: eb.ref('excluded.outcome'),
+              final: eb.ref('excluded.final'),
+              arrived_at: eb.ref('excluded.arrived_at'),
+              lateness_seconds: eb.ref('excluded.lateness_seconds'),
+              count: eb.ref('excluded.count'),
+              files: eb.ref('excluded.files'),
+              closes_at: eb.ref('excluded.closes_at'),
+            }))
+            .where((eb) => eb.or([eb('sla_occurrences.final', '=', 0), eb('sla_occurrences.outcome', '=', 'no_data')])),
+        )
+        .execute();
+    }
+  }
+
+  /**
+   * Occurrences whose local date is in [from, to] (each in its rule's zone), ordered by deadline, rule, key;
+   * `outcome: 'excused'` selects excused ones, another outcome those not excused with it.
+   */
+  async occurrences(q: { from: string; to: string; rule?: string | undefined; outcome?: string | undefined; limit: number; offset: number }): Promise<LedgerOccurrence[]> {
+    let query = this.db
+      .selectFrom('sla_occurrences as o')
+      .leftJoin('sla_excuses as e', (j) => j.onRef('e.rule', '=', 'o.rule').onRef('e.key_text', '=', 'o.key_text').onRef('e.local_date', '=', 'o.local_date'))
+      .selectAll('o')
+      .select(['e.by as excuse_by', 'e.at as excuse_at', 'e.reason as excuse_reason'])
+      .where('o.local_date', '>=', q.from)
+      .where('o.local_date', '<=', q.to);
+    if (q.rule !== undefined) query = query.where('o.rule', '=', q.rule);
+    if (q.outcome === 'excused') query = query.where('e.by', 'is not', null);
+    else if (q.outcome !== undefined) query = query.where('o.outcome', '=', q.outcome).where('e.by', 'is', null);
+    const rows = await query.orderBy('o.deadline').orderBy('o.rule').orderBy('o.key_text').limit(q.limit).offset(q.offset).execute();
+    return rows.map((r) => ({
+      rule: r.rule,
+      key: JSON.parse(r.key) as Record<string, string>,
+      keyText: r.key_text,
+      localDate: r.local_date,
+      deadline: Number(r.deadline),
+      timezone: r.timezone,
+      outcome: r.outcome as OccurrenceRecord['outcome'],
+      final: Number(r.final) === 1,
+      arrivedAt: r.arrived_at === null ? null : Number(r.arrived_at),
+      latenessSeconds: r.lateness_seconds === null ? null : Number(r.lateness_seconds),
+      count: Number(r.count),
+      minCount: Number(r.min_count),
+      files: JSON.parse(r.files) as OccurrenceRecord['files'],
+      excuse: r.excuse_by === null || r.excuse_by === undefined ? null : { by: r.excuse_by, at: Number(r.excuse_at), reason: r.excuse_reason ?? '' },
+    }));
+  }
+
+  /** Outcome counts per rule and key over [from, to] (local dates), from SQL aggregates; lateness of the late ones. */
+  async tally(q: { from: string; to: string; rule?: string | undefined }): Promise<LedgerTally[]> {
+    let counts = this.db
+      .selectFrom('sla_occurrences as o')
+      .leftJoin('sla_excuses as e', (j) => j.onRef('e.rule', '=', 'o.rule').onRef('e.key_text', '=', 'o.key_text').onRef('e.local_date', '=', 'o.local_date'))
+      .select(['o.rule', 'o.key_text', 'o.outcome'])
+      .select((eb) => [
+        eb.fn.count<string>('o.id').as('n'),
+        eb.fn.max('o.key').as('key'),
+        eb.fn.max('o.timezone').as('timezone'),
+        sql<number>`case when ${eb.ref('e.by')} is null then 0 else 1 end`.as('excused'),
+      ])
+      .where('o.local_date', '>=', q.from)
+      .where('o.local_date', '<=', q.to);
+    if (q.rule !== undefined) counts = counts.where('o.rule', '=', q.rule);
+    const rows = await counts.groupBy(['o.rule', 'o.key_text', 'o.outcome', sql`case when e.by is null then 0 else 1 end`]).execute();
+    let late = this.db
+      .selectFrom('sla_occurrences as o')
+      .leftJoin('sla_excuses as e', (j) => j.onRef('e.rule', '=', 'o.rule').onRef('e.key_text', '=', 'o.key_text').onRef('e.local_date', '=', 'o.local_date'))
+      .select(['o.rule', 'o.key_text', 'o.lateness_seconds'])
+      .where('o.outcome', '=', 'late')
+      .where('e.by', 'is', null)
+      .where('o.local_date', '>=', q.from)
+      .where('o.local_date', '<=', q.to);
+    if (q.rule !== undefined) late = late.where('o.rule', '=', q.rule);
+    const lateness = await late.execute();
+    const out = new Map<string, LedgerTally>();
+    const at = (rule: string, keyText: string, key: string, timezone: string): LedgerTally => {
+      const id = `${rule}\u0000${keyText}`;
+      let t = out.get(id);
+      if (!t) out.set(id, (t = { rule, keyText, key: JSON.parse(key) as Record<string, string>, timezone, on_time: 0, late: 0, missing: 0, excused: 0, no_data: 0, latenessSeconds: [] }));
+      return t;
+    };
+    for (const r of rows) {
+      const t = at(r.rule, r.key_text, String(r.key), String(r.timezone));
+      const n = Number(r.n);
+      if (Number(r.excused) === 1) t.excused += n;
+      else if (r.outcome === 'on_time' || r.outcome === 'late' || r.outcome === 'missing' || r.outcome === 'no_data') t[r.outcome] += n;
+    }
+    for (const r of lateness) {
+      const t = out.get(`${r.rule}\u0000${r.key_text}`);
+      if (t && r.lateness_seconds !== null) t.latenessSeconds.push(Number(r.lateness_seconds));
+    }
+    return [...out.values()].sort((a, b) => a.rule.localeCompare(b.rule) || a.keyText.localeCompare(b.keyText));
+  }
+
+  /** Record an excuse (replacing one of the same occurrence). */
+  async excuse(e: Excuse): Promise<void> {
+    await this.db
+      .insertInto('sla_excuses')
+      .values({ rule: e.rule, key_text: e.keyText, local_date: e.localDate, by: e.by, at: e.at, reason: e.reason })
+      .onConflict((oc) => oc.columns(['rule', 'key_text', 'local_date']).doUpdateSet({ by: e.by, at: e.at, reason: e.reason }))
+      .execute();
+  }
+
+  /** Withdraw an excuse; false when there was none. */
+  async withdraw(rule: string, keyText: string, localDate: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('sla_excuses').where('rule', '=', rule).where('key_text', '=', keyText).where('local_date', '=', localDate).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  /** Whether an occurrence exists (an excuse names one that does). */
+  async exists(rule: string, keyText: string, localDate: string): Promise<boolean> {
+    const row = await this.db.selectFrom('sla_occurrences').select('id').where('rule', '=', rule).where('key_text', '=', keyText).where('local_date', '=', localDate).limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+}
+
+function row(r: OccurrenceRecord): HistoryTables['sla_occurrences'] {
+  return {
+    id: dbText(r.id),
+    rule: r.rule,
+    key_text: dbText(r.key_text),
+    key: JSON.stringify(r.key),
+    local_date: r.local_date,
+    deadline: r.deadline,
+    timezone: r.timezone,
+    outcome: r.outcome,
+    final: r.final ? 1 : 0,
+    arrived_at: r.arrived_at,
+    lateness_seconds: r.lateness_seconds,
+    count: r.count,
+    min_count: r.min_count,
+    files: JSON.stringify(r.files),
+    closes_at: r.closes_at,
+  };
+}

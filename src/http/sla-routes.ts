@@ -1,0 +1,250 @@
+import type { IncomingMessage } from 'node:http';
+import { z } from 'zod';
+import { csvLine } from '../base/csv.js';
+import type { LedgerOccurrence, LedgerTally, SlaLedgerStore } from '../history/sla-ledger-store.js';
+import { HttpError } from './http-error.js';
+import { readJsonBody } from './read-body.js';
+import { authenticatedUser } from './security/http-security.js';
+
+/** What the SLA endpoints need: the ledger, and each missing_file rule's objective as configured now. */
+export interface SlaSource {
+  ledger: SlaLedgerStore;
+  objective(rule: string): number | undefined;
+}
+
+export interface SlaReportRow {
+  rule: string;
+  key: Record<string, string>;
+  timezone: string;
+  on_time: number;
+  late: number;
+  missing: number;
+  excused: number;
+  no_data: number;
+  on_time_ratio: number | null;
+  objective: number | null;
+  budget_remaining: number | null;
+  lateness_p95_seconds: number | null;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** A report or listing spans at most this many days; longer ones are refused (page by month instead). */
+export const MAX_RANGE_DAYS = 800;
+const DEFAULT_OCCURRENCES = 1_000;
+const MAX_OCCURRENCES = 5_000;
+
+function bad(message: string): HttpError {
+  return new HttpError(400, 'sla_bad_query', message);
+}
+
+function params(req: IncomingMessage, known: readonly string[], repeatable: readonly string[] = []): URLSearchParams {
+  const p = new URL(req.url ?? '/', 'http://localhost').searchParams;
+  for (const key of new Set(p.keys())) if (!known.includes(key)) throw bad(`unknown parameter "${key}" (known: ${known.join(', ')})`);
+  for (const key of known) if (!repeatable.includes(key) && p.getAll(key).length > 1) throw bad(`${key}: given more than once`);
+  return p;
+}
+
+function dateRange(p: URLSearchParams): { from: string; to: string } {
+  const date = (name: 'from' | 'to'): string => {
+    const v = p.get(name);
+    if (v === null) throw bad(`${name}: required, a local date as YYYY-MM-DD (in each rule's time zone)`);
+    if (!DATE.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`)) || new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) !== v) throw bad(`${name}: "${v}" is not a date as YYYY-MM-DD`);
+    return v;
+  };
+  const from = date('from');
+  const to = date('to');
+  if (from > to) throw bad(`from (${from}) is after to (${to})`);
+  const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000;
+  if (days > MAX_RANGE_DAYS) throw bad(`the range spans ${days} days; at most ${MAX_RANGE_DAYS} (ask for it in parts)`);
+  return { from, to };
+}
+
+function format(p: URLSearchParams): 'json' | 'csv' {
+  const f = p.get('format') ?? 'json';
+  if (f !== 'json' && f !== 'csv') throw bad(`format: "${f}" must be json or csv`);
+  return f;
+}
+
+/** Nearest-rank p95; null for none. */
+function p95(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(0.95 * sorted.length) - 1)] ?? null;
+}
+
+/** A report row from a tally: on_time / (on_time + late + missing), and the share of the error budget left. */
+export function reportRow(t: LedgerTally, objective: number | undefined): SlaReportRow {
+  const denominator = t.on_time + t.late + t.missing;
+  const ratio = denominator === 0 ? null : t.on_time / denominator;
+  const budget = objective === undefined || denominator === 0 ? undefined : (1 - objective) * denominator;
+  return {
+    rule: t.rule,
+    key: t.key,
+    timezone: t.timezone,
+    on_time: t.on_time,
+    late: t.late,
+    missing: t.missing,
+    excused: t.excused,
+    no_data: t.no_data,
+    on_time_ratio: ratio,
+    objective: objective ?? null,
+    // The share of the period's error budget (misses the objective allows) not used; negative: the SLA is missed.
+    budget_remaining: budget === undefined || budget === 0 ? null : (budget - (t.late + t.missing)) / budget,
+    lateness_p95_seconds: p95(t.latenessSeconds),
+  };
+}
+
+const keyText = (key: Record<string, string>): string =>
+  Object.keys(key)
+    .sort()
+    .map((k) => `${k}=${key[k] ?? ''}`)
+    .join(',');
+
+const REPORT_FIELDS = ['rule', 'key', 'timezone', 'on_time', 'late', 'missing', 'excused', 'no_data', 'on_time_ratio', 'objective', 'budget_remaining', 'lateness_p95_seconds'] as const;
+
+export function reportCsv(rows: readonly SlaReportRow[]): string {
+  return csvLine([...REPORT_FIELDS]) + rows.map((r) => csvLine(REPORT_FIELDS.map((f) => (f === 'key' ? keyText(r.key) : r[f])))).join('');
+}
+
+/** An occurrence in the contract's JSON: times as RFC 3339 with the rule zone's offset. */
+export function occurrenceJson(o: LedgerOccurrence): Record<string, unknown> {
+  return {
+    rule: o.rule,
+    key: o.key,
+    local_date: o.localDate,
+    deadline: rfc3339In(o.deadline, o.timezone),
+    timezone: o.timezone,
+    outcome: o.excuse ? 'excused' : o.outcome,
+    recorded_outcome: o.outcome,
+    final: o.final,
+    arrived_at: o.arrivedAt === null ? null : rfc3339In(o.arrivedAt, o.timezone),
+    lateness_seconds: o.latenessSeconds,
+    count: o.count,
+    min_count: o.minCount,
+    files: o.files.map((f) => ({ file: f.file, arrived_at: rfc3339In(f.at, o.timezone), source: f.source })),
+    excuse: o.excuse ? { by: o.excuse.by, at: new Date(o.excuse.at).toISOString(), reason: o.excuse.reason } : null,
+  };
+}
+
+export function occurrencesCsv(list: readonly LedgerOccurrence[]): string {
+  return (
+    csvLine(['rule', 'key', 'local_date', 'deadline', 'outcome', 'arrived_at', 'lateness_seconds', 'count', 'files', 'excused_by', 'excuse_reason']) +
+    list
+      .map((o) =>
+        csvLine([
+          o.rule,
+          o.keyText,
+          o.localDate,
+          rfc3339In(o.deadline, o.timezone),
+          o.excuse ? 'excused' : o.outcome,
+          o.arrivedAt === null ? null : rfc3339In(o.arrivedAt, o.timezone),
+          o.latenessSeconds,
+          o.count,
+          o.files.map((f) => f.file).join(' '),
+          o.excuse?.by ?? null,
+          o.excuse?.reason ?? null,
+        ]),
+      )
+      .join('')
+  );
+}
+
+/** `2026-03-08T08:00:00-03:00`: the instant written in the zone it was expected in. */
+export function rfc3339In(ms: number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(ms));
+  const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? '00';
+  const local = Date.UTC(Number(get('year')), Number(get('month')) - 1, Number(get('day')), Number(get('hour')), Number(get('minute')), Number(get('second')));
+  const offsetMin = Math.round((local - Math.floor(ms / 1000) * 1000) / 60_000);
+  const sign = offsetMin < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMin);
+  const offset = offsetMin === 0 ? 'Z' : `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return `${get('year')}-${get('month')}-${get('day')}T${get('hour')}:${get('minute')}:${get('second')}${offset}`;
+}
+
+const excuseBody = z.strictObject({
+  rule: z.string().min(1),
+  key: z.record(z.string(), z.string()).default({}),
+  local_date: z.string().regex(DATE, 'must be a date as YYYY-MM-DD'),
+  reason: z.string().trim().min(1, 'a reason is required').max(2_000),
+  /** Who excuses, without authentication (an authenticated user is always the one recorded). */
+  by: z.string().max(200).optional(),
+});
+
+/** GET report/occurrences, POST/DELETE excuses (contract section 11). */
+export function slaHandlers(source: () => SlaSource | string) {
+  const ledger = (): SlaSource => {
+    const s = source();
+    if (typeof s === 'string') throw new HttpError(503, 'sla_disabled', `the SLA ledger is disabled: ${s}`);
+    return s;
+  };
+  const guarded = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof HttpError) throw err;
+      throw new HttpError(503, 'sla_unavailable', 'the history database does not answer; try again later', { 'Retry-After': '10' });
+    }
+  };
+  return {
+    report: async (req: IncomingMessage): Promise<{ csv: string } | { json: unknown }> => {
+      const p = params(req, ['from', 'to', 'rule', 'format']);
+      const range = dateRange(p);
+      const fmt = format(p);
+      const s = ledger();
+      const tallies = await guarded(() => s.ledger.tally({ ...range, rule: p.get('rule') ?? undefined }));
+      const rows = tallies.map((t) => reportRow(t, s.objective(t.rule)));
+      return fmt === 'csv' ? { csv: reportCsv(rows) } : { json: { from: range.from, to: range.to, rows } };
+    },
+    occurrences: async (req: IncomingMessage): Promise<{ csv: string; next: string | null } | { json: unknown }> => {
+      const p = params(req, ['from', 'to', 'rule', 'outcome', 'format', 'limit', 'cursor']);
+      const range = dateRange(p);
+      const fmt = format(p);
+      const outcome = p.get('outcome') ?? undefined;
+      if (outcome !== undefined && !['on_time', 'late', 'missing', 'excused', 'no_data'].includes(outcome)) throw bad(`outcome: "${outcome}" must be on_time, late, missing, excused or no_data`);
+      const limitText = p.get('limit');
+      const limit = limitText === null ? DEFAULT_OCCURRENCES : Number(limitText);
+      if (!/^\d+$/.test(limitText ?? '1') || limit < 1 || limit > MAX_OCCURRENCES) throw bad(`limit: must be a whole number from 1 to ${MAX_OCCURRENCES}`);
+      const cursorText = p.get('cursor');
+      const offset = cursorText === null ? 0 : Number(cursorText);
+      if (!Number.isSafeInteger(offset) || offset < 0) throw bad('cursor: not a cursor this daemon gave (use "next")');
+      const s = ledger();
+      const list = await guarded(() => s.ledger.occurrences({ ...range, rule: p.get('rule') ?? undefined, outcome, limit: limit + 1, offset }));
+      const next = list.length > limit ? String(offset + limit) : null;
+      const page = list.slice(0, limit);
+      return fmt === 'csv' ? { csv: occurrencesCsv(page), next } : { json: { from: range.from, to: range.to, occurrences: page.map(occurrenceJson), next } };
+    },
+    excuse: async (req: IncomingMessage): Promise<unknown> => {
+      const raw = await readJsonBody(req);
+      const parsed = excuseBody.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw bad(`${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'} (expected {"rule","key":{...},"local_date","reason"})`);
+      }
+      const s = ledger();
+      const b = parsed.data;
+      const kt = keyText(b.key);
+      if (!(await guarded(() => s.ledger.exists(b.rule, kt, b.local_date)))) {
+        throw new HttpError(404, 'sla_occurrence_not_found', `no occurrence of rule "${b.rule}"${kt ? ` for ${kt}` : ''} on ${b.local_date}`);
+      }
+      const excuse = { rule: b.rule, keyText: kt, localDate: b.local_date, by: authenticatedUser(req) ?? b.by ?? 'anonymous', at: Date.now(), reason: b.reason };
+      await guarded(() => s.ledger.excuse(excuse));
+      return { status: 'success', excuse: { rule: excuse.rule, key: b.key, local_date: excuse.localDate, by: excuse.by, at: new Date(excuse.at).toISOString(), reason: excuse.reason } };
+    },
+    withdraw: async (req: IncomingMessage): Promise<unknown> => {
+      const p = params(req, ['rule', 'local_date', 'key'], ['key']);
+      const rule = p.get('rule');
+      const date = p.get('local_date');
+      if (!rule) throw bad('rule: required');
+      if (!date || !DATE.test(date)) throw bad('local_date: required, as YYYY-MM-DD');
+      const key: Record<string, string> = {};
+      for (const pair of new URL(req.url ?? '/', 'http://localhost').searchParams.getAll('key')) {
+        const i = pair.indexOf('=');
+        if (i <= 0) throw bad(`key: "${pair}" must be LABEL=VALUE`);
+        key[pair.slice(0, i)] = pair.slice(i + 1);
+      }
+      const s = ledger();
+      if (!(await guarded(() => s.ledger.withdraw(rule, keyText(key), date)))) throw new HttpError(404, 'sla_excuse_not_found', 'no such excuse');
+      return { status: 'success' };
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import Holidays from 'date-holidays';
+import { z } from 'zod';
+
+export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
+/** The holiday types of the holiday library (date-holidays): `public`, `bank`, `school`, `optional`, `observance`. */
+export const HOLIDAY_TYPES = ['public', 'bank', 'school', 'optional', 'observance'] as const;
+
+/**
+ * A named business calendar (contract section 11, top-level `calendars:`): days on which no file is expected.
+ * Holidays come from a maintained library by country and region, so nobody types next year's dates.
+ */
+export const calendarSchema = z.strictObject({
+  holidays: z
+    .strictObject({
+      /** ISO 3166-1 country code, e.g. `BR`. */
+      country: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166 country code such as BR'),
+      /** The state or region code of the library, e.g. `SP`. */
+      region: z.string().min(1).optional(),
+      types: z.array(z.enum(HOLIDAY_TYPES)).min(1).default(['public']),
+    })
+    .superRefine((h, ctx) => {
+      const known = new Holidays().getCountries();
+      if (!known || !(h.country in known)) {
+        ctx.addIssue({ code: 'custom', path: ['country'], message: `unknown country "${h.country}" (the holiday library knows ISO codes such as BR, US, FR)` });
+        return;
+      }
+      if (h.region !== undefined) {
+        const regions = new Holidays().getStates(h.country) ?? {};
+        if (!(h.region in regions)) {
+          const names = Object.keys(regions);
+          ctx.addIssue({ code: 'custom', path: ['region'], message: `unknown region "${h.region}" of ${h.country}${names.length > 0 ? ` (known: ${names.slice(0, 30).join(', ')})` : ' (it has no regions)'}` });
+        }
+      }
+    })
+    .optional(),
+  exclude_dates: z.array(z.iso.date('must be a date as YYYY-MM-DD')).default([]),
+  exclude_weekdays: z.array(z.enum(WEEKDAYS)).default([]),
+});
+export type CalendarConfig = z.output<typeof calendarSchema>;
+
+/** `calendars:` of the config: names to calendars. */
+export const calendarsSchema = z.record(z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'must contain only letters, digits, "_", "." and "-"'), calendarSchema).default({});
+
+/** A local date (`YYYY-MM-DD`) and its weekday (0 = Sunday), in the zone the deadline is read in. */
+export interface LocalDay {
+  date: string;
+  weekday: number;
+}
+
+/**
+ * Whether a local day is excluded: an extra date, an excluded weekday, or a holiday of the configured types.
+ * Holidays are computed per year once (the library's rules: Easter, "first Monday of", regional days).
+ */
+export class BusinessCalendar {
+  private readonly dates: Set<string>;
+  private readonly weekdays: Set<number>;
+  private readonly holidays: Holidays | undefined;
+  private readonly types: Set<string>;
+  private readonly holidayYears = new Map<number, Set<string>>();
+
+  constructor(config: CalendarConfig) {
+    this.dates = new Set(config.exclude_dates);
+    this.weekdays = new Set(config.exclude_weekdays.map((d) => WEEKDAYS.indexOf(d)));
+    const h = config.holidays;
+    this.holidays = h ? (h.region ? new Holidays(h.country, h.region) : new Holidays(h.country)) : undefined;
+    this.types = new Set(config.holidays?.types ?? []);
+  }
+
+  get empty(): boolean {
+    return this.dates.size === 0 && this.weekdays.size === 0 && this.holidays === undefined;
+  }
+
+  excludes(day: LocalDay): boolean {
+    return this.dates.has(day.date) || this.weekdays.has(day.weekday) || this.isHoliday(day.date);
+  }
+
+  /** The holidays of a year, as local dates. */
+  holidaysOf(year: number): Set<string> {
+    let set = this.holidayYears.get(year);
+    if (!set) {
+      set = new Set((this.holidays?.getHolidays(year) ?? []).filter((h) => this.types.has(h.type)).map((h) => h.date.slice(0, 10)));
+      this.holidayYears.set(year, set);
+    }
+    return set;
+  }
+
+  private isHoliday(date: string): boolean {
+    if (!this.holidays) return false;
+    return this.holidaysOf(Number(date.slice(0, 4))).has(date);
+  }
+}
+
+/** Two calendars as one: a day either excludes is excluded (a rule's inline days on top of a named calendar). */
+export function unionCalendar(calendars: readonly BusinessCalendar[]): { excludes(day: LocalDay): boolean; empty: boolean } {
+  const active = calendars.filter((c) => !c.empty);
+  return { excludes: (day) => active.some((c) => c.excludes(day)), empty: active.length === 0 };
+}

@@ -1,0 +1,106 @@
+import { z } from 'zod';
+
+/**
+ * One expected file at one deadline, for one expected key (contract section 11): how it turned out. Recorded by
+ * the leader, kept in the history database; `excused` is not an outcome of its own here but an excuse kept
+ * beside it (an operator's word does not change what happened).
+ */
+export const OCCURRENCE_OUTCOMES = ['on_time', 'late', 'missing', 'no_data'] as const;
+export type OccurrenceOutcome = (typeof OCCURRENCE_OUTCOMES)[number];
+
+export const occurrenceSchema = z.object({
+  kind: z.literal('occurrence'),
+  /** rule, key and deadline: an occurrence is decided (and stored) once, then updated in place. */
+  id: z.string(),
+  /** The deadline (epoch ms): what retention and the journal order by. */
+  at: z.number(),
+  rule: z.string(),
+  key: z.record(z.string(), z.string()),
+  /** `LABEL=VALUE` pairs joined with `,` ('' without for_each). */
+  key_text: z.string(),
+  local_date: z.string(),
+  deadline: z.number(),
+  timezone: z.string(),
+  outcome: z.enum(OCCURRENCE_OUTCOMES),
+  /** No later word can change it (missing becomes late only until the occurrence closes; no_data when the data comes). */
+  final: z.boolean(),
+  /** The arrival that completed `min_count` (on time or late). */
+  arrived_at: z.number().nullable(),
+  lateness_seconds: z.number().nullable(),
+  count: z.number().int(),
+  min_count: z.number().int(),
+  /** Evidence: the files that counted, with when and from which source they arrived. */
+  files: z.array(z.object({ file: z.string(), at: z.number(), source: z.string() })),
+  closes_at: z.number(),
+});
+export type OccurrenceRecord = z.infer<typeof occurrenceSchema>;
+
+export interface Arrival {
+  time: number;
+  file: string;
+  source: string;
+}
+
+export interface OccurrenceInput {
+  deadline: number;
+  window: number;
+  minCount: number;
+  /** When a late file stops counting: the next deadline, or deadline + sla.late_until if sooner. */
+  closesAt: number;
+  /** Arrivals of this key, sorted by time. */
+  arrivals: readonly Arrival[];
+  /** The successes of the rule's sources are read completely from `from` through `until` (undefined: not at all). */
+  span: { from: number; until: number } | undefined;
+  now: number;
+}
+
+export interface Judgement {
+  outcome: OccurrenceOutcome;
+  final: boolean;
+  arrivedAt: number | null;
+  count: number;
+  files: Arrival[];
+}
+
+/**
+ * How an occurrence stands given what is known (contract section 11):
+ * - `on_time`: `min_count` arrivals in (deadline − window, deadline];
+ * - `late`: fewer by the deadline, completed before it closes (the arrival that completed it is kept);
+ * - `missing`: not completed; final once the history is read up to the close;
+ * - `no_data`: the close has passed and the history is not read up to the deadline (the service could not be
+ *   read): never counted against the partner; replaced if the history is read later.
+ * Undefined: nothing can be said yet (the deadline is ahead, or the window was not read from its start).
+ */
+export function judgeOccurrence(o: OccurrenceInput): Judgement | undefined {
+  const start = o.deadline - o.window;
+  if (o.now < o.deadline) return undefined;
+  if (o.span === undefined || o.span.until < o.deadline) {
+    return o.now >= o.closesAt ? { outcome: 'no_data', final: false, arrivedAt: null, count: 0, files: [] } : undefined;
+  }
+  if (o.span.from > start) return undefined;
+  const inWindow = o.arrivals.filter((a) => a.time > start && a.time <= o.deadline);
+  if (inWindow.length >= o.minCount) {
+    return { outcome: 'on_time', final: true, arrivedAt: inWindow[o.minCount - 1]?.time ?? null, count: inWindow.length, files: inWindow };
+  }
+  const seenUntil = Math.min(o.span.until, o.closesAt);
+  const late = o.arrivals.filter((a) => a.time > o.deadline && a.time <= seenUntil);
+  const counted = [...inWindow, ...late];
+  if (counted.length >= o.minCount) {
+    const completing = counted[o.minCount - 1] as Arrival;
+    return { outcome: 'late', final: true, arrivedAt: completing.time, count: counted.length, files: counted.slice(0, o.minCount) };
+  }
+  return { outcome: 'missing', final: o.span.until >= o.closesAt, arrivedAt: null, count: counted.length, files: counted };
+}
+
+/** `LABEL=VALUE,…` of a key, sorted by label. */
+export function keyText(key: Record<string, string>): string {
+  return Object.keys(key)
+    .sort()
+    .map((k) => `${k}=${key[k] ?? ''}`)
+    .join(',');
+}
+
+/** Fields joined by the unit separator: PostgreSQL text cannot hold NUL, and no rule name or label holds this. */
+export function occurrenceId(rule: string, key: string, deadline: number): string {
+  return `${rule}\u001f${key}\u001f${deadline}`;
+}

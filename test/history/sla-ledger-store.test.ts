@@ -1,0 +1,53 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import type { OccurrenceRecord } from '../../src/sla/occurrence.js';
+import { BACKENDS, HistoryBackend } from '../helpers/history-backends.js';
+
+function occurrence(user: string, deadline: number, outcome: OccurrenceRecord['outcome'], final: boolean, lateness: number | null = null): OccurrenceRecord {
+  return {
+    kind: 'occurrence',
+    id: `R\u001fuser=${user}\u001f${deadline}`,
+    at: deadline,
+    rule: 'R',
+    key: { user },
+    key_text: `user=${user}`,
+    local_date: new Date(deadline).toISOString().slice(0, 10),
+    deadline,
+    timezone: 'UTC',
+    outcome,
+    final,
+    arrived_at: lateness === null ? null : deadline + lateness * 1000,
+    lateness_seconds: lateness,
+    count: outcome === 'missing' ? 0 : 1,
+    min_count: 1,
+    files: [],
+    closes_at: deadline + 86_400_000,
+  };
+}
+
+describe.each(BACKENDS)('SLA ledger store on %s', (kind) => {
+  const backend = new HistoryBackend(kind);
+  afterAll(() => backend.close());
+
+  it('upserts: missing becomes late, a final occurrence stays, no_data is replaced; tallies and excuses', async () => {
+    const store = await backend.open();
+    const d = Date.UTC(2026, 9, 1, 8);
+    await store.write([occurrence('A', d, 'on_time', true), occurrence('B', d, 'missing', false), occurrence('C', d, 'no_data', false)]);
+    await store.write([occurrence('B', d, 'late', true, 600), occurrence('A', d, 'missing', false), occurrence('C', d, 'missing', true)]);
+    await store.write([occurrence('B', d, 'missing', true)]);
+    const list = await store.ledger.occurrences({ from: '2026-10-01', to: '2026-10-01', limit: 100, offset: 0 });
+    expect(list.map((o) => [o.keyText, o.outcome, o.latenessSeconds])).toEqual([
+      ['user=A', 'on_time', null],
+      ['user=B', 'late', 600],
+      ['user=C', 'missing', null],
+    ]);
+    await store.ledger.excuse({ rule: 'R', keyText: 'user=C', localDate: '2026-10-01', by: 'ana', at: d, reason: 'holiday' });
+    const tally = await store.ledger.tally({ from: '2026-09-01', to: '2026-10-31' });
+    expect(tally.map((t) => [t.keyText, t.on_time, t.late, t.missing, t.excused, t.latenessSeconds])).toEqual([
+      ['user=A', 1, 0, 0, 0, []],
+      ['user=B', 0, 1, 0, 0, [600]],
+      ['user=C', 0, 0, 0, 1, []],
+    ]);
+    expect(await store.ledger.withdraw('R', 'user=C', '2026-10-01')).toBe(true);
+    expect(await store.ledger.withdraw('R', 'user=C', '2026-10-01')).toBe(false);
+  });
+});
