@@ -9,6 +9,7 @@ import { registerQuery } from './query.js';
 import { registerSimulate } from './simulate.js';
 import { registerSilence } from './silence.js';
 import { registerHistory } from './history.js';
+import { registerSla } from './sla.js';
 import { packageVersion } from './package-version.js';
 
 /** The `transfer-watch` command line: every command, parsed from `argv` (as `process.argv`). */
@@ -33,6 +34,7 @@ export async function runProgram(argv: readonly string[]): Promise<void> {
   registerSimulate(program);
   registerSilence(program);
   registerHistory(program);
+  registerSla(program);
 
   await program.parseAsync([...argv]);
 }

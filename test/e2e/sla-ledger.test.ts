@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CLI, eventually } from '../helpers/daemon-process.js';
+import { CLI, eventually, runCli } from '../helpers/daemon-process.js';
 import { BACKENDS, HistoryBackend } from '../helpers/history-backends.js';
 import { Scenario, success, until } from './helpers/e2e-daemon.js';
 
@@ -158,6 +158,22 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA ledger through 
       const withdrawn = await fetch(`${s.url}/api/v1/sla/excuses?rule=PartnerFileMissing&local_date=${day}&key=user=C`, { method: 'DELETE' });
       expect(withdrawn.status).toBe(200);
       expect(rowOf(await report(), 'C')?.excused).toBe(0);
+
+      // The CLI: the report as a table, occurrences as CSV, an excuse and its withdrawal.
+      const cliReport = await runCli(['sla', 'report', '--url', s.url, '--from', day, '--to', day, '--rule', 'PartnerFileMissing']);
+      expect(cliReport.code).toBe(0);
+      expect(cliReport.stdout.split('\n').filter((l) => l.startsWith('PartnerFileMissing'))).toHaveLength(3);
+      const cliCsv = await runCli(['sla', 'occurrences', '--url', s.url, '--from', day, '--to', day, '--outcome', 'late', '--format', 'csv']);
+      expect(cliCsv.code).toBe(0);
+      expect(cliCsv.stdout.trim().split('\r\n').slice(1).every((l) => l.includes(',late,'))).toBe(true);
+      const cliExcuse = await runCli(['sla', 'excuse', '--url', s.url, '--rule', 'PartnerFileMissing', '--date', day, '--key', 'user=B', '--reason', 'bank strike', '--by', 'rui']);
+      expect([cliExcuse.code, cliExcuse.stdout.trim()]).toEqual([0, `excused PartnerFileMissing user=B on ${day}`]);
+      expect(rowOf(await report(), 'B')?.late).toBe(0);
+      const cliWithdraw = await runCli(['sla', 'excuse', '--url', s.url, '--rule', 'PartnerFileMissing', '--date', day, '--key', 'user=B', '--withdraw']);
+      expect(cliWithdraw.code).toBe(0);
+      expect(rowOf(await report(), 'B')?.late).toBe(count('B', 'late'));
+      const cliBad = await runCli(['sla', 'report', '--url', s.url, '--month', '2026-13']);
+      expect(cliBad.code).toBe(2);
 
       // CSV, and bad parameters named.
       const csv = await (await fetch(`${s.url}/api/v1/sla/report?from=${day}&to=${day}&format=csv`)).text();

@@ -1,0 +1,217 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { TransferWatchError, errorMessage } from '../util/errors.js';
+import { connection, daemonClient, unreachable, withConnection, type ConnectionFlags, type DaemonClientOptions } from './daemon-http-client.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
+import { terminalCell } from './history.js';
+
+/**
+ * `transfer-watch sla report|occurrences|excuse`: a client of a running daemon's /api/v1/sla/* (contract section
+ * 11), with the same connection flags and authentication as `silence`.
+ */
+
+export const SLA_FORMATS = ['table', 'csv', 'json'] as const;
+type Format = (typeof SLA_FORMATS)[number];
+
+const rowSchema = z.object({
+  rule: z.string(),
+  key: z.record(z.string(), z.string()),
+  timezone: z.string(),
+  on_time: z.number(),
+  late: z.number(),
+  missing: z.number(),
+  excused: z.number(),
+  no_data: z.number(),
+  on_time_ratio: z.number().nullable(),
+  objective: z.number().nullable(),
+  budget_remaining: z.number().nullable(),
+  lateness_p95_seconds: z.number().nullable(),
+});
+const occurrenceSchema = z.object({
+  rule: z.string(),
+  key: z.record(z.string(), z.string()),
+  local_date: z.string(),
+  deadline: z.string(),
+  outcome: z.string(),
+  arrived_at: z.string().nullable(),
+  lateness_seconds: z.number().nullable(),
+  excuse: z.object({ by: z.string(), reason: z.string() }).nullable(),
+});
+
+export class SlaRequestError extends TransferWatchError {
+  constructor(message: string) {
+    super('sla_request', message);
+    this.name = 'SlaRequestError';
+  }
+}
+
+async function call(client: DaemonClientOptions, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<{ text: string; headers: Record<string, unknown> }> {
+  const http = daemonClient(client);
+  let res;
+  try {
+    res = await http.http(`${http.base}${path}`, { method, ...(body === undefined ? {} : { json: body }) });
+  } catch (err) {
+    throw unreachable(http.base, err);
+  }
+  if (res.statusCode < 200 || res.statusCode >= 300) {
+    let detail = res.body.slice(0, 200);
+    try {
+      const parsed = z.object({ error: z.string() }).safeParse(JSON.parse(res.body));
+      if (parsed.success) detail = parsed.data.error;
+    } catch {
+      /* not JSON: the text as it came */
+    }
+    throw new SlaRequestError(`${method} ${http.base}${path.split('?')[0] ?? ''}: HTTP ${res.statusCode}: ${detail}`);
+  }
+  return { text: res.body, headers: res.headers };
+}
+
+const pct = (v: number | null): string => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
+const keyText = (k: Record<string, string>): string =>
+  Object.keys(k)
+    .sort()
+    .map((l) => `${l}=${k[l] ?? ''}`)
+    .join(',');
+
+function table(rows: string[][]): string {
+  const safe = rows.map((r) => r.map(terminalCell));
+  const widths = safe[0]?.map((_, i) => Math.max(...safe.map((r) => (r[i] ?? '').length))) ?? [];
+  return safe.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n') + '\n';
+}
+
+export async function slaReport(client: DaemonClientOptions, o: { from: string; to: string; rule?: string | undefined; format: Format }): Promise<string> {
+  const q = new URLSearchParams({ from: o.from, to: o.to, ...(o.rule ? { rule: o.rule } : {}), ...(o.format === 'csv' ? { format: 'csv' } : {}) });
+  const { text } = await call(client, 'GET', `/api/v1/sla/report?${q.toString()}`);
+  if (o.format === 'csv') return text;
+  const rows = z.object({ rows: z.array(rowSchema) }).parse(JSON.parse(text)).rows;
+  if (o.format === 'json') return `${JSON.stringify({ from: o.from, to: o.to, rows }, null, 2)}\n`;
+  return table([
+    ['RULE', 'KEY', 'ON TIME', 'LATE', 'MISSING', 'EXCUSED', 'NO DATA', 'ON-TIME RATE', 'OBJECTIVE', 'BUDGET LEFT', 'LATE P95'],
+    ...rows.map((r) => [
+      r.rule,
+      keyText(r.key),
+      String(r.on_time),
+      String(r.late),
+      String(r.missing),
+      String(r.excused),
+      String(r.no_data),
+      pct(r.on_time_ratio),
+      pct(r.objective),
+      pct(r.budget_remaining),
+      r.lateness_p95_seconds === null ? '–' : `${Math.round(r.lateness_p95_seconds / 60)} min`,
+    ]),
+  ]);
+}
+
+export async function slaOccurrences(client: DaemonClientOptions, o: { from: string; to: string; rule?: string | undefined; outcome?: string | undefined; format: Format }): Promise<string> {
+  const q = new URLSearchParams({ from: o.from, to: o.to, ...(o.rule ? { rule: o.rule } : {}), ...(o.outcome ? { outcome: o.outcome } : {}), ...(o.format === 'csv' ? { format: 'csv' } : {}) });
+  const { text } = await call(client, 'GET', `/api/v1/sla/occurrences?${q.toString()}`);
+  if (o.format === 'csv') return text;
+  const list = z.object({ occurrences: z.array(occurrenceSchema) }).parse(JSON.parse(text)).occurrences;
+  if (o.format === 'json') return `${JSON.stringify({ occurrences: list }, null, 2)}\n`;
+  return table([
+    ['DATE', 'DEADLINE', 'RULE', 'KEY', 'OUTCOME', 'ARRIVED', 'LATE BY', 'EXCUSE'],
+    ...list.map((x) => [
+      x.local_date,
+      x.deadline,
+      x.rule,
+      keyText(x.key),
+      x.outcome,
+      x.arrived_at ?? '–',
+      x.lateness_seconds === null ? '–' : `${Math.round(x.lateness_seconds / 60)} min`,
+      x.excuse ? `${x.excuse.by}: ${x.excuse.reason}` : '',
+    ]),
+  ]);
+}
+
+function parseKey(pairs: string[]): Record<string, string> {
+  const key: Record<string, string> = {};
+  for (const p of pairs) {
+    const i = p.indexOf('=');
+    if (i <= 0) throw new TransferWatchError('invalid_key', `--key "${p}" must be LABEL=VALUE`);
+    key[p.slice(0, i)] = p.slice(i + 1);
+  }
+  return key;
+}
+
+function fail(err: unknown): void {
+  process.stderr.write(`sla: ${errorMessage(err)}\n`);
+  process.exitCode = err instanceof SlaRequestError ? EXIT_FAILURE : EXIT_USAGE;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+function dates(o: { from?: string; to?: string; month?: string }): { from: string; to: string } {
+  if (o.month !== undefined) {
+    if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(o.month)) throw new TransferWatchError('invalid_month', `--month "${o.month}" must be YYYY-MM`);
+    const [y, m] = o.month.split('-').map(Number) as [number, number];
+    const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
+    return { from: `${o.month}-01`, to: `${o.month}-${String(last).padStart(2, '0')}` };
+  }
+  if (o.from === undefined || o.to === undefined) throw new TransferWatchError('invalid_range', 'give --month YYYY-MM, or --from and --to as YYYY-MM-DD');
+  if (!DATE.test(o.from) || !DATE.test(o.to)) throw new TransferWatchError('invalid_range', '--from and --to are dates as YYYY-MM-DD');
+  return { from: o.from, to: o.to };
+}
+
+function checkFormat(f: string): Format {
+  if (!(SLA_FORMATS as readonly string[]).includes(f)) throw new TransferWatchError('invalid_format', `--format must be one of ${SLA_FORMATS.join(', ')}`);
+  return f as Format;
+}
+
+export function registerSla(program: Command): void {
+  const sla = program.command('sla').description('the SLA ledger of expected files on a running daemon: reports, occurrences, excuses');
+  const range = (cmd: Command): Command =>
+    withConnection(cmd)
+      .option('--month <YYYY-MM>', 'a calendar month (local dates in each rule\'s time zone)')
+      .option('--from <date>', 'first local date, YYYY-MM-DD')
+      .option('--to <date>', 'last local date, YYYY-MM-DD (inclusive)')
+      .option('--rule <name>', 'one rule')
+      .option('--format <format>', `output: ${SLA_FORMATS.join(', ')}`, 'table');
+
+  range(sla.command('report').description('on-time rate, late, missing and excused per rule and key, against the objective')).action(
+    async (o: ConnectionFlags & { month?: string; from?: string; to?: string; rule?: string; format: string }) => {
+      try {
+        process.stdout.write(await slaReport(connection(o), { ...dates(o), rule: o.rule, format: checkFormat(o.format) }));
+        process.exitCode = EXIT_OK;
+      } catch (err) {
+        fail(err);
+      }
+    },
+  );
+  range(sla.command('occurrences').description('every occurrence of the expected files, with its outcome and evidence'))
+    .option('--outcome <outcome>', 'on_time, late, missing, excused or no_data')
+    .action(async (o: ConnectionFlags & { month?: string; from?: string; to?: string; rule?: string; outcome?: string; format: string }) => {
+      try {
+        process.stdout.write(await slaOccurrences(connection(o), { ...dates(o), rule: o.rule, outcome: o.outcome, format: checkFormat(o.format) }));
+        process.exitCode = EXIT_OK;
+      } catch (err) {
+        fail(err);
+      }
+    });
+  withConnection(sla.command('excuse').description('excuse an occurrence (it leaves the denominator), or withdraw an excuse with --withdraw'))
+    .requiredOption('--rule <name>', 'the missing_file rule')
+    .requiredOption('--date <YYYY-MM-DD>', 'the local date of the occurrence')
+    .option('--key <LABEL=VALUE>', 'the expected key (for_each), repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--reason <text>', 'why (required to excuse)')
+    .option('--by <name>', 'who excuses (default: the authenticated user, else $USER)')
+    .option('--withdraw', 'withdraw the excuse instead')
+    .action(async (o: ConnectionFlags & { rule: string; date: string; key: string[]; reason?: string; by?: string; withdraw?: boolean }) => {
+      try {
+        const key = parseKey(o.key);
+        const conn = connection(o);
+        if (o.withdraw) {
+          const q = new URLSearchParams({ rule: o.rule, local_date: o.date });
+          for (const [l, v] of Object.entries(key)) q.append('key', `${l}=${v}`);
+          await call(conn, 'DELETE', `/api/v1/sla/excuses?${q.toString()}`);
+          process.stdout.write(`withdrawn\n`);
+        } else {
+          if (!o.reason) throw new TransferWatchError('invalid_reason', '--reason is required to excuse an occurrence');
+          const by = o.by ?? daemonClient(conn).user ?? process.env.USER ?? 'transfer-watch';
+          await call(conn, 'POST', '/api/v1/sla/excuses', { rule: o.rule, key, local_date: o.date, reason: o.reason, by });
+          process.stdout.write(`excused ${o.rule}${Object.keys(key).length ? ` ${keyText(key)}` : ''} on ${o.date}\n`);
+        }
+        process.exitCode = EXIT_OK;
+      } catch (err) {
+        fail(err);
+      }
+    });
+}
