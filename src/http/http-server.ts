@@ -28,6 +28,7 @@ import { authenticatedUser, HttpSecurity } from './security/http-security.js';
 import type { WriteKind } from './security/request-guard.js';
 import { StatusPageHandler } from './status-page/status-page-handler.js';
 import { historyPage } from './status-page/history-page-handler.js';
+import { slaPage } from './status-page/sla-page-handler.js';
 
 export interface HttpServerOptions {
   /** `host:port` (`[v6]:port` too; an empty host listens on all interfaces); port 0 picks a free one. */
@@ -182,6 +183,9 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
       : []),
     route('/metrics', {
       GET: async () => ({ status: 200, contentType: metrics.contentType, body: await renderMetrics() }),
+    }),
+    route('/sla', {
+      GET: (req) => slaPage(req, { sla: () => api.sla?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => Date.now() }),
     }),
     route('/history', {
       GET: (req) => historyPage(req, { history: api.history, info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => Date.now() }),
@@ -405,7 +409,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
       const path = `/${segments.join('/')}`;
       const kind: WriteKind = path.startsWith('/-/ui/') ? 'form' : path === '/-/reload' || method === 'DELETE' ? 'empty' : 'json';
       security.guard.checkWrite(req, kind);
-    } else if (segments.length === 0 || segments[0] === 'history') {
+    } else if (segments.length === 0 || (segments.length === 1 && (segments[0] === 'history' || segments[0] === 'sla'))) {
       // Pages people open in a browser: a rebinding host must not read them.
       security.guard.checkHost(req);
     }

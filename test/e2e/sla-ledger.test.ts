@@ -140,6 +140,14 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA ledger through 
       const rowB = rowOf(await report(), 'B');
       expect(rowB?.late).toBe(count('B', 'late'));
 
+      // The month grid: one row per partner; a day shows its worst occurrence (a deadline every 20 s leaves missing
+      // ones every day here), and each of the day's occurrences is in the cell's title.
+      const page = await (await fetch(`${s.url}/sla?month=${day.slice(0, 7)}`)).text();
+      expect(page.match(/<th scope="row" class="rule">PartnerFileMissing/g)).toHaveLength(3);
+      expect(page).toMatch(/<td class="day missing"[^>]*>✗<\/td>/);
+      expect(page).toContain(`${day} late (late by 0 min)`);
+      expect(await (await fetch(`${s.url}/`)).text()).toContain('href="/sla"');
+
       const excused = await fetch(`${s.url}/api/v1/sla/excuses`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

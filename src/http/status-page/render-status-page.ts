@@ -194,7 +194,7 @@ function expectationsSection(data: StatusPageData): SafeHtml {
       e.minCount > 1 ? html`<br><span class="muted">${e.count} of ${e.minCount}</span>` : ''
     }</td></tr>`,
   );
-  return html`<section id="expected" data-section="expected"><h2>Expected files today</h2>${
+  return html`<section id="expected" data-section="expected"><h2>Expected files today <span class="muted"><a href="/sla">SLA by month</a></span></h2>${
     rows.length === 0
       ? html`<p class="muted">No missing_file rules.</p>`
       : html`<div class="scroll"><table class="stack"><thead><tr><th>Rule</th><th>File</th><th>Deadline</th><th>Status</th></tr></thead><tbody>${rows}</tbody></table></div>`
@@ -290,7 +290,7 @@ ${sourcesSection(data)}
 ${notificationsSection(data)}
 ${silencesSection(data, opts.csrfToken)}
 </main>
-<footer class="muted">transfer-watch ${data.version} · times in ${data.timezone} unless marked · <a href="/history">history</a> · <a href="/api/v1/alerts">alerts</a> · <a href="/api/v1/status">status</a> · <a href="/api/v1/silences">silences</a> · <a href="/metrics">metrics</a></footer>
+<footer class="muted">transfer-watch ${data.version} · times in ${data.timezone} unless marked · <a href="/history">history</a> · <a href="/sla">SLA of expected files</a> · <a href="/api/v1/alerts">alerts</a> · <a href="/api/v1/status">status</a> · <a href="/api/v1/silences">silences</a> · <a href="/metrics">metrics</a></footer>
 <script nonce="${opts.nonce}">${PAGE_SCRIPT}</script>
 </body></html>
 `.value;

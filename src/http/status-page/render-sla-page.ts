@@ -1,0 +1,82 @@
+import type { LedgerOccurrence } from '../../history/sla-ledger-store.js';
+import type { SlaReportRow } from '../sla-routes.js';
+import { html, type SafeHtml } from './safe-html.js';
+import { PAGE_STYLE } from './page-style.js';
+
+export interface SlaPageData {
+  /** `YYYY-MM`. */
+  month: string;
+  /** Local dates of the month, in order. */
+  days: string[];
+  /** The month's report rows, per rule and key. */
+  rows: SlaReportRow[];
+  occurrences: LedgerOccurrence[];
+  version: string;
+  /** Local date today in the display zone: later days are "not due". */
+  today: string;
+  problem?: string;
+}
+
+const SEVERITY: Record<string, number> = { missing: 5, late: 4, no_data: 3, excused: 2, on_time: 1 };
+
+function cell(list: readonly LedgerOccurrence[], day: string, today: string): SafeHtml {
+  if (list.length === 0) return day > today ? html`<td class="day not-due" title="${day}: not due">·</td>` : html`<td class="day none" title="${day}: no deadline">–</td>`;
+  const shown = list.map((o) => (o.excuse ? 'excused' : o.outcome)).sort((a, b) => (SEVERITY[b] ?? 0) - (SEVERITY[a] ?? 0))[0] ?? 'on_time';
+  const worst = list.find((o) => (o.excuse ? 'excused' : o.outcome) === shown);
+  const text =
+    shown === 'on_time'
+      ? '✓'
+      : shown === 'late'
+        ? `+${Math.max(1, Math.round((worst?.latenessSeconds ?? 0) / 60))}m`
+        : shown === 'missing'
+          ? '✗'
+          : shown === 'excused'
+            ? 'exc'
+            : '?';
+  const title = list
+    .map((o) => `${o.localDate} ${o.outcome}${o.latenessSeconds !== null ? ` (late by ${Math.round(o.latenessSeconds / 60)} min)` : ''}${o.excuse ? `, excused by ${o.excuse.by}: ${o.excuse.reason}` : ''}`)
+    .join('\n');
+  return html`<td class="day ${shown}" title="${title}">${text}</td>`;
+}
+
+const pct = (v: number | null): string => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
+
+/** `/sla`: per rule and key, the month by local day, with the on-time rate against the objective and the budget left. */
+export function renderSlaPage(data: SlaPageData, nonce: string): string {
+  const byRow = new Map<string, LedgerOccurrence[]>();
+  for (const o of data.occurrences) {
+    const id = `${o.rule}\u001f${o.keyText}\u001f${o.localDate}`;
+    const list = byRow.get(id);
+    if (list) list.push(o);
+    else byRow.set(id, [o]);
+  }
+  const keyText = (k: Record<string, string>): string =>
+    Object.keys(k)
+      .sort()
+      .map((l) => `${l}=${k[l] ?? ''}`)
+      .join(',');
+  const [y, m] = data.month.split('-').map(Number) as [number, number];
+  const prev = m === 1 ? `${y - 1}-12` : `${y}-${String(m - 1).padStart(2, '0')}`;
+  const next = m === 12 ? `${y + 1}-01` : `${y}-${String(m + 1).padStart(2, '0')}`;
+  const rows = data.rows.map((r) => {
+    const kt = keyText(r.key);
+    const missed = r.objective !== null && r.on_time_ratio !== null && r.on_time_ratio < r.objective;
+    return html`<tr><th scope="row" class="rule">${r.rule}${kt ? html`<br><span class="muted">${kt}</span>` : ''}</th>${data.days.map((d) => cell(byRow.get(`${r.rule}\u001f${kt}\u001f${d}`) ?? [], d, data.today))}
+<td class="rate ${missed ? 'bad' : 'good'}">${pct(r.on_time_ratio)}</td><td>${pct(r.objective)}</td><td class="${r.budget_remaining !== null && r.budget_remaining < 0 ? 'bad' : ''}">${pct(r.budget_remaining)}</td></tr>`;
+  });
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>transfer-watch SLA ${data.month}</title><style nonce="${nonce}">${PAGE_STYLE}
+td.day{text-align:center;font-size:.8em;padding:2px 3px}td.on_time{background:#dcfce7}td.late{background:#fef3c7}td.missing{background:#fee2e2}td.excused{background:#e0e7ff}td.no_data{background:#f3f4f6}td.rate.bad,td.bad{color:#b91c1c;font-weight:bold}</style></head>
+<body><header><h1>Expected files: ${data.month}</h1><p class="muted"><a href="/">← status page</a> · <a href="/sla?month=${prev}">← ${prev}</a> · <a href="/sla?month=${next}">${next} →</a> · local days in each rule's time zone · <a href="/api/v1/sla/report?from=${data.days[0] ?? ''}&amp;to=${data.days[data.days.length - 1] ?? ''}&amp;format=csv">CSV</a></p></header>
+<main>${data.problem ? html`<p class="notice error" role="status">${data.problem}</p>` : ''}
+<section id="sla" data-section="sla">${
+    rows.length === 0
+      ? html`<p class="muted">No occurrences recorded for ${data.month}.</p>`
+      : html`<div class="scroll"><table class="sla"><thead><tr><th>Rule / key</th>${data.days.map((d) => html`<th>${Number(d.slice(8))}</th>`)}<th>On time</th><th>Objective</th><th>Budget left</th></tr></thead><tbody>${rows}</tbody></table></div>
+<p class="muted">✓ on time · +Nm late by N minutes · ✗ missing · exc excused (not counted) · ? no data (the service could not be read; not counted) · – no deadline that day · · not due yet</p>`
+  }</section></main>
+<footer class="muted">transfer-watch ${data.version}</footer>
+</body></html>
+`.value;
+}

@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { LedgerOccurrence } from '../../history/sla-ledger-store.js';
+import { reportRow, type SlaSource } from '../sla-routes.js';
+import { renderSlaPage, type SlaPageData } from './render-sla-page.js';
+import type { PageReply } from './status-page-handler.js';
+
+/** Occurrences read for one month at most (rules × keys × deadlines); beyond, the page says so. */
+const MAX_MONTH_OCCURRENCES = 50_000;
+
+function localDate(ms: number, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(ms));
+}
+
+/** `GET /sla[?month=YYYY-MM]`: the month grid of every rule and key. */
+export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource | string; info(): { timezone: string; version: string }; now(): number }): Promise<PageReply> {
+  const info = deps.info();
+  const today = localDate(deps.now(), info.timezone);
+  const asked = new URL(req.url ?? '/', 'http://localhost').searchParams.get('month') ?? '';
+  const month = /^\d{4}-(0[1-9]|1[0-2])$/.test(asked) ? asked : today.slice(0, 7);
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  const days = Array.from({ length: last }, (_, i) => `${month}-${String(i + 1).padStart(2, '0')}`);
+  const data: SlaPageData = { month, days, rows: [], occurrences: [], version: info.version, today };
+  const nonce = randomBytes(16).toString('base64');
+  const reply = (status: number): PageReply => ({
+    status,
+    contentType: 'text/html; charset=utf-8',
+    body: renderSlaPage(data, nonce),
+    headers: { 'Content-Security-Policy': `default-src 'none'; style-src 'nonce-${nonce}'; base-uri 'none'; frame-ancestors 'none'`, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'same-origin' },
+  });
+  const source = deps.sla();
+  if (typeof source === 'string') {
+    data.problem = `The SLA ledger is disabled: ${source}.`;
+    return reply(503);
+  }
+  try {
+    const range = { from: days[0] ?? '', to: days[days.length - 1] ?? '' };
+    data.rows = (await source.ledger.tally(range)).map((t) => reportRow(t, source.objective(t.rule)));
+    const occurrences: LedgerOccurrence[] = [];
+    for (let offset = 0; offset < MAX_MONTH_OCCURRENCES; offset += 5_000) {
+      const page = await source.ledger.occurrences({ ...range, limit: 5_000, offset });
+      occurrences.push(...page);
+      if (page.length < 5_000) break;
+    }
+    data.occurrences = occurrences;
+  } catch {
+    data.problem = 'The history database does not answer; try again later.';
+    return reply(503);
+  }
+  return reply(200);
+}
