@@ -3,6 +3,7 @@ import { timeZone } from '../base/schema-helpers.js';
 import { haSchema } from '../ha/ha-schema.js';
 import { historySchema } from '../history/history-schema.js';
 import { calendarsSchema } from '../sla/business-calendar.js';
+import { slaSchema } from '../sla/sla-schema.js';
 import { pollSchema, type PollConfig } from '../poller/poll-schema.js';
 import { sourceSchema, type SourceConfig } from '../source/source-schema.js';
 import { receiverSchema } from '../notify/receiver-schema.js';
@@ -60,6 +61,8 @@ export const configSchema = z
     history: historySchema,
     /** Named business calendars (contract section 11): days on which missing_file rules expect nothing. */
     calendars: calendarsSchema,
+    /** The SLA ledger's backfill (contract section 11). */
+    sla: slaSchema,
   })
   .superRefine((cfg, ctx) => {
     const seen = new Set<string>();

@@ -67,6 +67,7 @@ export interface HistoryTables {
     closes_at: number;
   };
   sla_excuses: { rule: string; key_text: string; local_date: string; by: string; at: number; reason: string };
+  sla_backfills: { rule: string; from_at: number; through: number; at: number };
 }
 
 export type HistoryDb = Kysely<HistoryTables>;

@@ -102,8 +102,17 @@ export const HISTORY_MIGRATIONS: Record<string, Migration> = {
         .addColumn('reason', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('sla_excuses_pk', ['rule', 'key_text', 'local_date'])
         .execute();
+      // Which rules the ledger was filled for from the service's history (a rule added later is filled then).
+      await db.schema
+        .createTable('sla_backfills')
+        .addColumn('rule', 'text', (c) => c.primaryKey())
+        .addColumn('from_at', 'bigint', (c) => c.notNull())
+        .addColumn('through', 'bigint', (c) => c.notNull())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .execute();
     },
     async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.dropTable('sla_backfills').ifExists().execute();
       await db.schema.dropTable('sla_excuses').ifExists().execute();
       await db.schema.dropTable('sla_occurrences').ifExists().execute();
     },

@@ -174,6 +174,20 @@ export class SlaLedgerStore {
     return Number(r.numDeletedRows) > 0;
   }
 
+  /** Through when the ledger of a rule was filled from the service's history, or undefined (never). */
+  async backfilledThrough(rule: string): Promise<number | undefined> {
+    const row = await this.db.selectFrom('sla_backfills').select('through').where('rule', '=', rule).executeTakeFirst();
+    return row === undefined ? undefined : Number(row.through);
+  }
+
+  async markBackfilled(rule: string, from: number, through: number, at: number): Promise<void> {
+    await this.db
+      .insertInto('sla_backfills')
+      .values({ rule, from_at: from, through, at })
+      .onConflict((oc) => oc.column('rule').doUpdateSet({ from_at: from, through, at }))
+      .execute();
+  }
+
   /** Whether an occurrence exists (an excuse names one that does). */
   async exists(rule: string, keyText: string, localDate: string): Promise<boolean> {
     const row = await this.db.selectFrom('sla_occurrences').select('id').where('rule', '=', rule).where('key_text', '=', keyText).where('local_date', '=', localDate).limit(1).executeTakeFirst();

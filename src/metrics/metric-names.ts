@@ -202,6 +202,22 @@ export const METRICS = {
     ['rule'],
     'How late expected files arrived after their deadline (late occurrences).',
   ),
+  slaBackfillPending: def(
+    'transfer_watch_sla_backfill_rules',
+    'gauge',
+    [],
+    'Rules whose SLA ledger is being filled from the service history (sla.backfill); 0 when none.',
+    [],
+    false,
+  ),
+  slaBackfillTransfers: def(
+    'transfer_watch_sla_backfill_transfers',
+    'gauge',
+    [],
+    'Transfers read by the running (or last) SLA backfill.',
+    [],
+    false,
+  ),
   buildInfo: def(
     'transfer_watch_build_info',
     'gauge',

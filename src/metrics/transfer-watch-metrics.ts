@@ -89,6 +89,7 @@ export class TransferWatchMetrics {
   private readonly seriesFolded: Counter<string>;
   private readonly httpAuthFailures: Counter<string>;
   private readonly ha: { redisUp: Gauge<string>; leases: Gauge<string>; changes: Counter<string> } | undefined;
+  private backfill: { rules: Gauge<string>; transfers: Gauge<string> } | undefined;
   private sla: { labelNames: string[]; occurrences: Counter<string>; lateness: Histogram<string> } | undefined;
   private readonly history: { up: Gauge<string>; backlog: Gauge<string>; timeToNotify: Histogram<string>; duration: Histogram<string> } | undefined;
 
@@ -350,6 +351,14 @@ export class TransferWatchMetrics {
       };
     }
     for (const rule of rules) this.sla.lateness.zero({ rule: rule.name });
+  }
+
+  /** The SLA backfill: rules being filled, and transfers read so far. */
+  setSlaBackfill(rules: number, transfers: number): void {
+    if (!this.history) return;
+    this.backfill ??= { rules: new Gauge({ name: METRICS.slaBackfillPending.name, help: METRICS.slaBackfillPending.help, registers: [this.registry] }), transfers: new Gauge({ name: METRICS.slaBackfillTransfers.name, help: METRICS.slaBackfillTransfers.help, registers: [this.registry] }) };
+    this.backfill.rules.set(rules);
+    this.backfill.transfers.set(transfers);
   }
 
   /** An occurrence decided: counted by outcome, its lateness observed when late. */

@@ -266,42 +266,68 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const deadlines = [before, latest].filter((d): d is number => d !== undefined);
     const live = new Set<string>();
     for (const deadline of deadlines) {
-      const following = deadline === latest ? next : latest;
-      const lateUntil = this.rule.sla?.late_until;
-      const closesAt = Math.min(following ?? Infinity, lateUntil !== undefined ? deadline + lateUntil : Infinity);
-      if (!Number.isFinite(closesAt)) continue;
+      const closesAt = this.closesAt(deadline, deadline === latest ? next : latest);
+      if (closesAt === undefined) continue;
       for (const key of this.keys) {
-        const id = occurrenceId(this.rule.name, key, deadline);
-        live.add(id);
-        const judged = judgeOccurrence({ deadline, window: this.rule.window, minCount: this.rule.min_count, closesAt, arrivals: this.arrivalsOf(key), span, now });
-        if (!judged) continue;
-        const signature = `${judged.outcome}/${judged.final}/${judged.arrivedAt ?? ''}/${judged.count}`;
-        if (this.recorded.get(id) === signature) continue;
-        this.recorded.set(id, signature);
-        const keyLabels = this.rule.for_each ? { [this.rule.for_each.label]: key } : {};
-        const record: OccurrenceRecord = {
-          kind: 'occurrence',
-          id,
-          at: deadline,
-          rule: this.rule.name,
-          key: keyLabels,
-          key_text: keyText(keyLabels),
-          local_date: localDate(deadline, this.rule.timezone, this.dateFormatter).date,
-          deadline,
-          timezone: this.rule.timezone,
-          outcome: judged.outcome,
-          final: judged.final,
-          arrived_at: judged.arrivedAt,
-          lateness_seconds: judged.outcome === 'late' && judged.arrivedAt !== null ? Math.round((judged.arrivedAt - deadline) / 1000) : null,
-          count: judged.count,
-          min_count: this.rule.min_count,
-          files: judged.files.map((a) => ({ file: a.file, at: a.time, source: a.source })),
-          closes_at: closesAt,
-        };
+        const record = this.occurrence(deadline, key, closesAt, span, now);
+        live.add(occurrenceId(this.rule.name, key, deadline));
+        if (!record) continue;
+        const signature = `${record.outcome}/${record.final}/${record.arrived_at ?? ''}/${record.count}`;
+        if (this.recorded.get(record.id) === signature) continue;
+        this.recorded.set(record.id, signature);
         sink(record);
       }
     }
     for (const id of this.recorded.keys()) if (!live.has(id)) this.recorded.delete(id);
+  }
+
+  /** When a late file stops counting: the next deadline, or deadline + sla.late_until when that is sooner. */
+  private closesAt(deadline: number, following: number | undefined): number | undefined {
+    const lateUntil = this.rule.sla?.late_until;
+    const closes = Math.min(following ?? Infinity, lateUntil !== undefined ? deadline + lateUntil : Infinity);
+    return Number.isFinite(closes) ? closes : undefined;
+  }
+
+  private occurrence(deadline: number, key: string, closesAt: number, span: { from: number; until: number } | undefined, now: number): OccurrenceRecord | undefined {
+    const judged = judgeOccurrence({ deadline, window: this.rule.window, minCount: this.rule.min_count, closesAt, arrivals: this.arrivalsOf(key), span, now });
+    if (!judged) return undefined;
+    const keyLabels = this.rule.for_each ? { [this.rule.for_each.label]: key } : {};
+    return {
+      kind: 'occurrence',
+      id: occurrenceId(this.rule.name, key, deadline),
+      at: deadline,
+      rule: this.rule.name,
+      key: keyLabels,
+      key_text: keyText(keyLabels),
+      local_date: localDate(deadline, this.rule.timezone, this.dateFormatter).date,
+      deadline,
+      timezone: this.rule.timezone,
+      outcome: judged.outcome,
+      final: judged.final,
+      arrived_at: judged.arrivedAt,
+      lateness_seconds: judged.outcome === 'late' && judged.arrivedAt !== null ? Math.round((judged.arrivedAt - deadline) / 1000) : null,
+      count: judged.count,
+      min_count: this.rule.min_count,
+      files: judged.files.map((a) => ({ file: a.file, at: a.time, source: a.source })),
+      closes_at: closesAt,
+    };
+  }
+
+  occurrencesBetween(from: number, to: number, span: { from: number; until: number }, now: number): OccurrenceRecord[] {
+    const out: OccurrenceRecord[] = [];
+    let deadline = this.nextDeadline(from - 1);
+    while (deadline !== undefined && deadline <= to) {
+      const following = this.nextDeadline(deadline);
+      const closesAt = this.closesAt(deadline, following);
+      if (closesAt !== undefined) {
+        for (const key of this.keys) {
+          const record = this.occurrence(deadline, key, closesAt, span, now);
+          if (record) out.push(record);
+        }
+      }
+      deadline = following;
+    }
+    return out;
   }
 
   private arrivalsOf(key: string): Arrival[] {

@@ -9,6 +9,7 @@ import { compileMatch, type SharedPatternTests, type TransferMatcher } from './m
 import { createEvaluator, type RuleDefinition } from './registry.js';
 import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { RuleIndex } from './rule-index.js';
+import type { OccurrenceRecord } from '../sla/occurrence.js';
 
 export type { DataCompleteness, ExpectedFile } from './rule-evaluator.js';
 export type { AlertCandidate, RuleEvaluation } from '../alerts/alert-candidate.js';
@@ -49,7 +50,14 @@ export class RuleEngine {
 
   constructor(
     rules: RuleDefinition[],
-    opts: { clock: Clock; logger: Logger; sources: string[]; displayTimezone?: string } & Pick<EvaluatorContext, 'calendars' | 'onOccurrence'>,
+    opts: {
+      clock: Clock;
+      logger: Logger;
+      sources: string[];
+      displayTimezone?: string;
+      /** Keep every transfer however old (an SLA backfill judges months of deadlines once, then is dropped). */
+      keepHistory?: boolean;
+    } & Pick<EvaluatorContext, 'calendars' | 'onOccurrence'>,
   ) {
     this.clock = opts.clock;
     this.logger = opts.logger;
@@ -70,7 +78,7 @@ export class RuleEngine {
     const indexOf = (result: 'success' | 'error'): RuleIndex<EngineEntry> =>
       new RuleIndex(this.entries.filter((e) => (e.evaluator.onlyResult ?? result) === result).map((e) => ({ match: e.rule.match, item: e })));
     this.index = { success: indexOf('success'), error: indexOf('error') };
-    this.history = Math.max(0, ...this.entries.map((e) => e.history));
+    this.history = opts.keepHistory ? Infinity : Math.max(0, ...this.entries.map((e) => e.history));
   }
 
   get rules(): readonly RuleDefinition[] {
@@ -120,6 +128,12 @@ export class RuleEngine {
       }
     }
     return out;
+  }
+
+  /** The occurrences of every deadline rule in [from, to] (an SLA backfill: this engine was fed that history). */
+  occurrencesBetween(from: number, to: number, span: { from: number; until: number }): Array<{ rule: string; occurrences: OccurrenceRecord[] }> {
+    const now = this.clock.now();
+    return this.entries.flatMap((e) => (e.evaluator.occurrencesBetween ? [{ rule: e.rule.name, occurrences: e.evaluator.occurrencesBetween(from, to, span, now) }] : []));
   }
 
   /** Transfer ids currently remembered for deduplication (bounded by what the rules hold). */

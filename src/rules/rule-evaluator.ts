@@ -37,6 +37,12 @@ export interface RuleEvaluator {
   nextWakeup(now: number): number | undefined;
   /** Optional, read-only: the files this rule expects around `now` and how each stands (for the status page). */
   expectations?(now: number, data: DataCompleteness): ExpectedFile[];
+  /**
+   * Optional (deadline rules, the SLA backfill): every occurrence whose deadline is in [from, to], judged on the
+   * transfers observed, which are complete over `span`. Nothing is pruned meanwhile: an evaluator built for a
+   * backfill is fed history and asked once.
+   */
+  occurrencesBetween?(from: number, to: number, span: { from: number; until: number }, now: number): OccurrenceRecord[];
 }
 
 /**

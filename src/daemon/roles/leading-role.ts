@@ -27,6 +27,7 @@ import type { RuleDefinition } from '../../rules/registry.js';
 import type { ExpectedFile } from '../../rules/rule-evaluator.js';
 import type { LoadedSetup } from '../load-setup.js';
 import { streamProgress } from './source-polling-role.js';
+import { backfillSlaLedger } from './sla-backfill.js';
 
 /** The record of a request the daemon died during: it went out, and nobody knows what the receiver did with it. */
 const INTERRUPTED = 'interrupted: the daemon stopped while this request was in flight; the receiver may have it (it is sent again)';
@@ -193,6 +194,28 @@ export class LeadingRole {
     await this.evaluate();
     notifier.start();
     void this.consume(consumed, epoch);
+    void this.backfillLedger(epoch);
+  }
+
+  /** The SLA ledger's backfill (sla.backfill), once per rule, by the leader, beside the live work. */
+  private async backfillLedger(epoch: number): Promise<void> {
+    const history = this.opts.history;
+    if (!history) return;
+    try {
+      await history.ensureSchema();
+      await backfillSlaLedger({
+        config: this.config,
+        rules: this.opts.setup().rules,
+        store: history,
+        replayPoller: this.opts.replayPoller,
+        clock: this.opts.clock,
+        logger: this.logger,
+        metrics: this.opts.metrics,
+        current: () => this.leadingNow && epoch === this.leadership && !this.stopping,
+      });
+    } catch (err) {
+      this.logger.warn({ err: errorFields(err) }, 'SLA backfill failed; it is tried again at the next start or leader change');
+    }
   }
 
   /** Read the bus in order until leadership changes; each batch is applied, then evaluated and marked read. */

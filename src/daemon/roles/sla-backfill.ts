@@ -1,0 +1,102 @@
+import type { Config, SourceConfig } from '../../config/schema.js';
+import type { HistoryStore } from '../../history/history-store.js';
+import type { TransferWatchMetrics } from '../../metrics/transfer-watch-metrics.js';
+import type { Poller } from '../../poller/poller.js';
+import type { RuleDefinition } from '../../rules/registry.js';
+import { RuleEngine } from '../../rules/rule-engine.js';
+import { BusinessCalendar } from '../../sla/business-calendar.js';
+import type { Clock } from '../../util/clock.js';
+import { errorFields } from '../../util/errors.js';
+import type { Logger } from '../../util/logger.js';
+import { streamProgress } from './source-polling-role.js';
+
+/** Occurrences written per transaction. */
+const WRITE_BATCH = 1_000;
+/** How often a backfill waiting for the first committed window (a first start) looks again. */
+const WAIT_FOR_CURSOR_MS = 1_000;
+
+export interface SlaBackfillOptions {
+  config: Config;
+  rules: readonly RuleDefinition[];
+  store: HistoryStore;
+  replayPoller: (source: SourceConfig) => Poller;
+  clock: Clock;
+  logger: Logger;
+  metrics: TransferWatchMetrics;
+  /** False once this leadership ended: the backfill stops (the next leader does it, as it is not marked done). */
+  current: () => boolean;
+}
+
+/**
+ * Fill the SLA ledger from the service's history (contract section 11, `sla.backfill`): for every missing_file rule
+ * the ledger was never filled for (a first start, or a rule added later), re-read that much of each source's
+ * history once, judge every deadline in it as the live rule would, and write the occurrences. Idempotent: the
+ * occurrences are upserted by id and the rule is marked done only at the end, so an interrupted backfill is done
+ * again by the next leader.
+ */
+export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
+  const span = o.config.sla.backfill;
+  if (span <= 0) return;
+  const pending: RuleDefinition[] = [];
+  for (const rule of o.rules) {
+    if (rule.type !== 'missing_file') continue;
+    if ((await o.store.ledger.backfilledThrough(rule.name)) === undefined) pending.push(rule);
+  }
+  if (pending.length === 0) return;
+  const started = o.clock.now();
+  o.metrics.setSlaBackfill(pending.length, 0);
+  o.logger.info({ rules: pending.map((r) => r.name), span_ms: span }, 'SLA backfill: filling the ledger from the service history');
+  const engine = new RuleEngine([...pending], {
+    clock: o.clock,
+    logger: o.logger,
+    sources: o.config.sources.map((s) => s.name),
+    displayTimezone: o.config.display_timezone,
+    keepHistory: true,
+    calendars: new Map(Object.entries(o.config.calendars).map(([name, c]) => [name, new BusinessCalendar(c)])),
+  });
+  let until = Infinity;
+  let from = -Infinity;
+  let records = 0;
+  for (const source of o.config.sources) {
+    const poller = o.replayPoller(source);
+    // A first start: the history up to the first committed window is what this backfill covers.
+    while (!(await poller.restore())) {
+      if (!o.current()) return;
+      await new Promise((r) => setTimeout(r, WAIT_FOR_CURSOR_MS));
+    }
+    const cursors = streamProgress(poller)
+      .filter((p) => p.result === 'success' && p.cursor !== undefined)
+      .map((p) => p.cursor as number);
+    const cursor = cursors.length > 0 ? Math.min(...cursors) : o.clock.now();
+    o.logger.info({ source: source.name, from: new Date(cursor - span).toISOString(), to: new Date(cursor).toISOString() }, 'SLA backfill: reading the source history');
+    const complete = await poller.replay(o.clock.now() - (cursor - span), (t) => {
+      records++;
+      if (records % 10_000 === 0) o.metrics.setSlaBackfill(pending.length, records);
+      engine.observe(t);
+    });
+    if (!o.current()) return;
+    if (complete) {
+      until = Math.min(until, cursor);
+      from = Math.max(from, cursor - span);
+    } else {
+      until = -Infinity;
+    }
+  }
+  o.metrics.setSlaBackfill(pending.length, records);
+  const covered = until > from ? { from, until } : undefined;
+  const windowStart = Number.isFinite(from) ? from : started - span;
+  const to = covered ? covered.until : started;
+  for (const { rule, occurrences } of engine.occurrencesBetween(windowStart, to, covered ?? { from: Infinity, until: -Infinity })) {
+    try {
+      for (let i = 0; i < occurrences.length; i += WRITE_BATCH) await o.store.write(occurrences.slice(i, i + WRITE_BATCH));
+      await o.store.ledger.markBackfilled(rule, windowStart, to, o.clock.now());
+      const outcomes: Record<string, number> = {};
+      for (const occ of occurrences) outcomes[occ.outcome] = (outcomes[occ.outcome] ?? 0) + 1;
+      o.logger.info({ rule, occurrences: occurrences.length, outcomes, from: new Date(windowStart).toISOString(), to: new Date(to).toISOString() }, 'SLA backfill: rule filled');
+    } catch (err) {
+      o.logger.warn({ rule, err: errorFields(err) }, 'SLA backfill: could not write the occurrences; tried again at the next start or leader change');
+    }
+  }
+  o.metrics.setSlaBackfill(0, records);
+  o.logger.info({ rules: pending.length, transfers: records, seconds: Math.round((o.clock.now() - started) / 1000) }, 'SLA backfill done');
+}

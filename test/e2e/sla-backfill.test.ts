@@ -1,0 +1,170 @@
+import { existsSync } from 'node:fs';
+import Holidays from 'date-holidays';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { CLI, eventually } from '../helpers/daemon-process.js';
+import { BACKENDS, HistoryBackend } from '../helpers/history-backends.js';
+import { Scenario, success } from './helpers/e2e-daemon.js';
+
+/**
+ * The SLA backfill (contract section 11) through the built daemon, on SQLite and PostgreSQL: the simulator serves
+ * 60 days of a bank statement expected at 08:00 Paris time on French business days (a named calendar with the
+ * holiday library's public holidays), for three banks, and an order file expected at 18:00 New York time every
+ * day; both zones change their clocks in that span. Each occurrence is on time, late or missing by a plan drawn
+ * here; the truth is computed here, independently of the daemon's deadline code, and compared occurrence by
+ * occurrence with what a first start with `sla.backfill: 60d` recorded; a restart does not fill it again.
+ */
+
+if (!existsSync(CLI) && process.env['CI'] === 'true') throw new Error(`${CLI} not built (npm test runs "npm run build" first)`);
+
+const DAY = 86_400_000;
+const occurrencesSchema = z.object({
+  occurrences: z.array(z.object({ rule: z.string(), key: z.record(z.string(), z.string()), local_date: z.string(), deadline: z.string(), outcome: z.string(), lateness_seconds: z.number().nullable() })),
+  next: z.string().nullable(),
+});
+
+/** The UTC instant of a wall-clock time on a local date in a zone (two passes over the zone's offset). */
+function zoned(date: string, hour: number, timeZone: string): number {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const wall = Date.UTC(y, m - 1, d, hour);
+  let t = wall;
+  for (let i = 0; i < 2; i++) {
+    const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(t));
+    const get = (k: string) => Number(parts.find((p) => p.type === k)?.value);
+    const seen = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'));
+    t += wall - seen;
+  }
+  return t;
+}
+
+function localDate(ms: number, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(ms));
+}
+
+/** A deterministic plan (mulberry32). */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+interface Truth {
+  rule: string;
+  key: string;
+  date: string;
+  outcome: 'on_time' | 'late' | 'missing';
+  lateness: number | null;
+}
+
+describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA backfill through the built daemon on %s', (kind) => {
+  const backend = new HistoryBackend(kind);
+  afterAll(() => backend.close());
+
+  it('fills 60 days across DST changes and holidays, each occurrence as planned, once', async () => {
+    const s = await Scenario.create(`sla-backfill-${kind}`);
+    const { history } = await backend.config();
+    try {
+      const now = Date.now();
+      const rnd = random(11);
+      const truth: Truth[] = [];
+      const records: Array<Parameters<typeof success>[1] & { DATAHORA?: string }> = [];
+      const holidays = new Holidays('FR');
+      const isHoliday = (date: string) => (holidays.getHolidays(Number(date.slice(0, 4))) ?? []).some((h) => h.type === 'public' && h.date.slice(0, 10) === date);
+      // Days from 58 days ago to 3 days ago: every window inside the backfilled span, none in the live view.
+      for (let back = 58; back >= 3; back--) {
+        const paris = localDate(now - back * DAY, 'Europe/Paris');
+        const weekday = new Date(`${paris}T12:00:00Z`).getUTCDay();
+        if (weekday !== 0 && weekday !== 6 && !isHoliday(paris)) {
+          const deadline = zoned(paris, 8, 'Europe/Paris');
+          for (const bank of ['BANK1', 'BANK2', 'BANK3']) {
+            const r = rnd();
+            if (r < 0.7) {
+              records.push(success(deadline - Math.floor(1 + rnd() * 6) * 3_600_000, { USUARIO: bank, NOMEARQUIVO: `EXTRATO_${bank}.RET`, INSTANCE: 'PROD01' }));
+              truth.push({ rule: 'StatementMissing', key: bank, date: paris, outcome: 'on_time', lateness: null });
+            } else if (r < 0.85) {
+              const late = Math.floor(1 + rnd() * 300) * 60;
+              records.push(success(deadline + late * 1000, { USUARIO: bank, NOMEARQUIVO: `EXTRATO_${bank}.RET`, INSTANCE: 'PROD01' }));
+              truth.push({ rule: 'StatementMissing', key: bank, date: paris, outcome: 'late', lateness: late });
+            } else {
+              truth.push({ rule: 'StatementMissing', key: bank, date: paris, outcome: 'missing', lateness: null });
+            }
+          }
+        }
+        const ny = localDate(now - back * DAY, 'America/New_York');
+        const orders = zoned(ny, 18, 'America/New_York');
+        const r = rnd();
+        if (r < 0.6) {
+          records.push(success(orders - 3_600_000, { USUARIO: 'ACME', NOMEARQUIVO: 'ORDERS.TXT', INSTANCE: 'PROD01' }));
+          truth.push({ rule: 'OrdersMissing', key: '', date: ny, outcome: 'on_time', lateness: null });
+        } else if (r < 0.8) {
+          // Late within late_until (2h); one more after it would not count.
+          const late = Math.floor(1 + rnd() * 110) * 60;
+          records.push(success(orders + late * 1000, { USUARIO: 'ACME', NOMEARQUIVO: 'ORDERS.TXT', INSTANCE: 'PROD01' }));
+          truth.push({ rule: 'OrdersMissing', key: '', date: ny, outcome: 'late', lateness: late });
+        } else {
+          records.push(success(orders + 3 * 3_600_000, { USUARIO: 'ACME', NOMEARQUIVO: 'ORDERS.TXT', INSTANCE: 'PROD01' }));
+          truth.push({ rule: 'OrdersMissing', key: '', date: ny, outcome: 'missing', lateness: null });
+        }
+      }
+      s.inject(records);
+      s.write({
+        rules: [
+          {
+            name: 'StatementMissing',
+            type: 'missing_file',
+            match: { file: ['EXTRATO_*'] },
+            deadline: '0 8 * * *',
+            timezone: 'Europe/Paris',
+            window: '8h',
+            calendar: 'fr',
+            for_each: { label: 'user', values: ['BANK1', 'BANK2', 'BANK3'] },
+            sla: { objective: 0.95, late_until: '12h' },
+          },
+          { name: 'OrdersMissing', type: 'missing_file', match: { user: ['ACME'] }, deadline: '0 18 * * *', timezone: 'America/New_York', window: '4h', sla: { objective: 0.9, late_until: '2h' } },
+        ],
+        receivers: [{ name: 'null', console: {} }],
+        route: { receiver: 'null', group_by: ['alertname'], group_wait: '1s', group_interval: '5s', repeat_interval: '1h' },
+        poll: { max_window: '1d' },
+        extra: {
+          history,
+          sla: { backfill: '60d' },
+          calendars: { fr: { holidays: { country: 'FR', types: ['public'] }, exclude_weekdays: ['sat', 'sun'] } },
+        },
+      });
+      const d = await s.start();
+      await d.waitForLog((l) => l['msg'] === 'SLA backfill done', 90_000);
+
+      const from = localDate(now - 60 * DAY, 'UTC');
+      const to = localDate(now, 'UTC');
+      const listed = occurrencesSchema.parse(await (await fetch(`${s.url}/api/v1/sla/occurrences?from=${from}&to=${to}&limit=5000`)).json()).occurrences;
+      const got = new Map(listed.map((o) => [`${o.rule}/${o.key['user'] ?? ''}/${o.local_date}`, o]));
+      expect(got.size, 'each occurrence once').toBe(listed.length);
+      const wrong: string[] = [];
+      for (const t of truth) {
+        const o = got.get(`${t.rule}/${t.key}/${t.date}`);
+        if (!o || o.outcome !== t.outcome || o.lateness_seconds !== t.lateness) wrong.push(`${t.rule}/${t.key}/${t.date}: want ${t.outcome} ${t.lateness ?? ''}, got ${o ? `${o.outcome} ${o.lateness_seconds ?? ''}` : 'nothing'}`);
+      }
+      expect(wrong).toEqual([]);
+      // No occurrence on a French holiday or weekend for the statement; deadlines written with the zone's offset of the day.
+      const statements = listed.filter((o) => o.rule === 'StatementMissing');
+      expect(statements.every((o) => !isHoliday(o.local_date) && ![0, 6].includes(new Date(`${o.local_date}T12:00:00Z`).getUTCDay()))).toBe(true);
+      expect(new Set(statements.map((o) => o.deadline.slice(-6)))).toEqual(new Set(['+02:00', '+01:00']));
+      expect(new Set(listed.filter((o) => o.rule === 'OrdersMissing').map((o) => o.deadline.slice(-6)))).toEqual(new Set(['-04:00', '-05:00']));
+
+      // A restart does not fill the ledger again.
+      await s.daemon!.kill('SIGKILL');
+      const again = await s.start();
+      await eventually(async () => (await fetch(`${s.url}/readyz`)).ok, 20_000);
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(again.logs.some((l) => l['msg'] === 'SLA backfill: filling the ledger from the service history')).toBe(false);
+      const after = occurrencesSchema.parse(await (await fetch(`${s.url}/api/v1/sla/occurrences?from=${from}&to=${to}&limit=5000`)).json()).occurrences;
+      expect(after.length).toBe(listed.length);
+    } finally {
+      await s.cleanup();
+    }
+  }, 180_000);
+});
