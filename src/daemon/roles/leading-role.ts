@@ -519,6 +519,8 @@ export class LeadingRole {
     this.engineFrom = from;
     this.alerts.retainRules(next.rules.map((r) => r.name), clock.now());
     this.notifier.reload(next.config, next.templates);
+    // A missing_file rule added by the reload is filled from the service history (sla.backfill).
+    if (this.leadingNow) void this.backfillLedger(this.leadership);
   }
 
   /** Shutdown: evaluate what is left, then save the alert state and deliver what can be within `graceMs`. */
