@@ -2,13 +2,26 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openHistoryDatabase } from '../src/history/history-database.js';
-import type { AlertEventRecord, AttemptRecord, HistoryRecord } from '../src/history/history-records.js';
+import type { AlertEventRecord, AttemptRecord, HistoryRecord, OccurrenceRecord } from '../src/history/history-records.js';
 import { historySchema } from '../src/history/history-schema.js';
 import { HistoryStore } from '../src/history/history-store.js';
 import { parseMatchers } from '../src/notify/matcher.js';
 import { silentLogger } from '../src/util/logger.js';
 import { HAVE_POSTGRES, PostgresServer } from '../test/helpers/postgres-server.js';
 import { percentile } from './stats.js';
+
+export interface SlaReportResult {
+  store: 'sqlite' | 'postgres';
+  keys: number;
+  days: number;
+  occurrences: number;
+  writeSeconds: number;
+  /** The report over every day (keys × days occurrences), p50 and max of the runs. */
+  yearP50Ms: number;
+  yearMaxMs: number;
+  /** One month of the same. */
+  monthP50Ms: number;
+}
 
 export interface HistoryQueryResult {
   store: 'sqlite' | 'postgres';
@@ -128,6 +141,89 @@ async function measureStore(store: HistoryStore, kind: 'sqlite' | 'postgres', ev
     withLabelP95Ms: percentile(withLabel, 95),
     timelineP95Ms: percentile(timeline, 95),
   };
+}
+
+/** `keys` partners × `days` daily deadlines in the ledger, then the report (tallies and lateness) over all of it and over a month. */
+async function measureReport(store: HistoryStore, kind: 'sqlite' | 'postgres', keys: number, days: number, runs: number): Promise<SlaReportResult> {
+  await store.ensureSchema();
+  const rnd = random(3);
+  const first = Date.UTC(2025, 9, 1, 11);
+  const t0 = performance.now();
+  let batch: OccurrenceRecord[] = [];
+  for (let d = 0; d < days; d++) {
+    const deadline = first + d * DAY;
+    const date = new Date(deadline).toISOString().slice(0, 10);
+    for (let k = 0; k < keys; k++) {
+      const r = rnd();
+      const outcome = r < 0.9 ? 'on_time' : r < 0.97 ? 'late' : 'missing';
+      const lateness = outcome === 'late' ? Math.floor(rnd() * 14_400) : null;
+      batch.push({
+        kind: 'occurrence',
+        id: `Statement\u001fuser=BANK${k}\u001f${deadline}`,
+        at: deadline,
+        rule: 'Statement',
+        key: { user: `BANK${k}` },
+        key_text: `user=BANK${k}`,
+        local_date: date,
+        deadline,
+        timezone: 'America/Sao_Paulo',
+        outcome,
+        final: true,
+        arrived_at: outcome === 'missing' ? null : deadline + (lateness ?? -3_600) * 1000,
+        lateness_seconds: lateness,
+        count: outcome === 'missing' ? 0 : 1,
+        min_count: 1,
+        files: outcome === 'missing' ? [] : [{ file: `EXTRATO_BANK${k}.RET`, at: deadline, source: 'prod' }],
+        closes_at: deadline + DAY,
+      });
+      if (batch.length === 2_000) {
+        await store.write(batch);
+        batch = [];
+      }
+    }
+  }
+  if (batch.length > 0) await store.write(batch);
+  const writeSeconds = (performance.now() - t0) / 1000;
+  const lastDate = new Date(first + (days - 1) * DAY).toISOString().slice(0, 10);
+  const firstDate = new Date(first).toISOString().slice(0, 10);
+  const year: number[] = [];
+  const month: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    year.push(await time(() => store.ledger.tally({ from: firstDate, to: lastDate })));
+    month.push(await time(() => store.ledger.tally({ from: lastDate.slice(0, 8) + '01', to: lastDate })));
+  }
+  return { store: kind, keys, days, occurrences: keys * days, writeSeconds, yearP50Ms: percentile(year, 50), yearMaxMs: Math.max(...year), monthP50Ms: percentile(month, 50) };
+}
+
+/** The SLA report line: `keys` × `days` occurrences on SQLite and (where its binaries are) PostgreSQL. */
+export async function measureSlaReports(keys: number, days: number, runs: number): Promise<SlaReportResult[]> {
+  const out: SlaReportResult[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'tw-bench-sla-'));
+  try {
+    const sqlite = new HistoryStore(openHistoryDatabase(historySchema.parse({}), dir, silentLogger()));
+    try {
+      out.push(await measureReport(sqlite, 'sqlite', keys, days, runs));
+    } finally {
+      await sqlite.close();
+    }
+    if (HAVE_POSTGRES) {
+      const server = await PostgresServer.start();
+      try {
+        const url = await server.createDatabase('bench_sla');
+        const pg = new HistoryStore(openHistoryDatabase(historySchema.parse({ postgres: { url } }), dir, silentLogger()));
+        try {
+          out.push(await measureReport(pg, 'postgres', keys, days, runs));
+        } finally {
+          await pg.close();
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
 }
 
 /** The history's query line on SQLite and (where its binaries are) a real PostgreSQL started for it. */

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measureBackfill } from './bench-backfill.js';
 import { measureFailover, measureHaThroughput, type FailoverResult, type HaThroughputResult } from './bench-ha.js';
-import { measureHistoryQueries } from './bench-history.js';
+import { measureHistoryQueries, measureSlaReports } from './bench-history.js';
 import { measureLatency, type LatencyResult } from './bench-latency.js';
 import { findMtail, measureMtail, type MtailResult } from './bench-mtail.js';
 import { measureOverlap, type OverlapResult } from './bench-overlap.js';
@@ -38,12 +38,15 @@ interface Sizes {
   /** History: recorded events in the store, and filtered queries timed against it. */
   historyEvents: number;
   historyQueries: number;
+  /** SLA: keys × days of occurrences in the ledger for the report line. */
+  slaKeys: number;
+  slaDays: number;
 }
 
 const SIZES: Record<Sizes['mode'], Sizes> = {
-  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, backfillRecords: 1_000_000, scrapes: 200, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200 },
-  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 1, backfillRecords: 100_000, scrapes: 30, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50 },
-  micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, backfillRecords: 5_000, scrapes: 3, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5 },
+  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, backfillRecords: 1_000_000, scrapes: 200, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400 },
+  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 1, backfillRecords: 100_000, scrapes: 30, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400 },
+  micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, backfillRecords: 5_000, scrapes: 3, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30 },
 };
 
 const RULE_COUNTS = [10, 100, 1000] as const;
@@ -51,7 +54,7 @@ const SCRAPE_SERIES = 10_000;
 const OVERLAP_RATE_PER_MINUTE = 200;
 
 /** The measurements `--only` can pick; all of them by default. */
-const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'shipped', 'latency', 'ha', 'history'] as const;
+const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'shipped', 'latency', 'ha', 'history', 'sla'] as const;
 type Part = (typeof PARTS)[number];
 
 function parseArgs(argv: string[]): { sizes: Sizes; out: string; only: Set<Part>; node: string } {
@@ -286,6 +289,18 @@ async function main(): Promise<void> {
       ]);
     }
     Object.assign(results, { history });
+  }
+  if (only.has('sla')) {
+    step(`SLA report over ${fmt(sizes.slaKeys)} keys × ${fmt(sizes.slaDays)} days of occurrences, SQLite and PostgreSQL`);
+    const sla = await measureSlaReports(sizes.slaKeys, sizes.slaDays, 5);
+    for (const r of sla) {
+      rows.push([
+        `SLA report (${r.store})`,
+        `${fmt(r.yearP50Ms)} ms (max ${fmt(r.yearMaxMs)} ms)`,
+        `report over ${fmt(r.keys)} keys × ${fmt(r.days)} days = ${fmt(r.occurrences)} occurrences (goal <= 2,000 ms); one month ${fmt(r.monthP50Ms)} ms; written in ${fmt(r.writeSeconds, 1)} s`,
+      ]);
+    }
+    Object.assign(results, { sla });
   }
   const loadAfter = loadavg();
   results.machine = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memoryGb: Math.round(totalmem() / 2 ** 30), loadBefore, loadAfter };
