@@ -16,7 +16,7 @@ ARG NODE_IMAGE=node:24-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Only tsc runs here: no install script (native modules are built in `deps`).
+# Only tsc runs here: no install script.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -24,15 +24,10 @@ RUN npm run build
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
-# better-sqlite3 (the embedded history store) downloads a prebuilt binary for the image's Node and libc, and
-# compiles itself when there is none: python3, make and g++ for that case. They stay in this stage.
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-# Install scripts are off for every dependency but the one native module, better-sqlite3 (the history store's
-# SQLite), which is then built on its own: one less way in for a compromised package.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
- && npm rebuild better-sqlite3 \
- && npm cache clean --force
+# No dependency needs an install script; not running them is one less way in for a compromised package. The
+# optional better-sqlite3 (the history's SQLite on Node 20) is left out: this image's Node has node:sqlite.
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
 ARG NODE_IMAGE

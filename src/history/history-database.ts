@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
@@ -114,18 +113,86 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
   }
   mkdirSync(stateDir, { recursive: true });
   const file = join(stateDir, SQLITE_FILE);
-  let sqlite: Database.Database;
+  // Opened at the first query (a file that cannot be opened is then a history that does not answer, as a
+  // database that is down is: the daemon alerts on).
+  const db = new Kysely<HistoryTables>({ dialect: new SqliteDialect({ database: () => openSqlite(file) }) });
+  return { db, dialect: 'sqlite', where: file, redact: (m) => m, close: () => db.destroy() };
+}
+
+/**
+ * The SQLite driver: Node's own `node:sqlite` where the runtime has it (Node 22.13 and later), better-sqlite3 on
+ * Node 20. better-sqlite3 12 is not used on Node 24: its statements' finalizers abort the process there
+ * (`Assertion failed: (env) != nullptr`, fixed only in its 13.x, which needs Node 22).
+ */
+async function openSqlite(file: string): Promise<SqliteDatabase> {
+  const pragmas = [
+    // WAL: readers (the page, the API) never wait for the writer; NORMAL is durable across a process kill.
+    'PRAGMA journal_mode = WAL',
+    'PRAGMA synchronous = NORMAL',
+    'PRAGMA busy_timeout = 5000',
+  ];
   try {
-    sqlite = new Database(file);
+    const builtin = await loadNodeSqlite();
+    if (builtin) {
+      const database = new builtin.DatabaseSync(file);
+      for (const p of pragmas) database.exec(p);
+      return nodeSqliteAdapter(database);
+    }
+    const { default: Database } = await import('better-sqlite3');
+    const database = new Database(file);
+    for (const p of pragmas) database.exec(p);
+    return database;
   } catch (err) {
     throw new TransferWatchError('history_open', `cannot open the history database ${file}: ${errorMessage(err)}`, { cause: err });
   }
-  // WAL: readers (the page, the API) never wait for the writer; NORMAL is durable across a process kill.
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<HistoryTables>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, dialect: 'sqlite', where: file, redact: (m) => m, close: () => db.destroy() };
+}
+
+/** The part of `node:sqlite` used here (its types are not in @types/node 20, which this package builds with). */
+interface NodeSqliteStatement {
+  all(...parameters: unknown[]): unknown[];
+  run(...parameters: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
+  iterate(...parameters: unknown[]): IterableIterator<unknown>;
+  columns?(): unknown[];
+}
+interface NodeSqliteDatabase {
+  exec(sql: string): void;
+  prepare(sql: string): NodeSqliteStatement;
+  close(): void;
+}
+interface NodeSqlite {
+  DatabaseSync: new (file: string) => NodeSqliteDatabase;
+}
+
+async function loadNodeSqlite(): Promise<NodeSqlite | undefined> {
+  // A name TypeScript does not resolve: Node 20's types have no node:sqlite.
+  const name = 'node:sqlite';
+  try {
+    const mod = (await import(name)) as Partial<NodeSqlite>;
+    return typeof mod.DatabaseSync === 'function' ? (mod as NodeSqlite) : undefined;
+  } catch {
+    return undefined; // Node 20, or 22 before it was unflagged
+  }
+}
+
+/** `node:sqlite`'s DatabaseSync in the shape Kysely's SQLite dialect drives (better-sqlite3's). */
+function nodeSqliteAdapter(database: NodeSqliteDatabase): SqliteDatabase {
+  type Param = unknown;
+  return {
+    close: () => database.close(),
+    prepare: (sql: string) => {
+      const statement = database.prepare(sql);
+      const reader = typeof statement.columns === 'function' ? statement.columns().length > 0 : /^\s*(select|with|pragma|values)\b|\breturning\b/i.test(sql);
+      return {
+        reader,
+        all: (parameters: ReadonlyArray<unknown>) => statement.all(...(parameters as Param[])),
+        run: (parameters: ReadonlyArray<unknown>) => {
+          const r = statement.run(...(parameters as Param[]));
+          return { changes: r.changes, lastInsertRowid: r.lastInsertRowid };
+        },
+        iterate: (parameters: ReadonlyArray<unknown>) => statement.iterate(...(parameters as Param[])),
+      };
+    },
+  };
 }
 
 /** Apply the migrations not yet applied; throws a TransferWatchError naming the one that failed. */

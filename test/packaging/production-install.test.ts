@@ -37,8 +37,8 @@ beforeAll(async () => {
   // --prefer-offline: the packages `npm ci` just fetched are in npm's cache; the registry is asked only for the rest.
   await run(npm, ['install', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', path.join(tmp, info?.filename ?? '')], {
     cwd: app,
-    // better-sqlite3 (the embedded history store) is compiled by node-gyp here, as on any machine without a
-    // prebuilt binary for it: about 100 s on two cores.
+    // better-sqlite3 (the history's SQLite on Node 20, an optional dependency) is compiled by node-gyp here, as on
+    // any machine without a prebuilt binary for it: about 100 s on two cores.
     timeout: 360_000,
   });
 }, 400_000);
