@@ -311,7 +311,18 @@ export class Daemon {
   private initReceiverMetrics(): void {
     this.metrics.initAlertnames(this.setup.rules.map((r) => r.name));
     this.metrics.initSla(
-      this.setup.rules.flatMap((r) => (r.type === 'missing_file' ? [{ name: r.name, keyLabels: 'for_each' in r && r.for_each ? [r.for_each.label] : [] }] : [])),
+      this.setup.rules.flatMap((r) => {
+        if (r.type !== 'missing_file' || !('window' in r)) return [];
+        const each = 'for_each' in r ? r.for_each : undefined;
+        return [
+          {
+            name: r.name,
+            keyLabels: each ? [each.label] : [],
+            keys: each ? each.values.map((v) => ({ [each.label]: v })) : [{}],
+            objective: 'sla' in r ? r.sla?.objective : undefined,
+          },
+        ];
+      }),
     );
     for (const r of this.setup.config.receivers) {
       for (const integration of configuredIntegrationKinds(r)) this.metrics.initReceiver(r.name, integration);

@@ -196,6 +196,12 @@ export const METRICS = {
     ['rule', 'outcome'],
     'Occurrences of expected files decided, by rule, outcome (on_time, late, missing, no_data) and the key labels of the rule (its for_each label); counted when decided.',
   ),
+  slaObjective: def(
+    'transfer_watch_sla_objective',
+    'gauge',
+    ['rule'],
+    'The on-time share a missing_file rule owes per period (its sla.objective), for SLO rules to compare with.',
+  ),
   slaLateness: def(
     'transfer_watch_sla_lateness_seconds',
     'histogram',

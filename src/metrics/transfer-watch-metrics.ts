@@ -90,7 +90,7 @@ export class TransferWatchMetrics {
   private readonly httpAuthFailures: Counter<string>;
   private readonly ha: { redisUp: Gauge<string>; leases: Gauge<string>; changes: Counter<string> } | undefined;
   private backfill: { rules: Gauge<string>; transfers: Gauge<string> } | undefined;
-  private sla: { labelNames: string[]; occurrences: Counter<string>; lateness: Histogram<string> } | undefined;
+  private sla: { labelNames: string[]; occurrences: Counter<string>; lateness: Histogram<string>; objective: Gauge<string> } | undefined;
   private readonly history: { up: Gauge<string>; backlog: Gauge<string>; timeToNotify: Histogram<string>; duration: Histogram<string> } | undefined;
 
   constructor(opts: TransferWatchMetricsOptions) {
@@ -335,7 +335,7 @@ export class TransferWatchMetrics {
    * The SLA series of the missing_file rules: the occurrences counter carries `rule`, `outcome` and the key labels
    * of every rule (for_each labels, '' where a rule has none); each rule and outcome exists at 0 from the start.
    */
-  initSla(rules: ReadonlyArray<{ name: string; keyLabels: readonly string[] }>): void {
+  initSla(rules: ReadonlyArray<{ name: string; keyLabels: readonly string[]; keys?: ReadonlyArray<Record<string, string>>; objective?: number | undefined }>): void {
     if (!this.history) return;
     const keyLabels = [...new Set(rules.flatMap((r) => r.keyLabels))].filter((l) => l !== 'rule' && l !== 'outcome').sort();
     const names = [...METRICS.slaOccurrences.labels, ...keyLabels];
@@ -343,14 +343,30 @@ export class TransferWatchMetrics {
       if (this.sla) {
         this.registry.removeSingleMetric(METRICS.slaOccurrences.name);
         this.registry.removeSingleMetric(METRICS.slaLateness.name);
+        this.registry.removeSingleMetric(METRICS.slaObjective.name);
       }
       this.sla = {
         labelNames: names,
         occurrences: new Counter({ name: METRICS.slaOccurrences.name, help: METRICS.slaOccurrences.help, labelNames: names, registers: [this.registry] }),
         lateness: new Histogram({ name: METRICS.slaLateness.name, help: METRICS.slaLateness.help, labelNames: METRICS.slaLateness.labels, buckets: SLA_LATENESS_BUCKETS, registers: [this.registry] }),
+        objective: new Gauge({ name: METRICS.slaObjective.name, help: METRICS.slaObjective.help, labelNames: METRICS.slaObjective.labels, registers: [this.registry] }),
       };
     }
-    for (const rule of rules) this.sla.lateness.zero({ rule: rule.name });
+    const sla = this.sla;
+    sla.objective.reset();
+    for (const rule of rules) {
+      sla.lateness.zero({ rule: rule.name });
+      if (rule.objective !== undefined) sla.objective.set({ rule: rule.name }, rule.objective);
+      // Every expected key's series exist at 0: an occurrence a day is a sparse counter, and `increase()` only
+      // counts the first one when the series was there before it.
+      for (const key of rule.keys ?? [{}]) {
+        for (const outcome of ['on_time', 'late', 'missing', 'no_data']) {
+          const labels: Record<string, string> = {};
+          for (const name of sla.labelNames) labels[name] = name === 'rule' ? rule.name : name === 'outcome' ? outcome : (key[name] ?? '');
+          sla.occurrences.inc(labels, 0);
+        }
+      }
+    }
   }
 
   /** The SLA backfill: rules being filled, and transfers read so far. */
