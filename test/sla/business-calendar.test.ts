@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { BusinessCalendar, calendarSchema } from '../../src/sla/business-calendar.js';
+import { judgeOccurrence, type Arrival } from '../../src/sla/occurrence.js';
+
+const MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+describe('business calendars', () => {
+  it('excludes the holidays of a country and region of the types asked, extra dates and weekdays', () => {
+    const b3 = new BusinessCalendar(calendarSchema.parse({ holidays: { country: 'BR', region: 'SP', types: ['public', 'bank'] }, exclude_dates: ['2026-12-24'], exclude_weekdays: ['sat', 'sun'] }));
+    const day = (date: string) => ({ date, weekday: new Date(`${date}T12:00:00Z`).getUTCDay() });
+    // Tiradentes (public), Carnival Monday (bank), São Paulo's 9 July (regional), the extra date, a Saturday.
+    for (const d of ['2026-04-21', '2026-02-16', '2026-07-09', '2026-12-24', '2026-11-28']) expect(b3.excludes(day(d)), d).toBe(true);
+    // An ordinary Wednesday, and Carnival Saturday's "optional" day is not of the types asked (and is a Saturday anyway).
+    expect(b3.excludes(day('2026-11-25'))).toBe(false);
+    const publicOnly = new BusinessCalendar(calendarSchema.parse({ holidays: { country: 'BR', types: ['public'] } }));
+    expect(publicOnly.excludes(day('2026-02-16'))).toBe(false);
+    expect(publicOnly.excludes(day('2026-07-09'))).toBe(false); // São Paulo's own holiday, not Brazil's
+  });
+
+  it('names an unknown country or region, with the known regions', () => {
+    const badCountry = calendarSchema.safeParse({ holidays: { country: 'XX' } });
+    expect(badCountry.success).toBe(false);
+    expect(JSON.stringify(badCountry.error?.issues)).toContain('unknown country \\"XX\\"');
+    const badRegion = calendarSchema.safeParse({ holidays: { country: 'BR', region: 'ZZ' } });
+    expect(JSON.stringify(badRegion.error?.issues)).toMatch(/unknown region \\"ZZ\\" of BR \(known: AC, AL/);
+  });
+
+  it('check refuses a rule naming a calendar the config does not define, at the rule, naming the field', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tw-cal-'));
+    try {
+      await writeFile(join(dir, 'rules.yaml'), ['rules:', '  - name: StatementMissing', '    type: missing_file', '    deadline: "0 8 * * *"', '    window: 8h', '    calendar: b4', ''].join('\n'));
+      await writeFile(
+        join(dir, 'config.yaml'),
+        ['sources: [{name: s, base_url: "http://127.0.0.1:1", username: u, password: p}]', 'rule_files: [rules.yaml]', 'calendars:', '  b3: { exclude_weekdays: [sat, sun] }', ''].join('\n'),
+      );
+      const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve) =>
+        execFile(process.execPath, [MAIN, 'check', '--config', join(dir, 'config.yaml')], (err, _out, stderr) => resolve({ code: err && typeof err.code === 'number' ? err.code : 0, stderr })),
+      );
+      expect(code).toBe(1);
+      expect(stderr).toContain(`${join(dir, 'rules.yaml')}:2:`);
+      expect(stderr).toContain('rule "StatementMissing": calendar: unknown calendar "b4" (did you mean "b3"?)');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('judging an occurrence', () => {
+  const D = 1_000_000_000;
+  const at = (t: number): Arrival => ({ time: t, file: 'F', source: 's' });
+  const base = { deadline: D, window: 3_600_000, minCount: 2, closesAt: D + 86_400_000, span: { from: D - 7_200_000, until: D + 86_400_000 }, now: D + 86_400_000 };
+
+  it('is on time with min_count in the window; late when the count is completed before the close (the completing arrival); else missing', () => {
+    expect(judgeOccurrence({ ...base, arrivals: [at(D - 10), at(D)] })).toMatchObject({ outcome: 'on_time', final: true, arrivedAt: D });
+    expect(judgeOccurrence({ ...base, arrivals: [at(D - 10), at(D + 60_000), at(D + 120_000)] })).toMatchObject({ outcome: 'late', final: true, arrivedAt: D + 60_000 });
+    expect(judgeOccurrence({ ...base, arrivals: [at(D - 10), at(D + 86_400_001)] })).toMatchObject({ outcome: 'missing', final: true, count: 1 });
+    // An arrival before the window does not count.
+    expect(judgeOccurrence({ ...base, arrivals: [at(D - 3_600_000), at(D)] })).toMatchObject({ outcome: 'missing' });
+  });
+
+  it('says nothing before the deadline or on a window not read from its start; missing stays open until the close is read; no_data when the data never came', () => {
+    expect(judgeOccurrence({ ...base, arrivals: [], now: D - 1 })).toBeUndefined();
+    expect(judgeOccurrence({ ...base, arrivals: [], span: { from: D - 60_000, until: D + 86_400_000 } })).toBeUndefined();
+    expect(judgeOccurrence({ ...base, arrivals: [], span: { from: 0, until: D + 1 }, now: D + 1 })).toMatchObject({ outcome: 'missing', final: false });
+    expect(judgeOccurrence({ ...base, arrivals: [], span: { from: 0, until: D - 1 }, now: D + 1 })).toBeUndefined();
+    expect(judgeOccurrence({ ...base, arrivals: [], span: undefined })).toMatchObject({ outcome: 'no_data', final: false });
+  });
+});
