@@ -75,6 +75,14 @@ export const configSchema = z
       if (receivers.has(r.name)) ctx.addIssue({ code: 'custom', message: `duplicate receiver name "${r.name}"`, path: ['receivers', i, 'name'] });
       receivers.add(r.name);
     });
+    cfg.sla.reports.forEach((report, i) => {
+      const receiver = cfg.receivers.find((r) => r.name === report.receiver);
+      if (!receiver) {
+        ctx.addIssue({ code: 'custom', message: `unknown receiver "${report.receiver}" (receivers: ${[...receivers].join(', ') || 'none'})`, path: ['sla', 'reports', i, 'receiver'] });
+      } else if (!receiver.email && !receiver.slack && !receiver.webhook) {
+        ctx.addIssue({ code: 'custom', message: `receiver "${report.receiver}" has no email, slack or webhook section: a report is sent by those`, path: ['sla', 'reports', i, 'receiver'] });
+      }
+    });
   });
 
 export type Config = z.output<typeof configSchema>;

@@ -1,7 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { csvLine } from '../base/csv.js';
-import type { LedgerOccurrence, LedgerTally, SlaLedgerStore } from '../history/sla-ledger-store.js';
+import type { LedgerOccurrence, SlaLedgerStore } from '../history/sla-ledger-store.js';
+import { keyTextOf as keyText, reportCsv, reportRow } from '../sla/sla-report.js';
+
+export { reportRow, type SlaReportRow } from '../sla/sla-report.js';
 import { HttpError } from './http-error.js';
 import { readJsonBody } from './read-body.js';
 import { authenticatedUser } from './security/http-security.js';
@@ -10,21 +13,6 @@ import { authenticatedUser } from './security/http-security.js';
 export interface SlaSource {
   ledger: SlaLedgerStore;
   objective(rule: string): number | undefined;
-}
-
-export interface SlaReportRow {
-  rule: string;
-  key: Record<string, string>;
-  timezone: string;
-  on_time: number;
-  late: number;
-  missing: number;
-  excused: number;
-  no_data: number;
-  on_time_ratio: number | null;
-  objective: number | null;
-  budget_remaining: number | null;
-  lateness_p95_seconds: number | null;
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -63,47 +51,6 @@ function format(p: URLSearchParams): 'json' | 'csv' {
   const f = p.get('format') ?? 'json';
   if (f !== 'json' && f !== 'csv') throw bad(`format: "${f}" must be json or csv`);
   return f;
-}
-
-/** Nearest-rank p95; null for none. */
-function p95(values: readonly number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil(0.95 * sorted.length) - 1)] ?? null;
-}
-
-/** A report row from a tally: on_time / (on_time + late + missing), and the share of the error budget left. */
-export function reportRow(t: LedgerTally, objective: number | undefined): SlaReportRow {
-  const denominator = t.on_time + t.late + t.missing;
-  const ratio = denominator === 0 ? null : t.on_time / denominator;
-  const budget = objective === undefined || denominator === 0 ? undefined : (1 - objective) * denominator;
-  return {
-    rule: t.rule,
-    key: t.key,
-    timezone: t.timezone,
-    on_time: t.on_time,
-    late: t.late,
-    missing: t.missing,
-    excused: t.excused,
-    no_data: t.no_data,
-    on_time_ratio: ratio,
-    objective: objective ?? null,
-    // The share of the period's error budget (misses the objective allows) not used; negative: the SLA is missed.
-    budget_remaining: budget === undefined || budget === 0 ? null : (budget - (t.late + t.missing)) / budget,
-    lateness_p95_seconds: p95(t.latenessSeconds),
-  };
-}
-
-const keyText = (key: Record<string, string>): string =>
-  Object.keys(key)
-    .sort()
-    .map((k) => `${k}=${key[k] ?? ''}`)
-    .join(',');
-
-const REPORT_FIELDS = ['rule', 'key', 'timezone', 'on_time', 'late', 'missing', 'excused', 'no_data', 'on_time_ratio', 'objective', 'budget_remaining', 'lateness_p95_seconds'] as const;
-
-export function reportCsv(rows: readonly SlaReportRow[]): string {
-  return csvLine([...REPORT_FIELDS]) + rows.map((r) => csvLine(REPORT_FIELDS.map((f) => (f === 'key' ? keyText(r.key) : r[f])))).join('');
 }
 
 /** An occurrence in the contract's JSON: times as RFC 3339 with the rule zone's offset. */

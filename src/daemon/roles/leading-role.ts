@@ -28,6 +28,7 @@ import type { ExpectedFile } from '../../rules/rule-evaluator.js';
 import type { LoadedSetup } from '../load-setup.js';
 import { streamProgress } from './source-polling-role.js';
 import { backfillSlaLedger } from './sla-backfill.js';
+import { SlaReportSchedules } from './sla-report-schedule.js';
 
 /** The record of a request the daemon died during: it went out, and nobody knows what the receiver did with it. */
 const INTERRUPTED = 'interrupted: the daemon stopped while this request was in flight; the receiver may have it (it is sent again)';
@@ -112,6 +113,7 @@ export class LeadingRole {
   private stopping = false;
   /** Writes the history while leading (a new one at each takeover, on the journal the last leader left). */
   private recorder: HistoryRecorder | undefined;
+  private reports: SlaReportSchedules | undefined;
 
   constructor(private readonly opts: LeadingRoleOptions) {}
 
@@ -195,6 +197,25 @@ export class LeadingRole {
     notifier.start();
     void this.consume(consumed, epoch);
     void this.backfillLedger(epoch);
+    this.startReports();
+  }
+
+  /** Scheduled SLA reports (sla.reports), sent by the leader only. */
+  private startReports(): void {
+    this.reports?.stop();
+    this.reports = undefined;
+    const history = this.opts.history;
+    if (!history) return;
+    const reports = new SlaReportSchedules({
+      config: () => this.config,
+      rules: () => this.opts.setup().rules,
+      history,
+      state: this.opts.cluster.leaderState,
+      clock: this.opts.clock,
+      logger: this.logger,
+    });
+    this.reports = reports;
+    void reports.start();
   }
 
   /** The SLA ledger's backfill (sla.backfill), once per rule, by the leader, beside the live work. */
@@ -266,6 +287,8 @@ export class LeadingRole {
     this.notifier.halt();
     void this.recorder?.stop();
     this.recorder = undefined;
+    this.reports?.stop();
+    this.reports = undefined;
     this.notifier = this.newNotifier();
     void this.notifier.reloadSilences().catch(() => undefined);
     this.logger.warn({ role: 'leader', lease: LEADER_LEASE, why }, 'no longer leading: rules and notifications are left to the holder of the leader lease');
@@ -543,6 +566,8 @@ export class LeadingRole {
 
   /** Leadership ends with the process: nothing to announce. */
   private stepDownQuietly(): void {
+    this.reports?.stop();
+    this.reports = undefined;
     this.leadingNow = false;
     this.leadership++;
     this.withdrawFromBoard();
