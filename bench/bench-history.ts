@@ -196,26 +196,28 @@ async function measureReport(store: HistoryStore, kind: 'sqlite' | 'postgres', k
 }
 
 /** The SLA report line: `keys` × `days` occurrences on SQLite and (where its binaries are) PostgreSQL. */
-export async function measureSlaReports(keys: number, days: number, runs: number): Promise<SlaReportResult[]> {
-  const out: SlaReportResult[] = [];
-  const dir = mkdtempSync(join(tmpdir(), 'tw-bench-sla-'));
-  try {
-    const sqlite = new HistoryStore(openHistoryDatabase(historySchema.parse({}), dir, silentLogger()));
+export function measureSlaReports(keys: number, days: number, runs: number): Promise<SlaReportResult[]> {
+  return onEachStore((store, kind) => measureReport(store, kind, keys, days, runs));
+}
+
+/** `measure` on a fresh SQLite store, then on a fresh database of a real PostgreSQL started for it (where installed). */
+async function onEachStore<T>(measure: (store: HistoryStore, kind: 'sqlite' | 'postgres') => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'tw-bench-history-'));
+  const run = async (config: unknown, kind: 'sqlite' | 'postgres'): Promise<void> => {
+    const store = new HistoryStore(openHistoryDatabase(historySchema.parse(config), dir, silentLogger()));
     try {
-      out.push(await measureReport(sqlite, 'sqlite', keys, days, runs));
+      out.push(await measure(store, kind));
     } finally {
-      await sqlite.close();
+      await store.close();
     }
+  };
+  try {
+    await run({}, 'sqlite');
     if (HAVE_POSTGRES) {
       const server = await PostgresServer.start();
       try {
-        const url = await server.createDatabase('bench_sla');
-        const pg = new HistoryStore(openHistoryDatabase(historySchema.parse({ postgres: { url } }), dir, silentLogger()));
-        try {
-          out.push(await measureReport(pg, 'postgres', keys, days, runs));
-        } finally {
-          await pg.close();
-        }
+        await run({ postgres: { url: await server.createDatabase('bench') } }, 'postgres');
       } finally {
         await server.stop();
       }
@@ -227,32 +229,6 @@ export async function measureSlaReports(keys: number, days: number, runs: number
 }
 
 /** The history's query line on SQLite and (where its binaries are) a real PostgreSQL started for it. */
-export async function measureHistoryQueries(events: number, queries: number): Promise<HistoryQueryResult[]> {
-  const out: HistoryQueryResult[] = [];
-  const dir = mkdtempSync(join(tmpdir(), 'tw-bench-history-'));
-  try {
-    const sqlite = new HistoryStore(openHistoryDatabase(historySchema.parse({}), dir, silentLogger()));
-    try {
-      out.push(await measureStore(sqlite, 'sqlite', events, queries));
-    } finally {
-      await sqlite.close();
-    }
-    if (HAVE_POSTGRES) {
-      const server = await PostgresServer.start();
-      try {
-        const url = await server.createDatabase('bench');
-        const pg = new HistoryStore(openHistoryDatabase(historySchema.parse({ postgres: { url } }), dir, silentLogger()));
-        try {
-          out.push(await measureStore(pg, 'postgres', events, queries));
-        } finally {
-          await pg.close();
-        }
-      } finally {
-        await server.stop();
-      }
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  return out;
+export function measureHistoryQueries(events: number, queries: number): Promise<HistoryQueryResult[]> {
+  return onEachStore((store, kind) => measureStore(store, kind, events, queries));
 }

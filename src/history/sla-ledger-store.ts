@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { OccurrenceRecord } from '../sla/occurrence.js';
+import type { SlaTally } from '../sla/sla-report.js';
 import type { HistoryDb, HistoryTables } from './history-database.js';
 import { dbText } from './db-text.js';
 
@@ -31,17 +32,8 @@ export interface Excuse {
 }
 
 /** Per rule and key over a range of local dates: how many of each outcome, and the lateness of the late ones. */
-export interface LedgerTally {
-  rule: string;
+export interface LedgerTally extends SlaTally {
   keyText: string;
-  key: Record<string, string>;
-  timezone: string;
-  on_time: number;
-  late: number;
-  missing: number;
-  excused: number;
-  no_data: number;
-  latenessSeconds: number[];
 }
 
 /** Rows read per page of occurrences at most; a longer range is paged (`next`). */
