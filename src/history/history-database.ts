@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type SqliteDatabase } from 'kysely';
-import pg from 'pg';
+import type { Pool } from 'pg';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { HISTORY_MIGRATIONS } from './history-migrations.js';
@@ -91,18 +91,24 @@ export const SQLITE_FILE = 'history.sqlite';
  */
 export function openHistoryDatabase(config: HistoryConfig, stateDir: string, logger: Logger): OpenedHistoryDatabase {
   if (config.postgres) {
-    const pool = new pg.Pool({
-      connectionString: config.postgres.url,
-      ...(config.postgres.password ? { password: config.postgres.password } : {}),
-      max: config.postgres.max_connections,
-      connectionTimeoutMillis: 5_000,
-      idleTimeoutMillis: 30_000,
-      // A query never hangs the writer or a page for long: the database is asked again later.
-      query_timeout: 30_000,
-      application_name: 'transfer-watch',
-    });
-    // An idle connection that breaks (the server restarted) is reported here; without a listener it would end the process.
-    pool.on('error', (err) => logger.warn({ err: { type: 'PostgresError', message: redactUrl(errorMessage(err), config.postgres?.url) } }, 'history database connection lost; it is reopened on the next query'));
+    const postgres = config.postgres;
+    // pg is loaded when PostgreSQL is configured (at the first query), not by every daemon.
+    const pool = async (): Promise<Pool> => {
+      const { default: pg } = await import('pg');
+      const p = new pg.Pool({
+        connectionString: postgres.url,
+        ...(postgres.password ? { password: postgres.password } : {}),
+        max: postgres.max_connections,
+        connectionTimeoutMillis: 5_000,
+        idleTimeoutMillis: 30_000,
+        // A query never hangs the writer or a page for long: the database is asked again later.
+        query_timeout: 30_000,
+        application_name: 'transfer-watch',
+      });
+      // An idle connection that breaks (the server restarted) is reported here; without a listener it would end the process.
+      p.on('error', (err) => logger.warn({ err: { type: 'PostgresError', message: redactUrl(errorMessage(err), postgres.url) } }, 'history database connection lost; it is reopened on the next query'));
+      return p;
+    };
     const db = new Kysely<HistoryTables>({ dialect: new PostgresDialect({ pool }) });
     const secrets = config.postgres;
     const redact = (message: string): string => {

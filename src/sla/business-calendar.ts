@@ -1,5 +1,15 @@
-import Holidays from 'date-holidays';
+import { createRequire } from 'node:module';
+import type HolidaysType from 'date-holidays';
 import { z } from 'zod';
+
+type Holidays = HolidaysType;
+/**
+ * date-holidays is loaded when a calendar with holidays is configured, not by every daemon: its data of every
+ * country is several MB of heap once parsed (measured on the shipped-rules benchmark).
+ */
+function holidayLibrary(): typeof HolidaysType {
+  return createRequire(import.meta.url)('date-holidays') as typeof HolidaysType;
+}
 
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 /** The holiday types of the holiday library (date-holidays): `public`, `bank`, `school`, `optional`, `observance`. */
@@ -19,6 +29,7 @@ export const calendarSchema = z.strictObject({
       types: z.array(z.enum(HOLIDAY_TYPES)).min(1).default(['public']),
     })
     .superRefine((h, ctx) => {
+      const Holidays = holidayLibrary();
       const known = new Holidays().getCountries();
       if (!known || !(h.country in known)) {
         ctx.addIssue({ code: 'custom', path: ['country'], message: `unknown country "${h.country}" (the holiday library knows ISO codes such as BR, US, FR)` });
@@ -62,7 +73,8 @@ export class BusinessCalendar {
     this.dates = new Set(config.exclude_dates);
     this.weekdays = new Set(config.exclude_weekdays.map((d) => WEEKDAYS.indexOf(d)));
     const h = config.holidays;
-    this.holidays = h ? (h.region ? new Holidays(h.country, h.region) : new Holidays(h.country)) : undefined;
+    const Holidays = h ? holidayLibrary() : undefined;
+    this.holidays = h && Holidays ? (h.region ? new Holidays(h.country, h.region) : new Holidays(h.country)) : undefined;
     this.types = new Set(config.holidays?.types ?? []);
   }
 
