@@ -107,7 +107,10 @@ export class PostgresServer {
     await exited;
   }
 
-  /** Stop it and delete its data. */
+  /**
+   * Stop it and delete its data. The server this object started is ended by its pid; if a test lost track of it
+   * (it failed between a kill and a restart), the pid the server wrote in its data directory is ended too.
+   */
   async stop(): Promise<void> {
     const proc = this.proc;
     this.proc = undefined;
@@ -115,6 +118,21 @@ export class PostgresServer {
       const exited = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGINT');
       await exited;
+    }
+    const pidFile = join(this.dir, 'data', 'postmaster.pid');
+    if (existsSync(pidFile)) {
+      const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+      if (Number.isInteger(pid) && pid > 0) {
+        try {
+          process.kill(pid, 'SIGINT');
+          for (let i = 0; i < 100; i++) {
+            process.kill(pid, 0);
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        } catch {
+          /* gone (or never there) */
+        }
+      }
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
