@@ -112,8 +112,11 @@ export class MissingFileEvaluator implements RuleEvaluator {
   private readonly sources: string[];
   private readonly calendar: { excludes(day: LocalDay): boolean; empty: boolean };
   private readonly dateFormatter: Intl.DateTimeFormat;
-  /** With a history: the file and source of each arrival, by key and time (the ledger's evidence). */
-  private readonly evidence = new Map<string, Map<number, { file: string; source: string }>>();
+  /**
+   * For the ledger: the file and source of each arrival, by key, at the same index as its time in `arrivals`
+   * (parallel arrays: a Map of objects per arrival made the shipped-rules backfill grow by megabytes).
+   */
+  private readonly evidence = new Map<string, { files: string[]; sources: string[] }>();
   /** What was last recorded of each occurrence in view (by id), so an unchanged one is not recorded again. */
   private readonly recorded = new Map<string, string>();
   private readonly history: number;
@@ -202,10 +205,11 @@ export class MissingFileEvaluator implements RuleEvaluator {
     let i = list.length;
     while (i > 0 && (list[i - 1] as number) > t.time) i--;
     list.splice(i, 0, t.time);
-    if (this.ctx.onOccurrence) {
-      let files = this.evidence.get(key);
-      if (!files) this.evidence.set(key, (files = new Map()));
-      files.set(t.time, { file: t.file, source: t.source });
+    if (this.ctx.keepEvidence) {
+      let e = this.evidence.get(key);
+      if (!e) this.evidence.set(key, (e = { files: [], sources: [] }));
+      e.files.splice(i, 0, t.file);
+      e.sources.splice(i, 0, t.source);
     }
     return true;
   }
@@ -331,8 +335,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
   }
 
   private arrivalsOf(key: string): Arrival[] {
-    const files = this.evidence.get(key);
-    return (this.arrivals.get(key) ?? []).map((time) => ({ time, file: files?.get(time)?.file ?? '', source: files?.get(time)?.source ?? '' }));
+    const e = this.evidence.get(key);
+    return (this.arrivals.get(key) ?? []).map((time, i) => ({ time, file: e?.files[i] ?? '', source: e?.sources[i] ?? '' }));
   }
 
   /**
@@ -388,8 +392,9 @@ export class MissingFileEvaluator implements RuleEvaluator {
       let drop = 0;
       while (drop < list.length && (list[drop] as number) <= keepAfter) drop++;
       if (drop > 0) {
-        const files = this.evidence.get(key);
-        if (files) for (const t of list.slice(0, drop)) files.delete(t);
+        const e = this.evidence.get(key);
+        e?.files.splice(0, drop);
+        e?.sources.splice(0, drop);
         list.splice(0, drop);
       }
       if (list.length === 0) {

@@ -69,6 +69,7 @@ export class RuleEngine {
       ...(opts.displayTimezone !== undefined ? { displayTimezone: opts.displayTimezone } : {}),
       ...(opts.calendars ? { calendars: opts.calendars } : {}),
       ...(opts.onOccurrence ? { onOccurrence: opts.onOccurrence } : {}),
+      ...(opts.onOccurrence || opts.keepHistory ? { keepEvidence: true } : {}),
     };
     const patternTests: SharedPatternTests = new Map();
     this.entries = rules.map((rule) => {

@@ -82,6 +82,8 @@ export interface EvaluatorContext {
   calendars?: ReadonlyMap<string, BusinessCalendar>;
   /** With a history: missing_file rules tell each occurrence of an expected file here when it changes (the SLA ledger). */
   onOccurrence?: (occurrence: OccurrenceRecord) => void;
+  /** Keep each arrival's file and source, for the ledger's evidence (a live ledger, or a backfill). */
+  keepEvidence?: boolean;
 }
 
 /** A rule whose optional display `timezone` is settled (see `withDisplayZone`). */

@@ -19,7 +19,17 @@ if (!existsSync(CLI) && process.env['CI'] === 'true') throw new Error(`${CLI} no
 
 const DAY = 86_400_000;
 const occurrencesSchema = z.object({
-  occurrences: z.array(z.object({ rule: z.string(), key: z.record(z.string(), z.string()), local_date: z.string(), deadline: z.string(), outcome: z.string(), lateness_seconds: z.number().nullable() })),
+  occurrences: z.array(
+    z.object({
+      rule: z.string(),
+      key: z.record(z.string(), z.string()),
+      local_date: z.string(),
+      deadline: z.string(),
+      outcome: z.string(),
+      lateness_seconds: z.number().nullable(),
+      files: z.array(z.object({ file: z.string(), source: z.string() })),
+    }),
+  ),
   next: z.string().nullable(),
 });
 
@@ -149,6 +159,10 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA backfill throug
         if (!o || o.outcome !== t.outcome || o.lateness_seconds !== t.lateness) wrong.push(`${t.rule}/${t.key}/${t.date}: want ${t.outcome} ${t.lateness ?? ''}, got ${o ? `${o.outcome} ${o.lateness_seconds ?? ''}` : 'nothing'}`);
       }
       expect(wrong).toEqual([]);
+      // The evidence: the file that made a statement on time or late, and the source it came from.
+      const counted = listed.filter((o) => o.rule === 'StatementMissing' && o.outcome !== 'missing');
+      expect(counted.length).toBeGreaterThan(0);
+      expect(counted.every((o) => o.files.length === 1 && o.files[0]?.file === `EXTRATO_${o.key['user']}.RET` && o.files[0]?.source === 'sim')).toBe(true);
       // No occurrence on a French holiday or weekend for the statement; deadlines written with the zone's offset of the day.
       const statements = listed.filter((o) => o.rule === 'StatementMissing');
       expect(statements.every((o) => !isHoliday(o.local_date) && ![0, 6].includes(new Date(`${o.local_date}T12:00:00Z`).getUTCDay()))).toBe(true);
