@@ -111,6 +111,11 @@ export class AlertStore {
     return this.journal.slice(0, Math.min(max, this.durable));
   }
 
+  /** How many saved history events wait for the database (unrecordedEvents().length, without the copy). */
+  get unrecordedCount(): number {
+    return this.durable;
+  }
+
   /** The history database has these events: they leave the journal at the next snapshot. */
   eventsRecorded(ids: ReadonlySet<string>): void {
     if (ids.size === 0) return;

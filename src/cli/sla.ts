@@ -4,6 +4,7 @@ import { TransferWatchError, errorMessage } from '../util/errors.js';
 import { connection, daemonClient, unreachable, withConnection, type ConnectionFlags, type DaemonClientOptions } from './daemon-http-client.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { terminalCell } from './history.js';
+import { keyText } from '../sla/occurrence.js';
 
 /**
  * `transfer-watch sla report|occurrences|excuse`: a client of a running daemon's /api/v1/sla/* (contract section
@@ -67,12 +68,6 @@ async function call(client: DaemonClientOptions, method: 'GET' | 'POST' | 'DELET
 }
 
 const pct = (v: number | null): string => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
-const keyText = (k: Record<string, string>): string =>
-  Object.keys(k)
-    .sort()
-    .map((l) => `${l}=${k[l] ?? ''}`)
-    .join(',');
-
 function table(rows: string[][]): string {
   const safe = rows.map((r) => r.map(terminalCell));
   const widths = safe[0]?.map((_, i) => Math.max(...safe.map((r) => (r[i] ?? '').length))) ?? [];

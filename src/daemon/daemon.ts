@@ -10,6 +10,7 @@ import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
 import type { SilenceApi } from '../http/daemon-api.js';
 import { configuredIntegrationKinds } from '../notify/integrations/registry.js';
+import { slaObjective } from '../rules/registry.js';
 import { TransferWatchMetrics } from '../metrics/transfer-watch-metrics.js';
 import { startHttpServer, type RunningHttpServer } from '../http/http-server.js';
 import { HttpSecurity } from '../http/security/http-security.js';
@@ -230,10 +231,7 @@ export class Daemon {
           if (!store) return this.history.why ?? 'no history';
           return {
             ledger: store.ledger,
-            objective: (rule: string) => {
-              const r = this.setup.rules.find((x) => x.name === rule);
-              return r && r.type === 'missing_file' && 'sla' in r ? r.sla?.objective : undefined;
-            },
+            objective: (rule: string) => slaObjective(this.setup.rules, rule),
           };
         },
         pageInfo: () => ({ timezone: this.setup.config.display_timezone, version: this.opts.version }),

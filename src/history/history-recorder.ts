@@ -57,7 +57,7 @@ export class HistoryRecorder {
 
   /** Records waiting for the database (journal and alert events). */
   get backlog(): number {
-    return this.opts.journal.size + this.opts.alerts().unrecordedEvents().length;
+    return this.opts.journal.size + this.opts.alerts().unrecordedCount;
   }
 
   /**

@@ -2,7 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { csvLine } from '../base/csv.js';
 import type { LedgerOccurrence, SlaLedgerStore } from '../history/sla-ledger-store.js';
-import { keyTextOf as keyText, reportCsv, reportRow } from '../sla/sla-report.js';
+import { keyText } from '../sla/occurrence.js';
+import { reportCsv, reportRow } from '../sla/sla-report.js';
+import { formatRfc3339 } from '../util/format-time.js';
 
 export { reportRow, type SlaReportRow } from '../sla/sla-report.js';
 import { HttpError } from './http-error.js';
@@ -59,16 +61,16 @@ export function occurrenceJson(o: LedgerOccurrence): Record<string, unknown> {
     rule: o.rule,
     key: o.key,
     local_date: o.localDate,
-    deadline: rfc3339In(o.deadline, o.timezone),
+    deadline: formatRfc3339(o.deadline, o.timezone),
     timezone: o.timezone,
     outcome: o.excuse ? 'excused' : o.outcome,
     recorded_outcome: o.outcome,
     final: o.final,
-    arrived_at: o.arrivedAt === null ? null : rfc3339In(o.arrivedAt, o.timezone),
+    arrived_at: o.arrivedAt === null ? null : formatRfc3339(o.arrivedAt, o.timezone),
     lateness_seconds: o.latenessSeconds,
     count: o.count,
     min_count: o.minCount,
-    files: o.files.map((f) => ({ file: f.file, arrived_at: rfc3339In(f.at, o.timezone), source: f.source })),
+    files: o.files.map((f) => ({ file: f.file, arrived_at: formatRfc3339(f.at, o.timezone), source: f.source })),
     excuse: o.excuse ? { by: o.excuse.by, at: new Date(o.excuse.at).toISOString(), reason: o.excuse.reason } : null,
   };
 }
@@ -82,9 +84,9 @@ export function occurrencesCsv(list: readonly LedgerOccurrence[]): string {
           o.rule,
           o.keyText,
           o.localDate,
-          rfc3339In(o.deadline, o.timezone),
+          formatRfc3339(o.deadline, o.timezone),
           o.excuse ? 'excused' : o.outcome,
-          o.arrivedAt === null ? null : rfc3339In(o.arrivedAt, o.timezone),
+          o.arrivedAt === null ? null : formatRfc3339(o.arrivedAt, o.timezone),
           o.latenessSeconds,
           o.count,
           o.files.map((f) => f.file).join(' '),
@@ -94,18 +96,6 @@ export function occurrencesCsv(list: readonly LedgerOccurrence[]): string {
       )
       .join('')
   );
-}
-
-/** `2026-03-08T08:00:00-03:00`: the instant written in the zone it was expected in. */
-export function rfc3339In(ms: number, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(ms));
-  const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? '00';
-  const local = Date.UTC(Number(get('year')), Number(get('month')) - 1, Number(get('day')), Number(get('hour')), Number(get('minute')), Number(get('second')));
-  const offsetMin = Math.round((local - Math.floor(ms / 1000) * 1000) / 60_000);
-  const sign = offsetMin < 0 ? '-' : '+';
-  const abs = Math.abs(offsetMin);
-  const offset = offsetMin === 0 ? 'Z' : `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
-  return `${get('year')}-${get('month')}-${get('day')}T${get('hour')}:${get('minute')}:${get('second')}${offset}`;
 }
 
 const excuseBody = z.strictObject({

@@ -44,3 +44,9 @@ export function createEvaluator(rule: RuleDefinition, ctx: EvaluatorContext): Ru
   }
   throw new TransferWatchError('unknown_rule_type', `unknown rule type "${rule.type}"`);
 }
+
+/** The `sla.objective` of a missing_file rule by name (the SLA report's objective), or undefined. */
+export function slaObjective(rules: readonly RuleDefinition[], name: string): number | undefined {
+  const rule = rules.find((r) => r.name === name);
+  return rule && rule.type === 'missing_file' && 'sla' in rule ? rule.sla?.objective : undefined;
+}

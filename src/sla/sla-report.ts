@@ -1,4 +1,5 @@
 import { csvLine } from '../base/csv.js';
+import { keyText } from './occurrence.js';
 
 /** Per rule and key over a range of local dates (HistoryStore's ledger tallies fit). */
 export interface SlaTally {
@@ -57,16 +58,10 @@ export function reportRow(t: SlaTally, objective: number | undefined): SlaReport
   };
 }
 
-export const keyTextOf = (key: Record<string, string>): string =>
-  Object.keys(key)
-    .sort()
-    .map((k) => `${k}=${key[k] ?? ''}`)
-    .join(',');
-
 const REPORT_FIELDS = ['rule', 'key', 'timezone', 'on_time', 'late', 'missing', 'excused', 'no_data', 'on_time_ratio', 'objective', 'budget_remaining', 'lateness_p95_seconds'] as const;
 
 export function reportCsv(rows: readonly SlaReportRow[]): string {
-  return csvLine([...REPORT_FIELDS]) + rows.map((r) => csvLine(REPORT_FIELDS.map((f) => (f === 'key' ? keyTextOf(r.key) : r[f])))).join('');
+  return csvLine([...REPORT_FIELDS]) + rows.map((r) => csvLine(REPORT_FIELDS.map((f) => (f === 'key' ? keyText(r.key) : r[f])))).join('');
 }
 
 
@@ -75,7 +70,7 @@ export function reportTable(rows: readonly SlaReportRow[]): string {
   const pct = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
   const lines = [
     ['RULE', 'KEY', 'ON TIME', 'LATE', 'MISSING', 'EXCUSED', 'NO DATA', 'ON-TIME RATE', 'OBJECTIVE', 'BUDGET LEFT'],
-    ...rows.map((r) => [r.rule, keyTextOf(r.key), String(r.on_time), String(r.late), String(r.missing), String(r.excused), String(r.no_data), pct(r.on_time_ratio), pct(r.objective), pct(r.budget_remaining)]),
+    ...rows.map((r) => [r.rule, keyText(r.key), String(r.on_time), String(r.late), String(r.missing), String(r.excused), String(r.no_data), pct(r.on_time_ratio), pct(r.objective), pct(r.budget_remaining)]),
   ];
   const widths = lines[0]?.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? '').length))) ?? [];
   return lines.map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n') + '\n';

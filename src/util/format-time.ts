@@ -35,3 +35,19 @@ function format(epochMs: number, timeZone: string): string {
 function isUtc(timeZone: string): boolean {
   return ['UTC', 'Etc/UTC', 'Etc/Universal', 'Universal', 'Zulu', 'Etc/Zulu', 'GMT', 'Etc/GMT'].includes(timeZone);
 }
+
+/**
+ * RFC 3339 with the zone's offset of that instant (`2026-03-08T08:00:00-03:00`, `Z` at offset zero): an instant
+ * written in the zone it was expected in, for APIs and CSV.
+ */
+export function formatRfc3339(epochMs: number, timeZone: string): string {
+  const t = zonedTime(epochMs, timeZone);
+  const offset = t.gmtOffset === 'GMT' || t.gmtOffset === 'GMT+00:00' ? 'Z' : t.gmtOffset.replace(/^GMT/, '');
+  return `${t.year}-${t.month}-${t.day}T${t.hour}:${t.minute}:${t.second}${offset}`;
+}
+
+/** The local date (`YYYY-MM-DD`) of an instant in a zone. */
+export function localDateIn(epochMs: number, timeZone: string): string {
+  const t = zonedTime(epochMs, timeZone);
+  return `${t.year}-${t.month}-${t.day}`;
+}

@@ -1,16 +1,17 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Config } from '../../config/schema.js';
 import type { HistoryStore } from '../../history/history-store.js';
+import { EMAIL_DEFAULT_TIMEOUT_MS, smtpTransportOptions } from '../../notify/integrations/email/email-integration.js';
 import { receiverSecrets } from '../../notify/integrations/registry.js';
 import type { ReceiverConfig } from '../../notify/receiver-schema.js';
 import { CronSchedule } from '../../rules/cron-schedule.js';
-import type { RuleDefinition } from '../../rules/registry.js';
+import { slaObjective, type RuleDefinition } from '../../rules/registry.js';
 import { reportCsv, reportRow, reportTable, type SlaReportRow } from '../../sla/sla-report.js';
 import type { SlaReportSchedule } from '../../sla/sla-schema.js';
 import type { StateStore } from '../../state/state-store.js';
 import type { Clock } from '../../util/clock.js';
 import { errorMessage } from '../../util/errors.js';
+import { localDateIn } from '../../util/format-time.js';
 import type { Logger } from '../../util/logger.js';
 import { redactSecrets } from '../../util/redact.js';
 
@@ -35,7 +36,7 @@ export interface SlaReportScheduleOptions {
 
 /** The local dates a period covers when a report runs at `t`: [from, to], both inclusive. */
 export function reportPeriod(period: SlaReportSchedule['period'], t: number, timeZone: string): { from: string; to: string } {
-  const today = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(t));
+  const today = localDateIn(t, timeZone);
   const [y, m, d] = today.split('-').map(Number) as [number, number, number];
   const iso = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
   const day = Date.UTC(y, m - 1, d);
@@ -66,6 +67,8 @@ export class SlaReportSchedules {
   private readonly retryAt = new Map<string, number>();
   private running = false;
   private stopped = false;
+  /** Each report's cron runs, kept across ticks (a reload that changes a report makes a new key). */
+  private readonly schedules = new Map<string, CronSchedule>();
 
   constructor(private readonly opts: SlaReportScheduleOptions) {}
 
@@ -83,11 +86,12 @@ export class SlaReportSchedules {
   }
 
   private reports(): Array<{ key: string; report: SlaReportSchedule; schedule: CronSchedule }> {
-    return this.opts.config().sla.reports.map((report, i) => ({
-      key: `${i}:${report.cron}:${report.timezone}:${report.period}:${report.receiver}:${report.rule ?? ''}`,
-      report,
-      schedule: new CronSchedule(report.cron, report.timezone),
-    }));
+    return this.opts.config().sla.reports.map((report, i) => {
+      const key = `${i}:${report.cron}:${report.timezone}:${report.period}:${report.receiver}:${report.rule ?? ''}`;
+      let schedule = this.schedules.get(key);
+      if (!schedule) this.schedules.set(key, (schedule = new CronSchedule(report.cron, report.timezone)));
+      return { key, report, schedule };
+    });
   }
 
   /** Send what is due (a run passed whose period was not sent), then sleep until the next run or retry. */
@@ -133,11 +137,7 @@ export class SlaReportSchedules {
   private async send(report: SlaReportSchedule, period: { from: string; to: string }): Promise<void> {
     const { history } = this.opts;
     const rules = this.opts.rules();
-    const objective = (name: string): number | undefined => {
-      const r = rules.find((x) => x.name === name);
-      return r && 'sla' in r ? r.sla?.objective : undefined;
-    };
-    const rows = (await history.ledger.tally({ ...period, rule: report.rule })).map((t) => reportRow(t, objective(t.rule)));
+    const rows = (await history.ledger.tally({ ...period, rule: report.rule })).map((t) => reportRow(t, slaObjective(rules, t.rule)));
     const receiver = this.opts.config().receivers.find((r) => r.name === report.receiver);
     if (!receiver) throw new Error(`receiver "${report.receiver}" is not configured any more`);
     const secrets = receiverSecrets(receiver);
@@ -155,18 +155,7 @@ async function deliver(receiver: ReceiverConfig, report: SlaReportSchedule, peri
   if (receiver.email) {
     const e = receiver.email;
     const { default: nodemailer } = await import('nodemailer');
-    const ca = e.smtp.tls.ca_file ? readFileSync(e.smtp.tls.ca_file, 'utf8') : undefined;
-    const transport = nodemailer.createTransport({
-      host: e.smtp.host,
-      port: e.smtp.port,
-      secure: e.smtp.secure,
-      requireTLS: e.smtp.require_tls,
-      ...(e.smtp.username ? { auth: { user: e.smtp.username, pass: e.smtp.password } } : {}),
-      tls: { rejectUnauthorized: !e.smtp.tls.insecure_skip_verify, ...(ca ? { ca } : {}) },
-      connectionTimeout: 30_000,
-      greetingTimeout: 30_000,
-      socketTimeout: 30_000,
-    });
+    const transport = nodemailer.createTransport(smtpTransportOptions(e.smtp, EMAIL_DEFAULT_TIMEOUT_MS));
     try {
       await transport.sendMail({
         from: e.from,

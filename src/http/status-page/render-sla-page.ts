@@ -1,4 +1,5 @@
 import type { LedgerOccurrence } from '../../history/sla-ledger-store.js';
+import { keyText } from '../../sla/occurrence.js';
 import type { SlaReportRow } from '../sla-routes.js';
 import { html, type SafeHtml } from './safe-html.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -50,11 +51,6 @@ export function renderSlaPage(data: SlaPageData, nonce: string): string {
     if (list) list.push(o);
     else byRow.set(id, [o]);
   }
-  const keyText = (k: Record<string, string>): string =>
-    Object.keys(k)
-      .sort()
-      .map((l) => `${l}=${k[l] ?? ''}`)
-      .join(',');
   const [y, m] = data.month.split('-').map(Number) as [number, number];
   const prev = m === 1 ? `${y - 1}-12` : `${y}-${String(m - 1).padStart(2, '0')}`;
   const next = m === 12 ? `${y + 1}-01` : `${y}-${String(m + 1).padStart(2, '0')}`;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { LedgerOccurrence } from '../../history/sla-ledger-store.js';
+import { localDateIn } from '../../util/format-time.js';
 import { reportRow, type SlaSource } from '../sla-routes.js';
 import { renderSlaPage, type SlaPageData } from './render-sla-page.js';
 import type { PageReply } from './status-page-handler.js';
@@ -8,14 +9,10 @@ import type { PageReply } from './status-page-handler.js';
 /** Occurrences read for one month at most (rules × keys × deadlines); beyond, the page says so. */
 const MAX_MONTH_OCCURRENCES = 50_000;
 
-function localDate(ms: number, timeZone: string): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(ms));
-}
-
 /** `GET /sla[?month=YYYY-MM]`: the month grid of every rule and key. */
 export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource | string; info(): { timezone: string; version: string }; now(): number }): Promise<PageReply> {
   const info = deps.info();
-  const today = localDate(deps.now(), info.timezone);
+  const today = localDateIn(deps.now(), info.timezone);
   const asked = new URL(req.url ?? '/', 'http://localhost').searchParams.get('month') ?? '';
   const month = /^\d{4}-(0[1-9]|1[0-2])$/.test(asked) ? asked : today.slice(0, 7);
   const [y, m] = month.split('-').map(Number) as [number, number];

@@ -30,23 +30,9 @@ export function createEmailIntegration(config: EmailConfig, deps: IntegrationDep
   const textTemplate = resolveUserTemplate(config.text_template, deps.templates);
   const htmlTemplate = resolveUserTemplate(config.html_template, deps.templates);
   const smtp = config.smtp;
-  const timeout = deps.fetchTimeoutMs ?? EMAIL_DEFAULT_TIMEOUT_MS;
-  const ca = smtp.tls.ca_file ? readCa(smtp.tls.ca_file) : undefined;
+  const options = smtpTransportOptions(smtp, deps.fetchTimeoutMs ?? EMAIL_DEFAULT_TIMEOUT_MS);
   // nodemailer is loaded when an email receiver is configured, not by every daemon (~13 MB of RSS).
-  const transport = import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport({
-    host: smtp.host,
-    port: smtp.port,
-    secure: smtp.secure,
-    requireTLS: smtp.require_tls,
-    ...(smtp.username ? { auth: { user: smtp.username, pass: smtp.password } } : {}),
-    tls: {
-      rejectUnauthorized: !smtp.tls.insecure_skip_verify,
-      ...(ca ? { ca } : {}),
-    },
-    connectionTimeout: timeout,
-    greetingTimeout: timeout,
-    socketTimeout: timeout,
-  }));
+  const transport = import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(options));
   // Awaited by every send; a failed load surfaces there, not as an unhandled rejection.
   transport.catch(() => undefined);
   const secrets = [smtp.password, smtp.username];
@@ -73,6 +59,28 @@ export function createEmailIntegration(config: EmailConfig, deps: IntegrationDep
       });
       await abortable('email', sending, signal);
     },
+  };
+}
+
+/**
+ * nodemailer's transport options for a receiver's `smtp:` (STARTTLS or TLS, AUTH, the CA, timeouts): the alert
+ * integration and the scheduled SLA reports send through the same settings.
+ */
+export function smtpTransportOptions(smtp: EmailConfig['smtp'], timeoutMs: number) {
+  const ca = smtp.tls.ca_file ? readCa(smtp.tls.ca_file) : undefined;
+  return {
+    host: smtp.host,
+    port: smtp.port,
+    secure: smtp.secure,
+    requireTLS: smtp.require_tls,
+    ...(smtp.username ? { auth: { user: smtp.username, pass: smtp.password } } : {}),
+    tls: {
+      rejectUnauthorized: !smtp.tls.insecure_skip_verify,
+      ...(ca ? { ca } : {}),
+    },
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
   };
 }
 
