@@ -1,17 +1,15 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { formatTable, type ScenarioResult } from './harness.js';
 
 /**
- * Gives every scenario file the path of a shared results file and, when the suite ends, prints the table of
- * faults injected and alerts expected, delivered, duplicated and lost (also written to RELIABILITY_TABLE when set).
+ * When the suite ends, prints the table of faults injected and alerts expected, delivered, duplicated and lost
+ * that every scenario appended to the shared results file (its path is provided by the config).
  */
 export default function setup(project: TestProject): () => void {
-  const dir = mkdtempSync(join(tmpdir(), 'tw-rel-results-'));
-  const file = join(dir, 'results.jsonl');
-  project.provide('reliabilityResultsFile', file);
+  const file = project.config.provide.reliabilityResultsFile;
+  if (file === undefined) throw new Error('test/reliability/vitest.config.ts provides no reliabilityResultsFile');
   return () => {
     const rows: ScenarioResult[] = existsSync(file)
       ? readFileSync(file, 'utf8')
@@ -21,6 +19,6 @@ export default function setup(project: TestProject): () => void {
       : [];
     rows.sort((a, b) => a.scenario.localeCompare(b.scenario));
     console.log(`\ntransfer-watch reliability suite: ${rows.length} scenarios\n${formatTable(rows)}\n`);
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dirname(file), { recursive: true, force: true });
   };
 }

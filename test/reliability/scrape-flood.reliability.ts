@@ -1,5 +1,5 @@
-import http from 'node:http';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/start-simulator.js';
 import { sleep, startDaemonProcess, stopDaemon, tempDir, writeYaml, type DaemonProcess } from './harness.js';
@@ -12,6 +12,27 @@ import { sleep, startDaemonProcess, stopDaemon, tempDir, writeYaml, type DaemonP
 
 const CONNECTIONS = 2_000;
 const FLOOD_MS = 10_000;
+
+/** The flood's thread: `connections` keep-alive clients scraping in a loop until told to stop, then the counts. */
+const FLOOD_WORKER = `
+const http = require('node:http');
+const { parentPort, workerData } = require('node:worker_threads');
+const agent = new http.Agent({ keepAlive: true, maxSockets: workerData.connections });
+let stop = false;
+let answered = 0;
+let refused = 0;
+parentPort.once('message', () => { stop = true; });
+const scrape = () => new Promise((resolve) => {
+  const req = http.get(workerData.url, { agent }, (res) => {
+    res.resume();
+    res.on('end', () => { answered++; resolve(); });
+    res.on('error', () => resolve());
+  });
+  req.on('error', () => { refused++; setTimeout(resolve, 20); });
+});
+const workers = Array.from({ length: workerData.connections }, async () => { while (!stop) await scrape(); });
+Promise.all(workers).then(() => { agent.destroy(); parentPort.postMessage({ answered, refused }); });
+`;
 
 describe('reliability: a flood of scrapes', () => {
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -35,28 +56,15 @@ describe('reliability: a flood of scrapes', () => {
     cleanups.push(() => stopDaemon(daemon));
     await sleep(3_000);
 
-    const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-    cleanups.push(() => agent.destroy());
-    let stop = false;
-    let answered = 0;
-    let refused = 0;
-    const scrape = (): Promise<void> =>
-      new Promise((resolve) => {
-        const req = http.get(`${daemon.url}/metrics`, { agent }, (res) => {
-          res.resume();
-          res.on('end', () => {
-            answered++;
-            resolve();
-          });
-          res.on('error', () => resolve());
-        });
-        req.on('error', () => {
-          refused++;
-          setTimeout(resolve, 20);
-        });
-      });
-    const workers = Array.from({ length: CONNECTIONS }, async () => {
-      while (!stop) await scrape();
+    // The flood runs on its own thread: on the test's own event loop its 2,000 clients slowed the simulator's
+    // answers (the simulator is what counts the polls), which is the test's load, not the daemon's.
+    const flood = new Worker(FLOOD_WORKER, { eval: true, workerData: { url: `${daemon.url}/metrics`, connections: CONNECTIONS } });
+    cleanups.push(async () => {
+      await flood.terminate();
+    });
+    const floodDone = new Promise<{ answered: number; refused: number }>((resolve, reject) => {
+      flood.once('message', resolve);
+      flood.once('error', reject);
     });
 
     // The service counts the daemon's report requests: sample it and keep the longest gap between two.
@@ -74,8 +82,8 @@ describe('reliability: a flood of scrapes', () => {
       }
     }
     longestGap = Math.max(longestGap, Date.now() - lastChange);
-    stop = true;
-    await Promise.all(workers);
+    flood.postMessage('stop');
+    const { answered, refused } = await floodDone;
     console.log(`scrape flood: ${answered} scrapes answered, ${refused} connections refused or reset, longest gap between polls ${longestGap} ms`);
     expect(answered).toBeGreaterThan(CONNECTIONS);
     // Two streams polled every second: a gap over 5 s would mean the flood starved the poll loop.
