@@ -9,6 +9,7 @@ import type { RuleDefinition } from '../src/rules/registry.js';
 import { TransferHistoryClient } from '../src/source/transfer-history-client.js';
 import { MemoryStateStore } from '../src/state/state-store.js';
 import { ManualClock } from '../src/util/clock.js';
+import { TimeSlice } from '../src/util/time-slice.js';
 import { silentLogger } from '../src/util/logger.js';
 
 /** A fixed slice of the simulator's history: [start, end] epoch ms, served at `url`. */
@@ -123,9 +124,12 @@ export function createPipeline(
     let last = await bus.consumed();
     while (!done || read < handed) {
       const entries = await bus.read(last, 5);
+      // In slices, as the leading role reads the bus (src/daemon/roles/leading-role.ts).
+      const slice = new TimeSlice();
       for (const e of entries) {
         if (!('transfers' in e)) continue;
         for (const t of e.transfers) {
+          if (slice.spent()) await slice.yield();
           if (t.time > dataClock.now()) dataClock.set(t.time);
           engine.observe(t);
           if (++read % EVALUATE_EVERY === 0) {

@@ -29,6 +29,7 @@ import type { LoadedSetup } from '../load-setup.js';
 import { streamProgress } from './source-polling-role.js';
 import { backfillSlaLedger } from './sla-backfill.js';
 import { SlaReportSchedules } from './sla-report-schedule.js';
+import { TimeSlice } from '../../util/time-slice.js';
 
 /** The record of a request the daemon died during: it went out, and nobody knows what the receiver did with it. */
 const INTERRUPTED = 'interrupted: the daemon stopped while this request was in flight; the receiver may have it (it is sent again)';
@@ -255,9 +256,17 @@ export class LeadingRole {
       }
       if (entries.length === 0 || !current()) continue;
       let progressed = false;
+      // A batch is a page or more per stream, each transfer to every rule: in slices, so that a scrape or a
+      // health check during a catch-up is answered in between (src/util/time-slice.ts).
+      const slice = new TimeSlice();
       for (const e of entries) {
         if ('transfers' in e) {
           for (const t of e.transfers) {
+            if (slice.spent()) {
+              await slice.yield();
+              // Leadership may have gone meanwhile: what is left is the next leader's to read.
+              if (!current()) return;
+            }
             this.engine.observe(t);
             this.nextEngine?.observe(t);
           }
