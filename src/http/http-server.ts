@@ -151,17 +151,28 @@ function withAuthor(input: unknown, req: IncomingMessage): unknown {
   return { ...input, createdBy: user };
 }
 
+/** A scrape this soon after the last rendering is part of a burst, and waits a turn to share the next one. */
+const SCRAPE_BURST_MS = 50;
+
 function buildRoutes(opts: HttpServerOptions): Route[] {
   const { api, metrics, logger } = opts;
-  // A flood of scrapes shares the rendering in progress instead of queueing one CPU-bound rendering per
-  // request; a scrape that arrives after it finished gets a fresh one (never an outdated value).
+  // A flood of scrapes shares one rendering instead of queueing one CPU-bound rendering per request; a scrape
+  // that arrives after it finished gets a fresh one (never an outdated value). A lone scrape (the usual case: one
+  // Prometheus every 15 s) is rendered at once: waiting a turn of the event loop for company let a page of the
+  // poller and a batch of the rules run first, which during a backfill took a scrape's p99 from ~50 to ~100 ms.
   let rendering: Promise<string> | undefined;
+  let lastRenderedAt = -Infinity;
   const renderMetrics = (): Promise<string> => {
     if (!rendering) {
+      const burst = performance.now() - lastRenderedAt < SCRAPE_BURST_MS;
       const current = (async () => {
-        // Let the scrapes that arrive in this turn of the event loop join this rendering.
-        await new Promise((r) => setImmediate(r));
-        return metrics.metrics();
+        // Under a burst, let the scrapes that arrive in this turn of the event loop join this rendering.
+        if (burst) await new Promise((r) => setImmediate(r));
+        try {
+          return await metrics.metrics();
+        } finally {
+          lastRenderedAt = performance.now();
+        }
       })();
       rendering = current;
       void current.finally(() => {
