@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseRecord, recordIdentity } from '../../src/source/record.js';
+import { createHash } from 'node:crypto';
+import { IDENTITY_FIELDS, parseRecord, recordIdentity } from '../../src/source/record.js';
 import type { Transfer } from '../../src/source/transfer.js';
 import { wireRecord } from './fake-transfer-service.js';
 
@@ -92,5 +93,18 @@ describe('parseRecord', () => {
 
   it('hashes to 32 hex digits', () => {
     expect(recordIdentity(ok(wireRecord()).record)).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  // Identities are remembered across restarts and upgrades (poll windows' dedup, replicas' streams): the
+  // written-out field list must hash exactly what SHA-256 over the JSON of IDENTITY_FIELDS' values did.
+  it.each([
+    wireRecord(),
+    wireRecord({ MENSAGEM: 'quote " backslash \\ é 😀', NUMREG: null, TAGS: null, PROCID: '42', DIAS: 3 }),
+    wireRecord({ DATAHORA: '2024-05-01 09:00:00-0300', EVENTO: 7, RESULTADO: -21, THREADID: 12 }),
+  ])('keeps the identity of SHA-256 over the JSON of the fields in IDENTITY_FIELDS order (%#)', (raw) => {
+    const { record } = ok(raw);
+    const expected = createHash('sha256').update(JSON.stringify(IDENTITY_FIELDS.map((f) => record[f]))).digest('hex').slice(0, 32);
+    expect(recordIdentity(record)).toBe(expected);
+    expect(IDENTITY_FIELDS).toHaveLength(Object.keys(record).length - 1); // every field but DIAS
   });
 });
