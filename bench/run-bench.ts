@@ -18,6 +18,7 @@ import { benchRules } from './bench-rules.js';
 import { measureScrape, measureScrapeUnderLoad, type ScrapeResult, type ScrapeUnderLoadResult } from './bench-scrape.js';
 import { measureShippedRules, type ShippedRulesResult } from './bench-shipped-rules.js';
 import { denseHistory, RATE_PER_MINUTE } from './dense-history.js';
+import { measureManySources, type ManySourcesResult } from './bench-many-sources.js';
 import { measureRawFetch, startPageServer } from './page-server.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -41,12 +42,16 @@ interface Sizes {
   /** SLA: keys × days of occurrences in the ledger for the report line. */
   slaKeys: number;
   slaDays: number;
+  /** The hundred-sources line: sources (each its own simulated service), minutes measured, transfers a day in all. */
+  manySources: number;
+  manySourcesMinutes: number;
+  manySourcesPerDay: number;
 }
 
 const SIZES: Record<Sizes['mode'], Sizes> = {
-  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, backfillRecords: 1_000_000, scrapes: 200, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400 },
-  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 1, backfillRecords: 100_000, scrapes: 30, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400 },
-  micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, backfillRecords: 5_000, scrapes: 3, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30 },
+  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, backfillRecords: 1_000_000, scrapes: 200, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000 },
+  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 1, backfillRecords: 100_000, scrapes: 30, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000 },
+  micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, backfillRecords: 5_000, scrapes: 3, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30, manySources: 6, manySourcesMinutes: 0.25, manySourcesPerDay: 600_000 },
 };
 
 const RULE_COUNTS = [10, 100, 1000] as const;
@@ -54,7 +59,7 @@ const SCRAPE_SERIES = 10_000;
 const OVERLAP_RATE_PER_MINUTE = 200;
 
 /** The measurements `--only` can pick; all of them by default. */
-const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'shipped', 'latency', 'ha', 'history', 'sla'] as const;
+const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'shipped', 'latency', 'ha', 'sources', 'history', 'sla'] as const;
 type Part = (typeof PARTS)[number];
 
 function parseArgs(argv: string[]): { sizes: Sizes; out: string; only: Set<Part>; node: string } {
@@ -103,7 +108,7 @@ const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maxim
 
 async function main(): Promise<void> {
   const { sizes, out, only, node } = parseArgs(process.argv.slice(2));
-  if ((only.has('latency') || only.has('ha') || only.has('shipped')) && !existsSync(CLI)) {
+  if ((only.has('latency') || only.has('ha') || only.has('sources') || only.has('shipped')) && !existsSync(CLI)) {
     console.error(`${CLI} is missing: run "npm run build" first (npm run bench does)`);
     process.exit(2);
   }
@@ -278,6 +283,18 @@ async function main(): Promise<void> {
     ]);
     Object.assign(results, { ha: { throughput: ha, failover } });
   }
+  let sources: ManySourcesResult | undefined;
+  if (only.has('sources')) {
+    step(`${sizes.manySources} sources from separate simulator processes, 3 replicas on Redis, ${sizes.manySourcesMinutes} min, then a kill -9`);
+    sources = await measureManySources(CLI, { sources: sizes.manySources, minutes: sizes.manySourcesMinutes, transfersPerDay: sizes.manySourcesPerDay });
+    const byReplica = (m: Record<string, number>, digits = 0): string => Object.keys(m).sort().map((k) => `${k} ${fmt(m[k] ?? 0, digits)}`).join(', ');
+    rows.push([
+      `${sources.sources} sources, ${sources.replicas} replicas on Redis`,
+      `poll lag p99 ${fmt(sources.lagP99S, 1)} s`,
+      `p50 ${fmt(sources.lagP50S, 1)} s, max ${fmt(sources.lagMaxS, 1)} s over ${fmt(sources.lagSamples)} stream samples (goal p99 <= ${sources.lagGoalS} s: interval ${sources.intervalS} s + delay ${sources.delayS} s + 5 s); sources per replica ${byReplica(sources.spread)}; leader (${sources.leader}) CPU ${fmt(sources.leaderCpuPercent, 1)}% of a core; peak RSS MB ${byReplica(sources.rssMb, 1)} (goal <= 200 each); kill -9 of ${sources.failover.victim} (${sources.failover.sources} sources): all polled again after ${fmt(sources.failover.lastPolledAfterMs / 1000, 1)} s (goal <= ${fmt(sources.failover.goalMs / 1000)} s: lease_ttl ${sources.leaseTtlS} s + interval); ${fmt(sources.transfersPerDay)} transfers a day from ${sources.simulatorProcesses} simulator processes, ${sources.minutes} min`,
+    ]);
+    Object.assign(results, { sources });
+  }
   if (only.has('history')) {
     step(`history: ${fmt(sizes.historyEvents)} recorded events, ${sizes.historyQueries} filtered queries, SQLite and PostgreSQL`);
     const history = await measureHistoryQueries(sizes.historyEvents, sizes.historyQueries);
@@ -316,6 +333,7 @@ async function main(): Promise<void> {
   if (p100 && backfillRss !== undefined) {
     console.log(`pipeline_vs_fetch_ratio=${p100.ratioToFetch.toFixed(2)} rss_mb=${backfillRss.toFixed(1)} records_per_s=${Math.round(p100.recordsPerSecond)}`);
   }
+  if (sources) console.log(`sources_lag_p99_s=${sources.lagP99S.toFixed(1)} replica_rss_max_mb=${sources.replicaRssMaxMb.toFixed(1)} sources=${sources.sources} failover_s=${(sources.failover.lastPolledAfterMs / 1000).toFixed(1)}`);
   // Last, as the issue's check reads it: the client and the 100-rule pipeline against the raw floor.
   if (p100 && clientVsRaw !== undefined) console.log(`client_vs_raw_ratio=${clientVsRaw.toFixed(2)} pipeline_vs_raw_ratio=${p100.ratioToRaw.toFixed(2)}`);
 }
