@@ -10,11 +10,11 @@ import { defineConfig } from 'vitest/config';
  * main config (`*.test.ts`) never picks them up.
  *
  * Two groups, one after the other: the fault scenarios two files at a time (this is a 2-core machine and each
- * scenario runs a daemon process), then the load scenarios alone. A load scenario measures how the daemon keeps
- * up under a flood; sharing the two cores with another scenario's daemon measured the machine instead (a CI run
+ * scenario runs a daemon process), then the load scenarios alone (the scrape flood; a hundred sources on three
+ * replicas). A load scenario measures how the daemon keeps up under a flood; sharing the two cores with another scenario's daemon measured the machine instead (a CI run
  * saw a 5.3 s poll gap under the scrape flood while the outage scenario ran beside it; 1.3 s alone).
  */
-const LOAD_SCENARIOS = ['test/reliability/scrape-flood.reliability.ts'];
+const LOAD_SCENARIOS = ['test/reliability/scrape-flood.reliability.ts', 'test/reliability/many-sources.reliability.ts'];
 
 /**
  * Every scenario appends its row here; the global setup prints the table once both groups are done. Named after
