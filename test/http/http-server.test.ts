@@ -1,4 +1,5 @@
 import { Agent } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startHttpServer, type RunningHttpServer } from '../../src/http/http-server.js';
 import type { DaemonApi } from '../../src/http/daemon-api.js';
@@ -294,5 +295,58 @@ describe('http server: lifecycle', () => {
     await expect(
       startHttpServer({ listen: `127.0.0.1:${server.port}`, logger: silentLogger(), metrics, api: daemon }),
     ).rejects.toMatchObject({ code: 'EADDRINUSE' });
+  });
+});
+
+describe('http server: /metrics renderings', () => {
+  /**
+   * Metrics whose rendering is counted and shows its number. Each takes 20 ms of CPU, as 10,000 series do: the
+   * requests of a flood pile up meanwhile, which is what lets them share the next one.
+   */
+  function countingMetrics(): { source: { contentType: string; metrics(): Promise<string> }; renderings: () => number } {
+    let n = 0;
+    const render = (): Promise<string> => {
+      const until = performance.now() + 20;
+      while (performance.now() < until) {
+        // busy, as a real rendering is
+      }
+      return Promise.resolve(`rendering ${++n}\n`);
+    };
+    return { source: { contentType: 'text/plain; version=0.0.4; charset=utf-8', metrics: render }, renderings: () => n };
+  }
+
+  it('a burst of concurrent scrapes shares renderings; a scrape after a pause gets a fresh one', async () => {
+    const counting = countingMetrics();
+    const own = await startHttpServer({ listen: '127.0.0.1:0', logger: silentLogger(), metrics: counting.source, api: daemon });
+    const sockets: Socket[] = [];
+    try {
+      expect((await request(`${own.url}/metrics`)).body).toBe('rendering 1\n');
+      // 50 connections open first, then 50 requests written in one go: they reach the server together, as a flood's do.
+      for (let i = 0; i < 50; i++) sockets.push(await new Promise<Socket>((resolve, reject) => {
+        const socket = connect(own.port, '127.0.0.1', () => resolve(socket)).once('error', reject);
+      }));
+      const answers = sockets.map(
+        (socket) =>
+          new Promise<string>((resolve) => {
+            let text = '';
+            socket.setEncoding('utf8').on('data', (chunk: string) => {
+              text += chunk;
+              const body = /\r\n\r\n(rendering \d+\n)/.exec(text)?.[1];
+              if (body) resolve(body);
+            });
+          }),
+      );
+      for (const socket of sockets) socket.write('GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n');
+      const bodies = await Promise.all(answers);
+      expect(bodies.every((b) => /^rendering \d+\n$/.test(b))).toBe(true);
+      expect(counting.renderings() - 1).toBeLessThan(10);
+      // A lone scrape later gets a rendering made for it, never an old one.
+      await new Promise((r) => setTimeout(r, 200));
+      const before = counting.renderings();
+      expect((await request(`${own.url}/metrics`)).body).toBe(`rendering ${before + 1}\n`);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await own.close();
+    }
   });
 });
