@@ -36,6 +36,8 @@ export interface PipelineResult extends ThroughputResult {
 const STREAMS: readonly StreamKind[] = ['failures', 'successes'];
 /** The daemon evaluates after each poll cycle; once per 1,000 handed-on transfers (about a page) is stricter. */
 export const EVALUATE_EVERY = 1000;
+/** The leading role's gap between two evaluations of a catch-up (src/daemon/roles/leading-role.ts). */
+const MIN_EVALUATION_GAP_MS = 1_000;
 
 export function benchSource(url: string): SourceConfig {
   return sourceSchema.parse({ name: 'bench', base_url: url, username: 'demo', password: 'demo' });
@@ -89,6 +91,12 @@ export function createPipeline(
   onPage?: () => void,
   /** Metrics to count into (the scrape-under-load line scrapes them meanwhile); fresh ones by default. */
   sharedMetrics?: TransferWatchMetrics,
+  /**
+   * `transfers` (default): evaluate every EVALUATE_EVERY transfers, stricter than the daemon. `daemon`: as the
+   * leading role evaluates a catch-up, at most once every MIN_EVALUATION_GAP_MS (the onPage hook still runs
+   * every EVALUATE_EVERY transfers).
+   */
+  cadence: 'transfers' | 'daemon' = 'transfers',
 ): Pipeline {
   const logger = silentLogger();
   const pollClock = new ManualClock(h.end);
@@ -107,9 +115,10 @@ export function createPipeline(
   });
   let handed = 0;
   let evaluations = 0;
-  const evaluate = (): void => {
+  // As the leading role evaluates: in slices (src/rules/rule-engine.ts).
+  const evaluate = async (): Promise<void> => {
     const now = dataClock.now();
-    alerts.apply(engine.evaluate(now, { completeUntil: () => now }), now);
+    alerts.apply(await engine.evaluateInSlices(now, { completeUntil: () => now }), now);
     evaluations++;
   };
   // As a single node runs it (a cluster of one): the pollers hand transfers to the in-memory bus, the leading
@@ -120,6 +129,7 @@ export function createPipeline(
   const fence = { key: 'source:bench', value: 'bench#1' };
   let read = 0;
   let done = false;
+  let lastEvaluatedAt = performance.now();
   const consume = async (): Promise<void> => {
     let last = await bus.consumed();
     while (!done || read < handed) {
@@ -133,7 +143,10 @@ export function createPipeline(
           if (t.time > dataClock.now()) dataClock.set(t.time);
           engine.observe(t);
           if (++read % EVALUATE_EVERY === 0) {
-            evaluate();
+            if (cadence === 'transfers' || performance.now() - lastEvaluatedAt >= MIN_EVALUATION_GAP_MS) {
+              await evaluate();
+              lastEvaluatedAt = performance.now();
+            }
             onPage?.();
           }
         }
@@ -166,7 +179,7 @@ export function createPipeline(
       await Promise.all(streams.map((s) => s.runCycle()));
       done = true;
       await leader;
-      evaluate();
+      await evaluate();
       const seconds = (performance.now() - started) / 1000;
       const firing = alerts.alerts().filter((a) => a.state === 'firing').length;
       for (const s of streams) if (s.lastError) throw new Error(`poll stream ${s.id} failed: ${s.lastError.message}`);

@@ -104,13 +104,14 @@ function startScraper(url: string, intervalMs: number): { stop(): Promise<z.infe
  * `/metrics` while a backfill runs in the same process (when people look: a scrape during catch-up): the
  * 100-rule pipeline reads the history into the same metrics object that holds ~`targetSeries` series, and
  * `/metrics` is scraped every 100 ms (a tight Prometheus) from another process until it is done; each scrape is
- * timed to its last byte.
+ * timed to its last byte. The rules are evaluated as the daemon evaluates a catch-up (`daemon`: at most once a
+ * second), or every 1,000 transfers as the throughput lines do (`transfers`: ~45 times a second here).
  */
-export async function measureScrapeUnderLoad(targetSeries: number, history: BenchHistory): Promise<ScrapeUnderLoadResult> {
+export async function measureScrapeUnderLoad(targetSeries: number, history: BenchHistory, cadence: 'transfers' | 'daemon' = 'daemon'): Promise<ScrapeUnderLoadResult> {
   const metrics = seededMetrics(targetSeries);
   const server = await metricsServer(metrics);
   try {
-    const pipeline = createPipeline(history, benchRules(100), {}, undefined, metrics);
+    const pipeline = createPipeline(history, benchRules(100), {}, undefined, metrics, cadence);
     const scraper = startScraper(`${server.url}/metrics`, 100);
     let result: PipelineResult;
     let scrapes: z.infer<typeof scrapesSchema>;

@@ -228,18 +228,20 @@ async function main(): Promise<void> {
     step(`/metrics scrape with ${fmt(SCRAPE_SERIES)} series while the 100-rule pipeline backfills ${fmt(backfillMinutes)} min of dense history`);
     const server = await startPageServer(backfillMinutes);
     let underLoad: ScrapeUnderLoadResult;
+    let strict: ScrapeUnderLoadResult;
     try {
       await measureRawFetch(server.history); // every page once, then served from the child's cache
-      underLoad = await measureScrapeUnderLoad(SCRAPE_SERIES, server.history);
+      underLoad = await measureScrapeUnderLoad(SCRAPE_SERIES, server.history, 'daemon');
+      strict = await measureScrapeUnderLoad(SCRAPE_SERIES, server.history, 'transfers');
     } finally {
       await server.close();
     }
     rows.push([
       '/metrics scrape during a backfill',
       `p50 ${fmt(underLoad.p50Ms, 1)} ms, p99 ${fmt(underLoad.p99Ms, 1)} ms`,
-      `${fmt(underLoad.series)} series, ${underLoad.scrapes} scrapes every 100 ms while the same process read ${fmt(underLoad.records)} records at ${fmt(underLoad.recordsPerSecond)} records/s through 100 rules (goal p99 <= 50 ms)`,
+      `${fmt(underLoad.series)} series, ${underLoad.scrapes} scrapes every 100 ms from another process while this one read ${fmt(underLoad.records)} records at ${fmt(underLoad.recordsPerSecond)} records/s through 100 rules, evaluated as the daemon evaluates a catch-up (at most once a second) (goal p99 <= 50 ms); evaluating every 1,000 transfers instead: p50 ${fmt(strict.p50Ms, 1)} ms, p99 ${fmt(strict.p99Ms, 1)} ms`,
     ]);
-    Object.assign(results, { scrape, scrapeUnderLoad: underLoad });
+    Object.assign(results, { scrape, scrapeUnderLoad: underLoad, scrapeUnderLoadStrict: strict });
   }
   if (only.has('latency')) {
     step(`detection latency, ${sizes.latencyTrials} trials`);

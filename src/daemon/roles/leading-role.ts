@@ -392,7 +392,9 @@ export class LeadingRole {
     const now = this.opts.clock.now();
     const { metrics, cluster } = this.opts;
     if (!this.leadingNow) return;
-    const evaluations = this.engine.evaluate(now, this.completeness());
+    const evaluations = await this.engine.evaluateInSlices(now, this.completeness());
+    // The lease may have gone during a turn between rules: what was evaluated is the next leader's to judge.
+    if (!this.leadingNow) return;
     this.alerts.apply(evaluations, now);
     for (const source of this.config.sources) {
       const { down, failing } = this.sourceHealth(source.name, now);
