@@ -51,6 +51,11 @@ interface TransferSeries {
   bytes: LabelSet;
   lastLabels: LabelSet;
   lastKey: string;
+  /**
+   * Counted since the last flush into prom-client (see observeTransfer); only a remembered series (admitted,
+   * none of its families folded) gathers here, the others are counted into prom-client at once.
+   */
+  pending: { transfers: number; bytes: number; lastSeconds: number } | undefined;
 }
 
 /**
@@ -68,6 +73,8 @@ export class TransferWatchMetrics {
   private readonly maxTransferSeries: number;
   /** Current value of each mft_last_transfer_timestamp_seconds series (it only moves forward). */
   private readonly lastTransferSeconds = new Map<string, number>();
+  /** Remembered series with counts not yet in prom-client (see observeTransfer). */
+  private dirtySeries: TransferSeries[] = [];
 
   private readonly transfers: Counter<string>;
   private readonly transferBytes: Counter<string>;
@@ -109,10 +116,12 @@ export class TransferWatchMetrics {
     const gauge = (d: MetricDefinition): Gauge<string> =>
       new Gauge({ name: d.name, help: d.help, labelNames: d.labels, registers });
 
-    this.transfers = counter(METRICS.transfers);
-    this.transferBytes = counter(METRICS.transferBytes);
+    // Each of the three families flushes what observeTransfer gathered before it is read (whichever comes first).
+    const flushed = { collect: () => this.flushTransfers() };
+    this.transfers = new Counter({ name: METRICS.transfers.name, help: METRICS.transfers.help, labelNames: METRICS.transfers.labels, registers, ...flushed });
+    this.transferBytes = new Counter({ name: METRICS.transferBytes.name, help: METRICS.transferBytes.help, labelNames: METRICS.transferBytes.labels, registers, ...flushed });
     this.transferErrors = counter(METRICS.transferErrors);
-    this.lastTransferTimestamp = gauge(METRICS.lastTransferTimestamp);
+    this.lastTransferTimestamp = new Gauge({ name: METRICS.lastTransferTimestamp.name, help: METRICS.lastTransferTimestamp.help, labelNames: METRICS.lastTransferTimestamp.labels, registers, ...flushed });
     this.sourceUp = gauge(METRICS.sourceUp);
     this.pollDuration = new Histogram({
       name: METRICS.pollDuration.name,
@@ -206,19 +215,56 @@ export class TransferWatchMetrics {
   }
 
   /** Count one transfer. Each is handed over once: the poller deduplicates overlapping windows. */
+  /**
+   * One transfer into the per-transfer families. A remembered series gathers its counts in `pending` and they
+   * reach prom-client when it is read (every get() of those families flushes first): prom-client hashes the
+   * labels on every inc() and set(), and three of them per transfer were a seventh of a backfill's time. What a
+   * scrape shows is the same.
+   */
   observeTransfer(t: Transfer): void {
     const series = this.transferSeriesOf(t);
-    this.transfers.inc(series.counted, 1);
-    this.transferBytes.inc(series.bytes, Math.max(0, t.size));
+    const size = Math.max(0, t.size);
+    const seconds = t.time / 1000;
+    const pending = series.pending;
+    if (pending) {
+      if (pending.transfers === 0) this.dirtySeries.push(series);
+      pending.transfers += 1;
+      pending.bytes += size;
+      if (seconds > pending.lastSeconds) pending.lastSeconds = seconds;
+    } else {
+      this.transfers.inc(series.counted, 1);
+      this.transferBytes.inc(series.bytes, size);
+      this.setLastTransfer(series, seconds);
+    }
     if (t.result === 'error') {
       const errorLabels = { source: t.source, mft_instance: t.instance, event: t.event, code: String(t.code) };
       this.inc(this.transferErrors, METRICS.transferErrors, errorLabels, 1);
     }
-    const seconds = t.time / 1000;
+  }
+
+  /** mft_last_transfer_timestamp_seconds only moves forward. */
+  private setLastTransfer(series: TransferSeries, seconds: number): void {
     const current = this.lastTransferSeconds.get(series.lastKey);
     if (current === undefined || seconds > current) {
       this.lastTransferSeconds.set(series.lastKey, seconds);
       this.lastTransferTimestamp.set(series.lastLabels, seconds);
+    }
+  }
+
+  /** What remembered series gathered since the last flush, into prom-client (before any of it is read). */
+  private flushTransfers(): void {
+    const dirty = this.dirtySeries;
+    if (dirty.length === 0) return;
+    this.dirtySeries = [];
+    for (const series of dirty) {
+      const pending = series.pending;
+      if (!pending || pending.transfers === 0) continue;
+      this.transfers.inc(series.counted, pending.transfers);
+      this.transferBytes.inc(series.bytes, pending.bytes);
+      this.setLastTransfer(series, pending.lastSeconds);
+      pending.transfers = 0;
+      pending.bytes = 0;
+      pending.lastSeconds = -Infinity;
     }
   }
 
@@ -237,10 +283,15 @@ export class TransferWatchMetrics {
     const counted = this.guard.admit(METRICS.transfers, labels);
     const bytes = this.guard.admit(METRICS.transferBytes, labels);
     const lastLabels = this.guard.admit(METRICS.lastTransferTimestamp, labels);
-    const series = { counted, bytes, lastLabels, lastKey: seriesKey(METRICS.lastTransferTimestamp, lastLabels) };
+    const series: TransferSeries = { counted, bytes, lastLabels, lastKey: seriesKey(METRICS.lastTransferTimestamp, lastLabels), pending: undefined };
     if (counted === labels && bytes === labels && lastLabels === labels) {
-      // Bounded like the guard's own memory: past it, start over (entries are only a shortcut).
-      if (this.transferSeries.size >= this.maxTransferSeries) this.transferSeries.clear();
+      // Bounded like the guard's own memory: past it, start over (entries are only a shortcut). What the
+      // forgotten entries gathered is flushed first.
+      if (this.transferSeries.size >= this.maxTransferSeries) {
+        this.flushTransfers();
+        this.transferSeries.clear();
+      }
+      series.pending = { transfers: 0, bytes: 0, lastSeconds: -Infinity };
       this.transferSeries.set(key, series);
     }
     return series;

@@ -268,3 +268,44 @@ describe('promtool check metrics', () => {
     expect(result.code).toBe(0);
   });
 });
+
+describe('TransferWatchMetrics: per-transfer families gathered between reads', () => {
+  it('shows every transfer at every read, however the reads and the transfers interleave, folded series included', async () => {
+    // Room for two instances' series per family: the third instance's fold into "other" (each of its transfers
+    // counted at once, not gathered).
+    const m = new TransferWatchMetrics({ maxSeries: 4, version: 'test', collectDefault: false });
+    const expected = new Map<string, { n: number; bytes: number; last: number }>();
+    const t0 = Date.UTC(2026, 0, 5);
+    let seq = 0;
+    const observe = (instance: string, result: 'success' | 'error'): void => {
+      seq += 1;
+      // Times go back and forth: the last-transfer gauge must keep the newest.
+      const time = t0 + ((seq * 7919) % 1000) * 1000;
+      m.observeTransfer(transfer({ instance, code: result === 'error' ? 21 : 0, size: seq, time }));
+      const e = expected.get(`${instance}/${result}`) ?? { n: 0, bytes: 0, last: 0 };
+      expected.set(`${instance}/${result}`, { n: e.n + 1, bytes: e.bytes + seq, last: Math.max(e.last, time / 1000) });
+    };
+    const check = async (): Promise<void> => {
+      const expo = parseExposition(await m.metrics());
+      for (const [key, e] of expected) {
+        const [instance = '', result = ''] = key.split('/');
+        if (instance === 'PROD3') continue; // folded into "other": checked below
+        const labels = { mft_instance: instance, result };
+        expect(valueOf(expo, 'mft_transfers_total', labels)).toBe(e.n);
+        expect(valueOf(expo, 'mft_transfer_bytes_total', labels)).toBe(e.bytes);
+        expect(valueOf(expo, 'mft_last_transfer_timestamp_seconds', labels)).toBe(e.last);
+      }
+      const folded = samplesOf(expo, 'mft_transfers_total', { mft_instance: 'other' });
+      if (expected.has('PROD3/success')) expect(folded.length).toBeGreaterThan(0);
+      const foldedExpected = [...expected].filter(([k]) => k.startsWith('PROD3/')).reduce((sum, [, e]) => sum + e.n, 0);
+      expect(folded.reduce((sum, s) => sum + s.value, 0)).toBe(foldedExpected);
+    };
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 50; i++) observe(i % 3 === 0 ? 'PROD2' : 'PROD1', i % 4 === 0 ? 'error' : 'success');
+      if (round >= 2) for (let i = 0; i < 10; i++) observe('PROD3', 'success');
+      await check();
+    }
+    // Read through prom-client's own registry too: the same numbers.
+    expect(await m.registry.metrics()).toBe(await m.metrics());
+  });
+});
