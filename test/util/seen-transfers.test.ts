@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { hash64 } from '../../src/util/hash64.js';
 import { SeenTransfers } from '../../src/util/seen-transfers.js';
 
 /** Ids as the record normaliser makes them: 32 hex digits of a SHA-256. */
@@ -49,6 +50,23 @@ describe('SeenTransfers', () => {
     expect(seen.has(idOf(1))).toBe(true);
     expect(seen.has(idOf(2))).toBe(true);
     expect(seen.has(idOf(3))).toBe(false);
+  });
+
+  // Snapshots in state files hold the keys: they must stay what earlier versions computed (the first 64 bits of
+  // a hex id, read as two 32-bit halves; a 64-bit hash of any other id).
+  it('keys an id as earlier versions did, upper- and lower-case hex and other ids alike', () => {
+    const ids = [idOf(1), idOf(2).toUpperCase(), `${idOf(3).slice(0, 15)}g${idOf(3).slice(16)}`, 'g123456789abcdef0', '0123456789abcdeF', '0123456789abcde', 'é'.repeat(20), ''];
+    const expected = Buffer.alloc(8 * ids.length);
+    const seen = new SeenTransfers();
+    ids.forEach((id, n) => {
+      const [hi, lo] = /^[0-9a-f]{16}/i.test(id) ? [Number.parseInt(id.slice(0, 8), 16), Number.parseInt(id.slice(8, 16), 16)] : hash64(id);
+      expected.writeUInt32BE(hi, n * 8);
+      expected.writeUInt32BE(lo, n * 8 + 4);
+      expect(seen.add(id, 1_000 + n)).toBe(true);
+    });
+    // The snapshot lists keys in table order: compare as sets of 8-byte keys.
+    const keysOf = (b: Buffer): string[] => Array.from({ length: b.length / 8 }, (_, i) => b.subarray(i * 8, i * 8 + 8).toString('hex')).sort();
+    expect(keysOf(Buffer.from(seen.toJSON().keys, 'base64'))).toEqual(keysOf(expected));
   });
 
   it('survives a snapshot round trip, and reads the [id, time] pairs of earlier versions', () => {
