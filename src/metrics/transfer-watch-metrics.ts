@@ -111,17 +111,18 @@ export class TransferWatchMetrics {
     }
 
     const registers = [this.registry];
-    const counter = (d: MetricDefinition): Counter<string> =>
-      new Counter({ name: d.name, help: d.help, labelNames: d.labels, registers });
-    const gauge = (d: MetricDefinition): Gauge<string> =>
-      new Gauge({ name: d.name, help: d.help, labelNames: d.labels, registers });
+    // `collect` runs before the family is read (prom-client calls it from get()).
+    const counter = (d: MetricDefinition, collect?: () => void): Counter<string> =>
+      new Counter({ name: d.name, help: d.help, labelNames: d.labels, registers, ...(collect ? { collect } : {}) });
+    const gauge = (d: MetricDefinition, collect?: () => void): Gauge<string> =>
+      new Gauge({ name: d.name, help: d.help, labelNames: d.labels, registers, ...(collect ? { collect } : {}) });
 
     // Each of the three families flushes what observeTransfer gathered before it is read (whichever comes first).
-    const flushed = { collect: () => this.flushTransfers() };
-    this.transfers = new Counter({ name: METRICS.transfers.name, help: METRICS.transfers.help, labelNames: METRICS.transfers.labels, registers, ...flushed });
-    this.transferBytes = new Counter({ name: METRICS.transferBytes.name, help: METRICS.transferBytes.help, labelNames: METRICS.transferBytes.labels, registers, ...flushed });
+    const flush = (): void => this.flushTransfers();
+    this.transfers = counter(METRICS.transfers, flush);
+    this.transferBytes = counter(METRICS.transferBytes, flush);
     this.transferErrors = counter(METRICS.transferErrors);
-    this.lastTransferTimestamp = new Gauge({ name: METRICS.lastTransferTimestamp.name, help: METRICS.lastTransferTimestamp.help, labelNames: METRICS.lastTransferTimestamp.labels, registers, ...flushed });
+    this.lastTransferTimestamp = gauge(METRICS.lastTransferTimestamp, flush);
     this.sourceUp = gauge(METRICS.sourceUp);
     this.pollDuration = new Histogram({
       name: METRICS.pollDuration.name,
@@ -214,12 +215,11 @@ export class TransferWatchMetrics {
     for (const outcome of ['sent', 'failed'] as const) this.notifications.inc({ receiver, integration, outcome }, 0);
   }
 
-  /** Count one transfer. Each is handed over once: the poller deduplicates overlapping windows. */
   /**
-   * One transfer into the per-transfer families. A remembered series gathers its counts in `pending` and they
-   * reach prom-client when it is read (every get() of those families flushes first): prom-client hashes the
-   * labels on every inc() and set(), and three of them per transfer were a seventh of a backfill's time. What a
-   * scrape shows is the same.
+   * Count one transfer (each is handed over once: the poller deduplicates overlapping windows). A remembered
+   * series gathers its counts in `pending` and they reach prom-client when it is read (every get() of those
+   * families flushes first): prom-client hashes the labels on every inc() and set(), and three of them per
+   * transfer were a seventh of a backfill's time. What a scrape shows is the same.
    */
   observeTransfer(t: Transfer): void {
     const series = this.transferSeriesOf(t);
