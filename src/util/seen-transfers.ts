@@ -207,15 +207,11 @@ function setKey(id: string): void {
     let hi = 0;
     let lo = 0;
     let i = 0;
-    for (; i < 8; i++) {
+    for (; i < 16; i++) {
       const d = hexDigit(id.charCodeAt(i));
       if (d < 0) break;
-      hi = hi * 16 + d;
-    }
-    for (; i < 16 && i >= 8; i++) {
-      const d = hexDigit(id.charCodeAt(i));
-      if (d < 0) break;
-      lo = lo * 16 + d;
+      if (i < 8) hi = hi * 16 + d;
+      else lo = lo * 16 + d;
     }
     if (i === 16) {
       key.hi = hi;

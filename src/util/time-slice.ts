@@ -32,11 +32,6 @@ export class TimeSlice {
   /** A turn of the event loop (timers, I/O, other requests), then a new slice. */
   async yield(): Promise<void> {
     await nextTurn();
-    this.restart();
-  }
-
-  /** The caller was suspended anyway (it awaited I/O): the next slice starts now. */
-  restart(): void {
     this.calls = 0;
     this.started = this.now();
   }
