@@ -2,12 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { stringify } from 'yaml';
 import { z } from 'zod';
 import { freePort } from '../test/helpers/free-port.js';
 import { RedisServer } from '../test/helpers/redis-server.js';
-import { bundleChild } from './child-bundle.js';
+import { bundleChild, firstLineOf } from './child-bundle.js';
 import { percentile } from './stats.js';
 
 /** What the hundred-sources line measures (docs/high-availability.md sizes a deployment from it). */
@@ -104,13 +103,7 @@ async function startSimulatorHosts(processes: number, sources: number, ratePerMi
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       children.push(child);
-      const stdout = child.stdout;
-      if (!stdout) throw new Error('simulator host has no stdout');
-      const line = await new Promise<string>((resolve, reject) => {
-        child.once('exit', (code) => reject(new Error(`simulator host exited with ${code}`)));
-        createInterface({ input: stdout }).once('line', resolve);
-      });
-      urls.push(...z.array(z.string()).parse(JSON.parse(line)));
+      urls.push(...z.array(z.string()).parse(JSON.parse(await firstLineOf(child))));
     }
   } catch (err) {
     for (const c of children) c.kill('SIGKILL');

@@ -1,4 +1,6 @@
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -16,4 +18,14 @@ export async function bundleChild(entry: string): Promise<{ file: string; root: 
   const file = path.join(dir, `${path.basename(entry, '.ts')}.mjs`);
   await build({ entryPoints: [path.join(root, entry)], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile: file, logLevel: 'error' });
   return { file, root, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The first line a bench child prints (what it is ready with); rejects if it exits first. */
+export function firstLineOf(child: ChildProcess): Promise<string> {
+  const stdout = child.stdout;
+  if (!stdout) return Promise.reject(new Error('bench child has no stdout'));
+  return new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`bench child exited with ${code}`)));
+    createInterface({ input: stdout }).once('line', resolve);
+  });
 }

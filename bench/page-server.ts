@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { buildTransfersUrl, serviceEndpoints } from '../src/source/transfers-query.js';
-import { bundleChild } from './child-bundle.js';
+import { bundleChild, firstLineOf } from './child-bundle.js';
 import type { BenchHistory, ThroughputResult } from './bench-pipeline.js';
 
 const readySchema = z.object({ url: z.string(), start: z.number(), end: z.number() });
@@ -16,12 +15,7 @@ export interface PageServer {
 export async function startPageServer(minutes: number): Promise<PageServer> {
   const bundled = await bundleChild('bench/page-server-child.ts');
   const child: ChildProcess = spawn(process.execPath, [bundled.file, String(minutes)], { cwd: bundled.root, stdio: ['ignore', 'pipe', 'inherit'] });
-  const stdout = child.stdout;
-  if (!stdout) throw new Error('page server child has no stdout');
-  const line = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`page server child exited with ${code}`)));
-    createInterface({ input: stdout }).once('line', resolve);
-  });
+  const line = await firstLineOf(child);
   const ready = readySchema.parse(JSON.parse(line));
   return {
     history: ready,
