@@ -51,6 +51,16 @@ function localDate(ms: number, timeZone: string): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(ms));
 }
 
+/**
+ * The local date `days` calendar days before `ms`'s date in the zone. Stepping by calendar days, not by 24-hour
+ * instants: across a clock change, `now - n * DAY` lands on the same local date twice (and skips one) when the
+ * test runs within the changed hour of midnight.
+ */
+function localDaysBefore(ms: number, days: number, timeZone: string): string {
+  const [y, m, d] = localDate(ms, timeZone).split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(y, m - 1, d - days)).toISOString().slice(0, 10);
+}
+
 /** A deterministic plan (mulberry32). */
 function random(seed: number): () => number {
   let a = seed;
@@ -86,7 +96,7 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA backfill throug
       const isHoliday = (date: string) => (holidays.getHolidays(Number(date.slice(0, 4))) ?? []).some((h) => h.type === 'public' && h.date.slice(0, 10) === date);
       // Days from 58 days ago to 3 days ago: every window inside the backfilled span, none in the live view.
       for (let back = 58; back >= 3; back--) {
-        const paris = localDate(now - back * DAY, 'Europe/Paris');
+        const paris = localDaysBefore(now, back, 'Europe/Paris');
         const weekday = new Date(`${paris}T12:00:00Z`).getUTCDay();
         if (weekday !== 0 && weekday !== 6 && !isHoliday(paris)) {
           const deadline = zoned(paris, 8, 'Europe/Paris');
@@ -104,7 +114,7 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA backfill throug
             }
           }
         }
-        const ny = localDate(now - back * DAY, 'America/New_York');
+        const ny = localDaysBefore(now, back, 'America/New_York');
         const orders = zoned(ny, 18, 'America/New_York');
         const r = rnd();
         if (r < 0.6) {
@@ -120,6 +130,7 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA backfill throug
           truth.push({ rule: 'OrdersMissing', key: '', date: ny, outcome: 'missing', lateness: null });
         }
       }
+      expect(new Set(truth.map((t) => `${t.rule}/${t.key}/${t.date}`)).size, 'the plan names each occurrence once').toBe(truth.length);
       s.inject(records);
       s.write({
         rules: [
