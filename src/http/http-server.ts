@@ -9,6 +9,7 @@ import type { DaemonApi, MetricsSource } from './daemon-api.js';
 import { HttpError } from './http-error.js';
 import { readBody, readJsonBody, refuseLargeBodyOfRead } from './read-body.js';
 import { readRunbook } from './runbook-pages.js';
+import { encodeBody } from './response-encoding.js';
 import { ConnectionLimiter } from './connection-limiter.js';
 import { silenceHttpError } from './silence-errors.js';
 import {
@@ -397,12 +398,14 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
         reply = errorReply(500, 'internal error', undefined, pathOf(req.url));
       }
     }
-    const body = Buffer.from(reply.body, 'utf8');
+    const { body, encoding } = encodeBody(req, Buffer.from(reply.body, 'utf8'));
     const headers: Record<string, string | number> = {
       ...current.headers,
       'Content-Type': reply.contentType,
       'Content-Length': body.length,
       'Cache-Control': 'no-store',
+      Vary: 'Accept-Encoding',
+      ...(encoding ? { 'Content-Encoding': encoding } : {}),
       ...reply.headers,
     };
     // A body we refused is still on the socket; the connection cannot be reused.

@@ -1,9 +1,11 @@
-import { Agent } from 'node:http';
+import { Agent, get as httpGet, type IncomingHttpHeaders } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { connect, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startHttpServer, type RunningHttpServer } from '../../src/http/http-server.js';
 import type { DaemonApi } from '../../src/http/daemon-api.js';
 import { MAX_BODY_BYTES } from '../../src/http/read-body.js';
+import { COMPRESS_MIN_BYTES } from '../../src/http/response-encoding.js';
 import { TransferWatchMetrics } from '../../src/metrics/transfer-watch-metrics.js';
 import { TransferWatchError } from '../../src/util/errors.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -79,6 +81,38 @@ describe('http server: read-only endpoints', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe(metrics.contentType);
     expect(res.body).toContain('transfer_watch_source_up{source="prod"} 1');
+  });
+
+  it('gzips /metrics for a client that accepts it, as Prometheus does, honouring q-values; small answers go as they are', async () => {
+    // Enough series that the answer is over the compression threshold.
+    for (let i = 0; i < 40; i++) metrics.setSourceUp(`source-${i}`, i % 2 === 0);
+    const plain = await request(`${server.url}/metrics`);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers['vary']).toBe('Accept-Encoding');
+    expect(Buffer.byteLength(plain.body)).toBeGreaterThan(COMPRESS_MIN_BYTES);
+
+    const zipped = await new Promise<{ headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      httpGet(`${server.url}/metrics`, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers['content-type']).toBe(metrics.contentType);
+    expect(Number(zipped.headers['content-length'])).toBe(zipped.body.length);
+    expect(zipped.body.length).toBeLessThan(Buffer.byteLength(plain.body) / 2);
+    expect(gunzipSync(zipped.body).toString('utf8')).toBe(plain.body);
+
+    // gzip refused by its q-value, or only an encoding we do not speak: the text as it is.
+    for (const accept of ['gzip;q=0, identity', 'br']) {
+      const res = await request(`${server.url}/metrics`, { headers: { 'accept-encoding': accept } });
+      expect(res.headers['content-encoding'], accept).toBeUndefined();
+      expect(res.body).toBe(plain.body);
+    }
+    // Below the threshold nothing is compressed even when gzip is welcome.
+    const health = await request(`${server.url}/healthz`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(health.headers['content-encoding']).toBeUndefined();
+    expect(health.body).toBe('ok\n');
   });
 
   it('answers /healthz always and /readyz by readiness', async () => {
