@@ -9,7 +9,7 @@ import type { RuleDefinition } from '../src/rules/registry.js';
 import { TransferHistoryClient } from '../src/source/transfer-history-client.js';
 import { MemoryStateStore } from '../src/state/state-store.js';
 import { ManualClock } from '../src/util/clock.js';
-import { TimeSlice } from '../src/util/time-slice.js';
+import { EventLoopShare, TimeSlice } from '../src/util/time-slice.js';
 import { silentLogger } from '../src/util/logger.js';
 
 /** A fixed slice of the simulator's history: [start, end] epoch ms, served at `url`. */
@@ -105,12 +105,15 @@ export function createPipeline(
   const pollConfig = pollSchema.parse({ delay: '0s', initial_lookback: `${span}ms`, max_window: `${span + 1}ms`, ...poll });
   // As the daemon builds them: the poll streams deduplicate, so no id memory of their own.
   const metrics = sharedMetrics ?? new TransferWatchMetrics({ maxSeries: 10_000, version: 'bench' });
-  const engine = new RuleEngine(rules, { clock: dataClock, logger, sources: ['bench'] });
+  // As the daemon shares its event loop: one share for the client's pages, the bus reader and the evaluations.
+  const loop = new EventLoopShare();
+  const engine = new RuleEngine(rules, { clock: dataClock, logger, sources: ['bench'], loop });
   const alerts = new AlertStore({ clock: dataClock, logger, state: new MemoryStateStore() });
   let requests = 0;
   const client = new TransferHistoryClient({
     source: benchSource(h.url),
     logger,
+    loop,
     hooks: { onRequest: (endpoint) => void (endpoint === 'transfers' && requests++) },
   });
   let handed = 0;
@@ -135,7 +138,7 @@ export function createPipeline(
     while (!done || read < handed) {
       const entries = await bus.read(last, 5);
       // In slices, as the leading role reads the bus (src/daemon/roles/leading-role.ts).
-      const slice = new TimeSlice();
+      const slice = new TimeSlice(loop);
       for (const e of entries) {
         if (!('transfers' in e)) continue;
         for (const t of e.transfers) {

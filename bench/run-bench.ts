@@ -239,7 +239,7 @@ async function main(): Promise<void> {
     rows.push([
       '/metrics scrape during a backfill',
       `p50 ${fmt(underLoad.p50Ms, 1)} ms, p99 ${fmt(underLoad.p99Ms, 1)} ms`,
-      `${fmt(underLoad.series)} series, ${underLoad.scrapes} scrapes every 100 ms from another process while this one read ${fmt(underLoad.records)} records at ${fmt(underLoad.recordsPerSecond)} records/s through 100 rules, evaluated as the daemon evaluates a catch-up (at most once a second) (goal p99 <= 50 ms); evaluating every 1,000 transfers instead: p50 ${fmt(strict.p50Ms, 1)} ms, p99 ${fmt(strict.p99Ms, 1)} ms`,
+      `${fmt(underLoad.series)} series (${fmt(underLoad.bytes / 1024, 0)} KiB, ${fmt(underLoad.wireBytes / 1024, 0)} KiB gzipped as Prometheus asks), ${underLoad.scrapes} scrapes every 100 ms from another process while this one read ${fmt(underLoad.records)} records at ${fmt(underLoad.recordsPerSecond)} records/s through 100 rules, evaluated as the daemon evaluates a catch-up (at most once a second) (goal p99 <= 50 ms); evaluating every 1,000 transfers instead: p50 ${fmt(strict.p50Ms, 1)} ms, p99 ${fmt(strict.p99Ms, 1)} ms`,
     ]);
     Object.assign(results, { scrape, scrapeUnderLoad: underLoad, scrapeUnderLoadStrict: strict });
   }

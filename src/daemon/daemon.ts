@@ -1,3 +1,4 @@
+import { EventLoopShare } from '../util/time-slice.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import { errorMessage } from '../util/errors.js';
@@ -108,10 +109,14 @@ export class Daemon {
     });
 
     const setup = (): LoadedSetup => this.setup;
+    // One event loop for the pollers' pages, the leader's batches and evaluations: each long job waits its turn,
+    // so the HTTP server is served between any two slices (src/util/time-slice.ts).
+    const loop = new EventLoopShare();
     this.polling = new SourcePollingRole({
       cluster: this.cluster,
       clock,
       logger,
+      loop,
       metrics: this.metrics,
       startedAt: this.startedAt,
       config: () => this.setup.config,
@@ -121,6 +126,7 @@ export class Daemon {
       cluster: this.cluster,
       clock,
       logger,
+      loop,
       metrics: this.metrics,
       setup,
       replayPoller: (source) => this.polling.replayPoller(source),

@@ -4,7 +4,7 @@ import type { Clock } from '../util/clock.js';
 import { errorFields } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { SeenTransfers } from '../util/seen-transfers.js';
-import { TimeSlice } from '../util/time-slice.js';
+import { EventLoopShare, TimeSlice } from '../util/time-slice.js';
 import { CronSchedules } from './cron-schedule.js';
 import { compileMatch, type SharedPatternTests, type TransferMatcher } from './match.js';
 import { createEvaluator, type RuleDefinition } from './registry.js';
@@ -46,6 +46,7 @@ export class RuleEngine {
   private readonly history: number;
   private readonly clock: Clock;
   private readonly logger: Logger;
+  private readonly loop: EventLoopShare;
   /** Full matcher runs so far: what a record costs beyond the index lookup (a test and metric hook). */
   matchChecks = 0;
 
@@ -58,10 +59,13 @@ export class RuleEngine {
       displayTimezone?: string;
       /** Keep every transfer however old (an SLA backfill judges months of deadlines once, then is dropped). */
       keepHistory?: boolean;
+      /** The process's event loop, shared with its other long jobs (evaluateInSlices); one of its own by default. */
+      loop?: EventLoopShare;
     } & Pick<EvaluatorContext, 'calendars' | 'onOccurrence'>,
   ) {
     this.clock = opts.clock;
     this.logger = opts.logger;
+    this.loop = opts.loop ?? new EventLoopShare();
     const ctx = {
       sources: opts.sources,
       logger: opts.logger,
@@ -118,7 +122,7 @@ export class RuleEngine {
     this.seen.prune(now);
     const out: RuleEvaluation[] = [];
     // Each rule is a sizeable piece of work: look at the clock after every one.
-    const slice = new TimeSlice(undefined, undefined, 1);
+    const slice = new TimeSlice(this.loop, 1);
     for (const entry of this.entries) {
       if (slice.spent()) await slice.yield();
       this.evaluateEntry(entry, now, data, out);

@@ -11,7 +11,7 @@ import { defaultRetryDelay } from './retry-delay.js';
 import { SourceError } from './source-error.js';
 import { bodyExcerpt, createSourceHttp, isAbort, requestFailure, statusReason, type Endpoint } from './source-http.js';
 import { TokenProvider } from './token-provider.js';
-import { TimeSlice } from '../util/time-slice.js';
+import { EventLoopShare, TimeSlice } from '../util/time-slice.js';
 import type { Transfer } from './transfer.js';
 import { buildTransfersUrl, serviceEndpoints, type ServiceEndpoints, type TransfersQuery } from './transfers-query.js';
 
@@ -41,6 +41,8 @@ export interface TransferHistoryClientOptions {
   hooks?: ClientHooks;
   /** Backoff before retry `attempt` (1-based); tests pass `() => 0`. Defaults to exponential with jitter. */
   retryDelay?: (attempt: number, retryAfterMs?: number) => number;
+  /** The process's event loop, shared with its other long jobs (a page is read in slices); one of its own by default. */
+  loop?: EventLoopShare;
 }
 
 interface InvalidLog {
@@ -70,6 +72,7 @@ export class TransferHistoryClient {
   private readonly source: SourceConfig;
   private readonly logger: Logger;
   private readonly hooks: ClientHooks;
+  private readonly loop: EventLoopShare;
   private readonly retryDelay: (attempt: number, retryAfterMs?: number) => number;
   private readonly endpoints: ServiceEndpoints;
   private ready: Promise<{ transfers: Got; tokens: TokenProvider }> | undefined;
@@ -78,6 +81,7 @@ export class TransferHistoryClient {
     this.source = opts.source;
     this.logger = opts.logger.child({ source: opts.source.name });
     this.hooks = opts.hooks ?? {};
+    this.loop = opts.loop ?? new EventLoopShare();
     this.retryDelay = opts.retryDelay ?? ((attempt, retryAfterMs) => defaultRetryDelay(attempt, retryAfterMs));
     this.endpoints = serviceEndpoints(opts.source.base_url);
     if (opts.source.tls.insecure_skip_verify) {
@@ -257,7 +261,7 @@ export class TransferHistoryClient {
   private async readPage(data: unknown[], query: TransfersQuery, invalidLog: InvalidLog): Promise<TransferPage> {
     const page: TransferPage = { transfers: [], invalid: 0, invalidIds: [], dropped: 0 };
     const samples = new Set<string>();
-    const slice = new TimeSlice();
+    const slice = new TimeSlice(this.loop);
     for (const raw of data) {
       if (slice.spent()) await slice.yield();
       const result = parseRecord(raw, this.source.name);

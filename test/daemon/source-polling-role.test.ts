@@ -9,6 +9,7 @@ import { configSchema } from '../../src/config/schema.js';
 import { SourcePollingRole } from '../../src/daemon/roles/source-polling-role.js';
 import { TransferWatchMetrics } from '../../src/metrics/transfer-watch-metrics.js';
 import { startSimulator } from '../../src/simulator/start-simulator.js';
+import { EventLoopShare } from '../../src/util/time-slice.js';
 import { systemClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { eventually } from '../helpers/daemon-process.js';
@@ -48,6 +49,7 @@ describe('the source polling role', () => {
       cluster,
       clock: systemClock,
       logger: silentLogger(),
+      loop: new EventLoopShare(),
       metrics,
       startedAt: Date.now(),
       config: () => config,

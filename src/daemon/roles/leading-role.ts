@@ -29,7 +29,7 @@ import type { LoadedSetup } from '../load-setup.js';
 import { streamProgress } from './source-polling-role.js';
 import { backfillSlaLedger } from './sla-backfill.js';
 import { SlaReportSchedules } from './sla-report-schedule.js';
-import { TimeSlice } from '../../util/time-slice.js';
+import { TimeSlice, type EventLoopShare } from '../../util/time-slice.js';
 
 /** The record of a request the daemon died during: it went out, and nobody knows what the receiver did with it. */
 const INTERRUPTED = 'interrupted: the daemon stopped while this request was in flight; the receiver may have it (it is sent again)';
@@ -69,6 +69,8 @@ export interface LeadingRoleOptions {
   clock: Clock;
   logger: Logger;
   metrics: TransferWatchMetrics;
+  /** The process's event loop, shared by every long job (batches and evaluations run in slices). */
+  loop: EventLoopShare;
   setup: () => LoadedSetup;
   /** A poller of one source that reads its committed cursors and re-reads history before them. */
   replayPoller: (source: SourceConfig) => Poller;
@@ -258,7 +260,7 @@ export class LeadingRole {
       let progressed = false;
       // A batch is a page or more per stream, each transfer to every rule: in slices, so that a scrape or a
       // health check during a catch-up is answered in between (src/util/time-slice.ts).
-      const slice = new TimeSlice();
+      const slice = new TimeSlice(this.opts.loop);
       for (const e of entries) {
         if ('transfers' in e) {
           for (const t of e.transfers) {
@@ -596,6 +598,7 @@ export class LeadingRole {
       sources: this.config.sources.map((s) => s.name),
       displayTimezone: this.config.display_timezone,
       calendars: new Map(Object.entries(this.config.calendars).map(([name, c]) => [name, new BusinessCalendar(c)])),
+      loop: this.opts.loop,
       ...(this.opts.history ? { onOccurrence: (o: OccurrenceRecord) => this.recordOccurrence(o) } : {}),
     });
   }

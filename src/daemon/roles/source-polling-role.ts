@@ -9,6 +9,7 @@ import { Poller } from '../../poller/poller.js';
 import { RESULT_OF, streamKinds } from '../../poller/stream-kind.js';
 import type { StateStore } from '../../state/state-store.js';
 import { TransferHistoryClient } from '../../source/transfer-history-client.js';
+import type { EventLoopShare } from '../../util/time-slice.js';
 import type { Transfer } from '../../source/transfer.js';
 
 /** How long a poller may finish its window when its lease is given back or lost (a shutdown has its own grace). */
@@ -24,6 +25,8 @@ export interface SourcePollingRoleOptions {
   clock: Clock;
   logger: Logger;
   metrics: TransferWatchMetrics;
+  /** The process's event loop, shared by every long job (pages are read in slices). */
+  loop: EventLoopShare;
   /** When this process started: a source is not reported down before it had stale_after to answer. */
   startedAt: number;
   config: () => Config;
@@ -152,6 +155,7 @@ export class SourcePollingRole {
         new TransferHistoryClient({
           source: s,
           logger,
+          loop: this.opts.loop,
           hooks: { onRequest: (endpoint, statusCode) => metrics.observeApiRequest(s.name, endpoint, statusCode) },
         }),
       clock,
