@@ -398,7 +398,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
         reply = errorReply(500, 'internal error', undefined, pathOf(req.url));
       }
     }
-    const { body, encoding } = encodeBody(req, Buffer.from(reply.body, 'utf8'));
+    const { body, encoding } = encodeBody(req, Buffer.from(reply.body, 'utf8'), reply.contentType);
     const headers: Record<string, string | number> = {
       ...current.headers,
       'Content-Type': reply.contentType,

@@ -18,10 +18,14 @@ export interface EncodedBody {
  * Why: a scrape of 10,000 series is ~1 MB of text; gzipped it is a few tens of KiB, written to the socket at
  * once instead of in many writes that each wait for a turn of the event loop, which a backfill shares. The
  * compression runs on libuv's thread pool, not on the event loop, at the fastest level (the answer is for
- * the scraper now, not for storage). Accept-Encoding is read with its q-values (`gzip;q=0` refuses it).
+ * the scraper now, not for storage). Accept-Encoding is read with its q-values (`gzip;q=0` refuses it). Pages
+ * (HTML) are never compressed, see below.
  */
-export function encodeBody(req: IncomingMessage, body: Buffer): EncodedBody {
+export function encodeBody(req: IncomingMessage, body: Buffer, contentType: string): EncodedBody {
   if (body.length < COMPRESS_MIN_BYTES || req.headers['accept-encoding'] === undefined) return { body, encoding: undefined };
+  // HTML pages carry the form token next to text a visitor's link can put there (filters, names): compressed
+  // over TLS, their size would leak the token a guess at a time (BREACH). They are small and go as they are.
+  if (contentType.startsWith('text/html')) return { body, encoding: undefined };
   if (new Negotiator(req).encoding(['gzip', 'identity']) !== 'gzip') return { body, encoding: undefined };
   return { body: gzipSync(body, { level: constants.Z_BEST_SPEED }), encoding: 'gzip' };
 }

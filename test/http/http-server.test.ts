@@ -83,7 +83,7 @@ describe('http server: read-only endpoints', () => {
     expect(res.body).toContain('transfer_watch_source_up{source="prod"} 1');
   });
 
-  it('gzips /metrics for a client that accepts it, as Prometheus does, honouring q-values; small answers go as they are', async () => {
+  it('gzips /metrics and the API for a client that accepts it, as Prometheus does, honouring q-values; pages and small answers go as they are', async () => {
     // Enough series that the answer is over the compression threshold.
     for (let i = 0; i < 40; i++) metrics.setSourceUp(`source-${i}`, i % 2 === 0);
     const plain = await request(`${server.url}/metrics`);
@@ -109,6 +109,14 @@ describe('http server: read-only endpoints', () => {
       expect(res.headers['content-encoding'], accept).toBeUndefined();
       expect(res.body).toBe(plain.body);
     }
+    // Pages carry the form token beside text a link can choose: never compressed (BREACH), whatever their size.
+    daemon.alertsValue = Array.from({ length: 50 }, (_, i) => ({ labels: { alertname: `Burst${i}` }, annotations: {}, state: 'firing', activeAt: 1, fingerprint: `f${i}` }));
+    const json = await request(`${server.url}/api/v1/alerts`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(json.headers['content-encoding']).toBe('gzip');
+    const page = await request(`${server.url}/sla`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(Buffer.byteLength(page.body)).toBeGreaterThan(COMPRESS_MIN_BYTES);
+    expect(page.headers['content-encoding']).toBeUndefined();
     // Below the threshold nothing is compressed even when gzip is welcome.
     const health = await request(`${server.url}/healthz`, { headers: { 'accept-encoding': 'gzip' } });
     expect(health.headers['content-encoding']).toBeUndefined();
