@@ -16,9 +16,10 @@ export interface EncodedBody {
  * `Accept-Encoding: gzip` on every scrape, as client_golang's handler expects), as it is otherwise.
  *
  * Why: a scrape of 10,000 series is ~1 MB of text; gzipped it is a few tens of KiB, written to the socket at
- * once instead of in many writes that each wait for a turn of the event loop, which a backfill shares. The
- * compression runs on libuv's thread pool, not on the event loop, at the fastest level (the answer is for
- * the scraper now, not for storage). Accept-Encoding is read with its q-values (`gzip;q=0` refuses it). Pages
+ * once instead of in many writes that each wait for a turn of the event loop, which a backfill shares. It is
+ * compressed here, on the event loop, at the fastest level (~1.3 ms for 1 MB): zlib's asynchronous path hands
+ * its output back 16 KiB at a time, each a turn of the loop, and made a scrape during a backfill slower, not
+ * faster (docs/benchmarks.md, tenth round). Accept-Encoding is read with its q-values (`gzip;q=0` refuses it). Pages
  * (HTML) are never compressed, see below.
  */
 export function encodeBody(req: IncomingMessage, body: Buffer, contentType: string): EncodedBody {
