@@ -1,3 +1,5 @@
+import { setImmediate } from 'node:timers';
+
 /**
  * The event loop of one process, shared by its long jobs (the pollers' page reads, the leader's reading of the
  * transfer stream, rule evaluations, a backfill): each works in slices of about `budgetMs` and, when one is spent,
@@ -20,7 +22,10 @@ export class EventLoopShare {
   constructor(
     readonly budgetMs = 8,
     readonly now: () => number = () => performance.now(),
-    /** Runs `fn` at the next turn of the event loop (after the sockets have been looked at). */
+    /**
+     * Runs `fn` at the next turn of the event loop (after the sockets have been looked at). node:timers' own
+     * setImmediate, so that a test's fake timers (which replace the global one) do not stop the daemon's work.
+     */
     private readonly nextTurn: (fn: () => void) => void = (fn) => void setImmediate(fn),
   ) {
     this.turnStartedAt = now();
