@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { freePort } from '../test/helpers/free-port.js';
 import { RedisServer } from '../test/helpers/redis-server.js';
 import { bundleChild, firstLineOf } from './child-bundle.js';
+import { cpuSeconds, procMemory } from './process-stats.js';
 import { percentile } from './stats.js';
 
 /** What the hundred-sources line measures (docs/high-availability.md sizes a deployment from it). */
@@ -74,20 +75,6 @@ interface Replica {
   name: string;
   proc: ChildProcess;
   url: string;
-}
-
-/** Resident set size of a process, MB (Linux /proc). */
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m?.[1] ? Number(m[1]) / 1024 : 0;
-}
-
-/** User + system CPU time of a process so far, seconds (Linux /proc; clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  // Fields after the command name (which may hold spaces, hence from the last ')'): utime is 14th, stime 15th.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 async function startSimulatorHosts(processes: number, sources: number, ratePerMinute: number): Promise<{ urls: string[]; close(): Promise<void> }> {
@@ -205,7 +192,7 @@ export async function measureManySources(cli: string, opts: ManySourcesOptions):
       const now = Date.now();
       lastStatus = s;
       for (const src of s.sources) for (const st of src.streams) if (st.cursor) lags.push((now - Date.parse(st.cursor)) / 1000);
-      for (const r of replicas.values()) if (r.proc.pid) peakRss.set(r.name, Math.max(peakRss.get(r.name) ?? 0, rssMb(r.proc.pid)));
+      for (const r of replicas.values()) if (r.proc.pid) peakRss.set(r.name, Math.max(peakRss.get(r.name) ?? 0, procMemory(r.proc.pid)?.rss ?? 0));
       if (!leader && s.ha.leader) {
         leader = s.ha.leader;
         const pid = replicas.get(leader)?.proc.pid;

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { startSimulator } from '../src/simulator/start-simulator.js';
 import { RATE_PER_MINUTE } from './dense-history.js';
+import { procMemory } from './process-stats.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -42,17 +43,6 @@ async function startSink(): Promise<{ url: string; close(): Promise<void> }> {
         server.close(() => resolve());
       }),
   };
-}
-
-/** VmRSS and VmHWM of a live process, MB (Linux); undefined once it is gone. */
-function procMemory(pid: number): { rss: number; hwm: number } | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
-    return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
-  } catch {
-    return undefined;
-  }
 }
 
 /** The daemon's listening URL, from its start-up log line. */
