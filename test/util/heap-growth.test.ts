@@ -86,6 +86,9 @@ describe('capYoungGeneration', () => {
   });
 
   it('in a real node, the new space of an allocating process stops at the cap, or one doubling past it (node alone grows it to 32 MB and more)', () => {
+    // The capacity of one semi-space (used + available), not `space_size`: Node 24's V8 lets the new space take
+    // pages past its capacity for a moment while a full collection runs (16 MB seen with 4 MB semi-spaces), then
+    // returns them; what the cap bounds, and what stays resident, is the capacity.
     const script = [
       "const { capYoungGeneration } = await import(process.argv[1]);",
       'const capped = process.argv[2] === "cap";',
@@ -98,7 +101,7 @@ describe('capYoungGeneration', () => {
       '  await new Promise((res) => setImmediate(res));',
       '}',
       'const ns = (await import("node:v8")).getHeapSpaceStatistics().find((s) => s.space_name === "new_space");',
-      'process.stdout.write(String(ns.space_size));',
+      'process.stdout.write(String(ns.space_used_size + ns.space_available_size));',
     ].join('\n');
     const module = new URL('../../src/util/heap-growth.ts', import.meta.url).pathname;
     const run = (mode: string): number => {
@@ -106,8 +109,9 @@ describe('capYoungGeneration', () => {
       expect(child.stderr).toBe('');
       return Number(child.stdout);
     };
-    expect(run('plain')).toBeGreaterThan(2 * YOUNG_GENERATION_CAP_BYTES);
+    const semiSpaceCap = YOUNG_GENERATION_CAP_BYTES / 2;
+    expect(run('plain')).toBeGreaterThan(2 * semiSpaceCap);
     // The check runs after garbage collections, so two growths between two checks overshoot once.
-    expect(run('cap')).toBeLessThanOrEqual(2 * YOUNG_GENERATION_CAP_BYTES);
+    expect(run('cap')).toBeLessThanOrEqual(2 * semiSpaceCap);
   });
 });
