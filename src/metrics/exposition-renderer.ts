@@ -38,9 +38,10 @@ type Labels = Record<string, unknown>;
  *
  * What we do instead: prom-client keeps a `labels` object per series in the metric's hash map and hands that
  * same object back on every `get()` (a counter keeps the first object it was given; a gauge keeps the one of
- * its last `set()`), so the formatted `{name="value",...}` text is cached in a WeakMap keyed by that object.
- * Label escaping then happens once per series (or per `set()`), not once per scrape; a series that is reset or
- * removed drops its object and the WeakMap lets go of the text. Histograms build new `le` label objects on
+ * its last `set()`), so the series' line (`name{name="value",...} value`) is cached in a WeakMap keyed by that
+ * object, with the value it shows. Label escaping then happens once per series (or per `set()`), not once per
+ * scrape, and a series whose value has not changed since the last scrape (most of them) costs one array slot;
+ * a series that is reset or removed drops its object and the WeakMap lets go of the text. Histograms build new `le` label objects on
  * every `get()` (few series); their per-series labels come back as the persistent `sharedLabels` object,
  * which is cached the same way. This took the same scrape to p50 ~12 ms, p99 ~20 ms.
  *
@@ -53,8 +54,12 @@ type Labels = Record<string, unknown>;
  * longer where we read them, is rendered by prom-client itself.
  */
 export class ExpositionRenderer {
-  /** `{a="x",b="y"}` (or '' for no labels) per labels object. */
-  private readonly blocks = new WeakMap<object, string>();
+  /**
+   * The last line rendered for each counter's or gauge's series, per family (a labels object could be handed to
+   * two families), with the value it showed. Most series do not change between two scrapes (a partner's error
+   * counter moves a few times a day), and their line is reused as it is; a changed value re-renders that line only.
+   */
+  private readonly lines = new Map<string, WeakMap<object, SeriesLine>>();
   /** `a="x",b="y"` (no braces) per shared-labels object (histogram series). */
   private readonly bodies = new WeakMap<object, string>();
 
@@ -73,39 +78,47 @@ export class ExpositionRenderer {
         typeof metric.getForPromString === 'function' ? metric.getForPromString() : metric.get(),
       ),
     );
-    let out = '';
+    // Pieces joined once at the end: appending to one string made a rope of several small strings per series,
+    // 1.5 MB of young garbage per scrape of 10,000 series, flattened again when the answer is encoded.
+    const parts: string[] = [];
     for (let i = 0; i < families.length; i++) {
-      if (i > 0) out += '\n\n';
-      out += this.family(families[i] as Family, defaultLabels);
+      if (i > 0) parts.push('\n\n');
+      this.family(families[i] as Family, defaultLabels, parts);
     }
-    return `${out}\n`;
+    parts.push('\n');
+    return parts.join('');
   }
 
-  private family(metric: Family, defaultLabels: Labels | undefined): string {
+  private family(metric: Family, defaultLabels: Labels | undefined, parts: string[]): void {
     const name = escapeText(metric.name as string);
-    let text = `# HELP ${name} ${escapeText(metric.help as string)}\n# TYPE ${name} ${String(metric.type)}`;
+    parts.push(`# HELP ${name} ${escapeText(metric.help as string)}\n# TYPE ${name} ${String(metric.type)}`);
     const values = (metric.values || []) as Iterable<Sample>;
+    let lines: WeakMap<object, SeriesLine> | undefined;
     for (const sample of values) {
       const metricName = sample.metricName === undefined ? name : sample.metricName;
+      const labels = sample.labels;
+      if (defaultLabels === undefined && sample.sharedLabels === undefined && sample.metricName === undefined && typeof labels === 'object' && labels !== null) {
+        lines ??= this.linesOf(name);
+        parts.push(cachedLine(lines, labels as Labels, name, sample.value));
+        continue;
+      }
       const block =
         defaultLabels === undefined && sample.sharedLabels === undefined
-          ? this.block(sample.labels)
+          ? labels === undefined
+            ? ''
+            : braced(formatLabels(labels as Labels))
           : this.mergedBlock(sample, defaultLabels);
-      text += `\n${String(metricName)}${block} ${valueText(sample.value)}`;
+      parts.push(`\n${String(metricName)}${block} ${valueText(sample.value)}`);
     }
-    return text;
   }
 
-  /** The cached label block of a counter's or gauge's series. */
-  private block(labels: unknown): string {
-    if (labels === undefined) return '';
-    if (typeof labels !== 'object' || labels === null) return braced(formatLabels(labels as Labels));
-    let block = this.blocks.get(labels);
-    if (block === undefined) {
-      block = braced(formatLabels(labels as Labels));
-      this.blocks.set(labels, block);
+  private linesOf(family: string): WeakMap<object, SeriesLine> {
+    let lines = this.lines.get(family);
+    if (lines === undefined) {
+      lines = new WeakMap();
+      this.lines.set(family, lines);
     }
-    return block;
+    return lines;
   }
 
   /** The cached `a="x",b="y"` of a histogram series' shared labels. */
@@ -132,6 +145,27 @@ export class ExpositionRenderer {
     if (sharedBody !== '') parts.push(sharedBody);
     return braced(parts);
   }
+}
+
+/** A series' rendered line: `\nname{labels} ` once per labels object, and the line for the value it last had. */
+interface SeriesLine {
+  prefix: string;
+  value: unknown;
+  line: string;
+}
+
+/** The line of a counter's or gauge's series, from the cache when its value has not changed. */
+function cachedLine(lines: WeakMap<object, SeriesLine>, labels: Labels, name: string, value: unknown): string {
+  let entry = lines.get(labels);
+  if (entry === undefined) {
+    const prefix = `\n${name}${braced(formatLabels(labels))} `;
+    entry = { prefix, value, line: prefix + valueText(value) };
+    lines.set(labels, entry);
+  } else if (!Object.is(entry.value, value)) {
+    entry.value = value;
+    entry.line = entry.prefix + valueText(value);
+  }
+  return entry.line;
 }
 
 /**

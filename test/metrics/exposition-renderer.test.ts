@@ -257,6 +257,30 @@ describe('ExpositionRenderer', () => {
     await expectSame(new ExpositionRenderer(registry), registry);
   });
 
+  it('reuses an unchanged series\' line and re-renders one whose value moved, per family', async () => {
+    const registry = new Registry();
+    const transfers = new Counter({ name: 'seen_total', help: 'h', labelNames: ['instance'], registers: [registry] });
+    const bytes = new Counter({ name: 'bytes_total', help: 'h', labelNames: ['instance'], registers: [registry] });
+    const lag = new Gauge({ name: 'lag_seconds', help: 'h', labelNames: ['instance'], registers: [registry] });
+    // One labels object handed to two families: each family's line keeps its own name.
+    const labels = { instance: 'MFT1' };
+    transfers.inc(labels, 1);
+    bytes.inc(labels, 10);
+    lag.set({ instance: 'MFT1' }, 0);
+    const renderer = new ExpositionRenderer(registry);
+    await expectSame(renderer, registry);
+    transfers.inc(labels, 1); // the same labels object in prom-client's map, a new value
+    lag.set({ instance: 'MFT1' }, -0); // a new labels object, a value equal to the last one but for its sign
+    const text = await expectSame(renderer, registry);
+    expect(text).toContain('seen_total{instance="MFT1"} 2\n');
+    expect(text).toContain('bytes_total{instance="MFT1"} 10\n');
+    bytes.inc(labels, 5);
+    lag.set({ instance: 'MFT1' }, Number.NaN);
+    await expectSame(renderer, registry);
+    lag.set({ instance: 'MFT1' }, Number.NaN);
+    expect(await expectSame(renderer, registry)).toContain('lag_seconds{instance="MFT1"} Nan\n');
+  });
+
   it('renders an empty registry as prom-client does', async () => {
     const registry = new Registry();
     await expectSame(new ExpositionRenderer(registry), registry);
