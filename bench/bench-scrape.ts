@@ -20,7 +20,7 @@ export interface ScrapeResult {
 const SERIES_PER_INSTANCE = 14;
 
 /** Metrics holding about `targetSeries` series: instances × events × results, with error codes. */
-function seededMetrics(targetSeries: number): TransferWatchMetrics {
+export function seededMetrics(targetSeries: number): TransferWatchMetrics {
   const metrics = new TransferWatchMetrics({ maxSeries: 2 * targetSeries, version: 'bench' });
   const instances = Math.ceil(targetSeries / SERIES_PER_INSTANCE);
   const t0 = Date.UTC(2026, 0, 5);
@@ -40,7 +40,7 @@ function seededMetrics(targetSeries: number): TransferWatchMetrics {
   return metrics;
 }
 
-function metricsServer(metrics: TransferWatchMetrics) {
+export function metricsServer(metrics: TransferWatchMetrics) {
   return startHttpServer({
     listen: '127.0.0.1:0',
     logger: silentLogger(),
@@ -68,9 +68,12 @@ export interface ScrapeUnderLoadResult extends ScrapeResult {
  * each 1 MB answer (~16 socket reads, each a turn of the event loop the backfill shares) was timed as the
  * daemon's. Like Prometheus it asks for gzip (Accept-Encoding: gzip) on a kept-alive connection and
  * inflates the answer in one go, as Go's reader does (undici's fetch inflates in 16 KiB steps through the thread
- * pool, which on two busy cores timed this process, not the daemon). Scrapes every `intervalMs` until its stdin
- * closes, then prints each scrape's time, series and bytes (as served, and inflated).
+ * pool, which on two busy cores timed this process, not the daemon). It first scrapes WARM_UP_SCRAPES times untimed
+ * and prints `ready` (Prometheus scrapes forever: its first scrape, with this process's code cold, is not the
+ * steady state; it was the slowest of each run, 140–190 ms, by far). Then scrapes every `intervalMs` until its
+ * stdin closes, and prints each timed scrape's time, series and bytes (as served, and inflated).
  */
+const WARM_UP_SCRAPES = 3;
 const SCRAPER = `
 import { Agent, get } from 'node:http';
 import { gunzipSync } from 'node:zlib';
@@ -79,7 +82,7 @@ let stop = false;
 process.stdin.on('data', () => {}).on('end', () => { stop = true; });
 const agent = new Agent({ keepAlive: true });
 const scrapes = [];
-while (!stop) {
+for (let round = 0; !stop; round++) {
   const started = performance.now();
   const { status, wire, text } = await new Promise((resolve, reject) => {
     get(url, { agent, headers: { 'accept-encoding': 'gzip' } }, (res) => {
@@ -91,6 +94,10 @@ while (!stop) {
     }).on('error', reject);
   });
   if (status !== 200) throw new Error('/metrics answered ' + status);
+  if (round < ${WARM_UP_SCRAPES}) {
+    if (round === ${WARM_UP_SCRAPES} - 1) process.stdout.write('ready\\n');
+    continue;
+  }
   scrapes.push({ ms: performance.now() - started, series: text.split('\\n').filter((l) => l !== '' && !l.startsWith('#')).length, bytes: text.length, wireBytes: wire });
   await new Promise((r) => setTimeout(r, Number(intervalMs)));
 }
@@ -99,18 +106,26 @@ process.stdout.write(JSON.stringify(scrapes));
 
 const scrapesSchema = z.array(z.object({ ms: z.number(), series: z.number(), bytes: z.number(), wireBytes: z.number() }));
 
-/** Starts the scraper process; `stop()` ends it and gives its scrapes. */
-function startScraper(url: string, intervalMs: number): { stop(): Promise<z.infer<typeof scrapesSchema>> } {
+/** Starts the scraper process; `ready` once its warm-up scrapes are done, `stop()` ends it and gives its timed scrapes. */
+export function startScraper(url: string, intervalMs: number): { ready: Promise<void>; stop(): Promise<z.infer<typeof scrapesSchema>> } {
   const child = spawn(process.execPath, ['--input-type=module', '-e', SCRAPER, url, String(intervalMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      if (out.startsWith('ready\n')) resolve();
+    });
+    void exited.then((code) => reject(new Error(`the scraper process exited with ${code} before its warm-up scrapes`)));
+  });
+  ready.catch(() => undefined); // stop() reports the exit
   return {
+    ready,
     async stop() {
       child.stdin.end();
       const code = await exited;
       if (code !== 0) throw new Error(`the scraper process exited with ${code}`);
-      return scrapesSchema.parse(JSON.parse(out));
+      return scrapesSchema.parse(JSON.parse(out.slice(out.indexOf('\n') + 1)));
     },
   };
 }
@@ -121,26 +136,46 @@ function startScraper(url: string, intervalMs: number): { stop(): Promise<z.infe
  * `/metrics` is scraped every 100 ms (a tight Prometheus) from another process until it is done; each scrape is
  * timed to its last byte. The rules are evaluated as the daemon evaluates a catch-up (`daemon`: at most once a
  * second), or every 1,000 transfers as the throughput lines do (`transfers`: ~45 times a second here).
+ * `backfills` backfills in a row, each on fresh metrics, their scrapes pooled: one backfill of a million records
+ * from pre-serialised pages takes ~10 s here, ~80 scrapes, whose p99 would be their slowest one.
  */
-export async function measureScrapeUnderLoad(targetSeries: number, history: BenchHistory, cadence: 'transfers' | 'daemon' = 'daemon'): Promise<ScrapeUnderLoadResult> {
-  const metrics = seededMetrics(targetSeries);
-  const server = await metricsServer(metrics);
-  try {
-    const pipeline = createPipeline(history, benchRules(100), {}, undefined, metrics, cadence);
-    const scraper = startScraper(`${server.url}/metrics`, 100);
-    let result: PipelineResult;
-    let scrapes: z.infer<typeof scrapesSchema>;
+export async function measureScrapeUnderLoad(targetSeries: number, history: BenchHistory, cadence: 'transfers' | 'daemon' = 'daemon', backfills = 1): Promise<ScrapeUnderLoadResult> {
+  const times: number[] = [];
+  let records = 0;
+  let seconds = 0;
+  let last: z.infer<typeof scrapesSchema>[number] | undefined;
+  for (let i = 0; i < backfills; i++) {
+    const metrics = seededMetrics(targetSeries);
+    const server = await metricsServer(metrics);
     try {
-      result = await pipeline.run();
+      const pipeline = createPipeline(history, benchRules(100), {}, undefined, metrics, cadence);
+      const scraper = startScraper(`${server.url}/metrics`, 100);
+      let result: PipelineResult;
+      let scrapes: z.infer<typeof scrapesSchema>;
+      try {
+        await scraper.ready;
+        result = await pipeline.run();
+      } finally {
+        scrapes = await scraper.stop();
+      }
+      times.push(...scrapes.map((s) => s.ms));
+      last = scrapes.at(-1) ?? last;
+      records += result.records;
+      seconds += result.seconds;
     } finally {
-      scrapes = await scraper.stop();
+      await server.close();
     }
-    const times = scrapes.map((s) => s.ms);
-    const last = scrapes[scrapes.length - 1];
-    return { series: last?.series ?? 0, scrapes: times.length, bytes: last?.bytes ?? 0, wireBytes: last?.wireBytes ?? 0, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99), records: result.records, recordsPerSecond: result.recordsPerSecond };
-  } finally {
-    await server.close();
   }
+  return {
+    series: last?.series ?? 0,
+    scrapes: times.length,
+    bytes: last?.bytes ?? 0,
+    wireBytes: last?.wireBytes ?? 0,
+    p50Ms: percentile(times, 50),
+    p99Ms: percentile(times, 99),
+    records,
+    recordsPerSecond: records / seconds,
+  };
 }
 
 /**
