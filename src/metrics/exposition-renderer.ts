@@ -154,16 +154,26 @@ interface SeriesLine {
   line: string;
 }
 
+/**
+ * `text` as one flat string. A concatenation is a pair of pointers to its parts (a V8 cons string) until something
+ * reads its characters; reading one makes V8 copy it flat in place. A cached line is read by every scrape's join,
+ * which walked the pair each time: a render took 6.5 ms instead of 5 (the text rendered once per value change).
+ */
+function flat(text: string): string {
+  text.charCodeAt(0);
+  return text;
+}
+
 /** The line of a counter's or gauge's series, from the cache when its value has not changed. */
 function cachedLine(lines: WeakMap<object, SeriesLine>, labels: Labels, name: string, value: unknown): string {
   let entry = lines.get(labels);
   if (entry === undefined) {
     const prefix = `\n${name}${braced(formatLabels(labels))} `;
-    entry = { prefix, value, line: prefix + valueText(value) };
+    entry = { prefix, value, line: flat(prefix + valueText(value)) };
     lines.set(labels, entry);
   } else if (!Object.is(entry.value, value)) {
     entry.value = value;
-    entry.line = entry.prefix + valueText(value);
+    entry.line = flat(entry.prefix + valueText(value));
   }
   return entry.line;
 }
