@@ -7,6 +7,7 @@ import { silentLogger } from '../src/util/logger.js';
 import { createPipeline, type BenchHistory, type PipelineResult } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
 import { percentile } from './stats.js';
+import { bundleChild } from './child-bundle.js';
 
 export interface ScrapeResult {
   series: number;
@@ -176,6 +177,44 @@ export async function measureScrapeUnderLoad(targetSeries: number, history: Benc
     records,
     recordsPerSecond: records / seconds,
   };
+}
+
+const underLoadSchema = z.object({
+  series: z.number(),
+  scrapes: z.number(),
+  bytes: z.number(),
+  wireBytes: z.number(),
+  p50Ms: z.number(),
+  p99Ms: z.number(),
+  records: z.number(),
+  recordsPerSecond: z.number(),
+});
+
+/**
+ * `measureScrapeUnderLoad` in a process of its own started as the daemon is: node with `nodeFlags` (the image's)
+ * and the CLI's limits on V8's heap. In the benchmark's process V8 kept its defaults (a young generation of up to
+ * 32 MB, the old space let grow 4× between full collections): fewer, different pauses than the daemon's.
+ */
+export async function measureScrapeUnderLoadAsDaemon(
+  targetSeries: number,
+  history: BenchHistory,
+  cadence: 'transfers' | 'daemon',
+  backfills: number,
+  nodeFlags: readonly string[],
+  env: Readonly<Record<string, string>>,
+): Promise<ScrapeUnderLoadResult> {
+  const bundled = await bundleChild('bench/scrape-child.ts');
+  try {
+    const input = JSON.stringify({ url: history.url, start: history.start, end: history.end, series: targetSeries, backfills, cadence });
+    const child = spawn(process.execPath, [...nodeFlags, bundled.file, input], { cwd: bundled.root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`the scrape child exited with ${code}`);
+    return underLoadSchema.parse(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}'));
+  } finally {
+    bundled.remove();
+  }
 }
 
 /**
