@@ -281,6 +281,23 @@ describe('ExpositionRenderer', () => {
     expect(await expectSame(renderer, registry)).toContain('lag_seconds{instance="MFT1"} Nan\n');
   });
 
+  it('reads a counter or gauge in place only when its get() is prom-client\'s own (a subclass may change the values)', async () => {
+    class DoubledGauge extends Gauge {
+      override async get() {
+        const family = await super.get();
+        return { ...family, values: family.values.map((v) => ({ ...v, value: v.value * 2 })) };
+      }
+    }
+    const registry = new Registry();
+    const doubled = new DoubledGauge({ name: 'doubled', help: 'h', labelNames: ['k'], registers: [registry] });
+    const plain = new Gauge({ name: 'plain', help: 'h', labelNames: ['k'], registers: [registry] });
+    doubled.set({ k: 'a' }, 21);
+    plain.set({ k: 'a' }, 21);
+    const text = await expectSame(new ExpositionRenderer(registry), registry);
+    expect(text).toContain('doubled{k="a"} 42\n');
+    expect(text).toContain('plain{k="a"} 21\n');
+  });
+
   it('renders an empty registry as prom-client does', async () => {
     const registry = new Registry();
     await expectSame(new ExpositionRenderer(registry), registry);
