@@ -93,43 +93,31 @@ export class ExpositionRenderer {
   private family(metric: Family, defaultLabels: Labels | undefined, parts: TextParts): void {
     const name = escapeText(metric.name as string);
     parts.push(`# HELP ${name} ${escapeText(metric.help as string)}\n# TYPE ${name} ${String(metric.type)}`);
-    if (metric.hashMap !== undefined) {
-      this.series(metric.hashMap, name, defaultLabels, parts);
+    const lines = defaultLabels === undefined ? this.linesOf(name) : undefined;
+    const held = metric.hashMap;
+    if (held !== undefined) {
+      // A counter's or gauge's series, read from prom-client's map in place (see `collect`).
+      for (const key in held) this.sample(held[key] as Sample, name, lines, defaultLabels, parts);
       return;
     }
-    const values = (metric.values || []) as Iterable<Sample>;
-    let lines: WeakMap<object, SeriesLine> | undefined;
-    for (const sample of values) {
-      const metricName = sample.metricName === undefined ? name : sample.metricName;
-      const labels = sample.labels;
-      if (defaultLabels === undefined && sample.sharedLabels === undefined && sample.metricName === undefined && typeof labels === 'object' && labels !== null) {
-        lines ??= this.linesOf(name);
-        parts.push(cachedLine(lines, labels as Labels, name, sample.value));
-        continue;
-      }
-      const block =
-        defaultLabels === undefined && sample.sharedLabels === undefined
-          ? labels === undefined
-            ? ''
-            : braced(formatLabels(labels as Labels))
-          : this.mergedBlock(sample, defaultLabels);
-      parts.push(`\n${String(metricName)}${block} ${valueText(sample.value)}`);
-    }
+    for (const sample of (metric.values || []) as Iterable<Sample>) this.sample(sample, name, lines, defaultLabels, parts);
   }
 
-  /** A counter's or gauge's series, read from prom-client's map in place; what `family` does with `get().values`. */
-  private series(hashMap: Record<string, Sample>, name: string, defaultLabels: Labels | undefined, parts: TextParts): void {
-    const lines = defaultLabels === undefined ? this.linesOf(name) : undefined;
-    for (const key in hashMap) {
-      const sample = hashMap[key] as Sample;
-      const labels = sample.labels;
-      if (lines !== undefined && typeof labels === 'object' && labels !== null) {
-        parts.push(cachedLine(lines, labels as Labels, name, sample.value));
-      } else {
-        const block = defaultLabels === undefined ? (labels === undefined ? '' : braced(formatLabels(labels as Labels))) : this.mergedBlock(sample, defaultLabels);
-        parts.push(`\n${name}${block} ${valueText(sample.value)}`);
-      }
+  /** One series' line: from the cache for a counter's or gauge's series (`lines`: no default labels to merge). */
+  private sample(sample: Sample, name: string, lines: WeakMap<object, SeriesLine> | undefined, defaultLabels: Labels | undefined, parts: TextParts): void {
+    const labels = sample.labels;
+    if (lines !== undefined && sample.sharedLabels === undefined && sample.metricName === undefined && typeof labels === 'object' && labels !== null) {
+      parts.push(cachedLine(lines, labels as Labels, name, sample.value));
+      return;
     }
+    const metricName = sample.metricName === undefined ? name : sample.metricName;
+    const block =
+      defaultLabels === undefined && sample.sharedLabels === undefined
+        ? labels === undefined
+          ? ''
+          : braced(formatLabels(labels as Labels))
+        : this.mergedBlock(sample, defaultLabels);
+    parts.push(`\n${String(metricName)}${block} ${valueText(sample.value)}`);
   }
 
   private linesOf(family: string): WeakMap<object, SeriesLine> {
