@@ -7,7 +7,7 @@ import { silentLogger } from '../src/util/logger.js';
 import { createPipeline, type BenchHistory, type PipelineResult } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
 import { percentile } from './stats.js';
-import { bundleChild } from './child-bundle.js';
+import { lastLineOfBundledChild } from './child-bundle.js';
 
 export interface ScrapeResult {
   series: number;
@@ -203,18 +203,8 @@ export async function measureScrapeUnderLoadAsDaemon(
   nodeFlags: readonly string[],
   env: Readonly<Record<string, string>>,
 ): Promise<ScrapeUnderLoadResult> {
-  const bundled = await bundleChild('bench/scrape-child.ts');
-  try {
-    const input = JSON.stringify({ url: history.url, start: history.start, end: history.end, series: targetSeries, backfills, cadence });
-    const child = spawn(process.execPath, [...nodeFlags, bundled.file, input], { cwd: bundled.root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    if (code !== 0) throw new Error(`the scrape child exited with ${code}`);
-    return underLoadSchema.parse(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}'));
-  } finally {
-    bundled.remove();
-  }
+  const input = JSON.stringify({ url: history.url, start: history.start, end: history.end, series: targetSeries, backfills, cadence });
+  return underLoadSchema.parse(JSON.parse(await lastLineOfBundledChild('bench/scrape-child.ts', input, nodeFlags, env)));
 }
 
 /**

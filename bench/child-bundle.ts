@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
@@ -28,4 +28,25 @@ export function firstLineOf(child: ChildProcess): Promise<string> {
     child.once('exit', (code) => reject(new Error(`bench child exited with ${code}`)));
     createInterface({ input: stdout }).once('line', resolve);
   });
+}
+
+/**
+ * Runs a bench child to its end (bundled as `bundleChild` does, started with `nodeFlags` and `env` on top of this
+ * process's) with `input` as its argument, and gives the last line it printed: its result. Its stderr goes with
+ * the error when it exits with anything but 0.
+ */
+export async function lastLineOfBundledChild(entry: string, input: string, nodeFlags: readonly string[] = [], env: Readonly<Record<string, string>> = {}): Promise<string> {
+  const bundled = await bundleChild(entry);
+  try {
+    const child = spawn(process.execPath, [...nodeFlags, bundled.file, input], { cwd: bundled.root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`bench child ${entry} exited with ${code}: ${stderr}`);
+    return stdout.trim().split('\n').at(-1) ?? '';
+  } finally {
+    bundled.remove();
+  }
 }
