@@ -238,9 +238,9 @@ async function main(): Promise<void> {
     const server = await startPageServer(backfillMinutes);
     let underLoad: ScrapeUnderLoadResult;
     let strict: ScrapeUnderLoadResult;
+    // As the image starts the daemon: its node flags, and the CLI's limits on V8's heap (scrape-child.ts).
+    const image = imageRuntime();
     try {
-      // As the image starts the daemon: its node flags, and the CLI's limits on V8's heap (scrape-child.ts).
-      const image = imageRuntime();
       underLoad = await measureScrapeUnderLoadAsDaemon(SCRAPE_SERIES, server.history, 'daemon', sizes.scrapeBackfills, image.flags, image.env);
       strict = await measureScrapeUnderLoadAsDaemon(SCRAPE_SERIES, server.history, 'transfers', sizes.scrapeBackfills, image.flags, image.env);
     } finally {
@@ -249,7 +249,7 @@ async function main(): Promise<void> {
     rows.push([
       '/metrics scrape during a backfill',
       `p50 ${fmt(underLoad.p50Ms, 1)} ms, p99 ${fmt(underLoad.p99Ms, 1)} ms`,
-      `${fmt(underLoad.series)} series (${fmt(underLoad.bytes / 1024, 0)} KiB, ${fmt(underLoad.wireBytes / 1024, 0)} KiB gzipped as Prometheus asks), ${underLoad.scrapes} scrapes every 100 ms from another process (after its warm-up) while this one read ${fmt(underLoad.records)} records (${sizes.scrapeBackfills} backfill${sizes.scrapeBackfills > 1 ? 's' : ''}) at ${fmt(underLoad.recordsPerSecond)} records/s through 100 rules, evaluated as the daemon evaluates a catch-up (at most once a second), in a process started as the image starts the daemon (node ${imageRuntime().flags.join(' ')}, the CLI's heap limits) (goal p99 <= 50 ms); evaluating every 1,000 transfers instead: p50 ${fmt(strict.p50Ms, 1)} ms, p99 ${fmt(strict.p99Ms, 1)} ms`,
+      `${fmt(underLoad.series)} series (${fmt(underLoad.bytes / 1024, 0)} KiB, ${fmt(underLoad.wireBytes / 1024, 0)} KiB gzipped as Prometheus asks), ${underLoad.scrapes} scrapes every 100 ms from another process (after its warm-up) while this one read ${fmt(underLoad.records)} records (${sizes.scrapeBackfills} backfill${sizes.scrapeBackfills > 1 ? 's' : ''}) at ${fmt(underLoad.recordsPerSecond)} records/s through 100 rules, evaluated as the daemon evaluates a catch-up (at most once a second), in a process started as the image starts the daemon (node ${image.flags.join(' ')}, the CLI's heap limits) (goal p99 <= 50 ms); evaluating every 1,000 transfers instead: p50 ${fmt(strict.p50Ms, 1)} ms, p99 ${fmt(strict.p99Ms, 1)} ms`,
     ]);
     Object.assign(results, { scrape, scrapeUnderLoad: underLoad, scrapeUnderLoadStrict: strict });
   }
