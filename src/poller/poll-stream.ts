@@ -1,7 +1,8 @@
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import { errorFields, errorMessage, isFencedError, TransferWatchError } from '../util/errors.js';
-import type { Transfer } from '../source/transfer.js';
+import type { ServiceRecord, Transfer } from '../source/transfer.js';
+import { IDENTITY_VERSION, identityOfVersion } from '../source/record-identity.js';
 import type { PollConfig } from './poll-schema.js';
 import { nextWindow } from './poll-window.js';
 import { SeenTransfers } from '../util/seen-transfers.js';
@@ -28,6 +29,17 @@ export interface StreamSnapshot {
    * because it is read from a state file, and SeenTransfers.from parses both forms.
    */
   seen: unknown;
+  /** The version of the record identity `seen` holds ids of (absent in state saved before there were two: 1). */
+  identity?: number;
+  /** Ids of another identity version, restored and not yet past the overlap (see `restore`). */
+  earlier?: { identity: number; seen: unknown };
+}
+
+/** Ids remembered under an earlier version of the record identity, with that version's function. */
+interface EarlierSeen {
+  identity: number;
+  idOf: (record: ServiceRecord) => string;
+  seen: SeenTransfers;
 }
 
 export interface StreamStatus {
@@ -80,6 +92,8 @@ export class PollStream {
   /** Cycles in a row whose window was abandoned because of what the service answered. */
   private badAnswers = 0;
   private seen = new SeenTransfers();
+  /** After an upgrade that changed the record identity: what the last overlap handed on, by the old ids. */
+  private earlier: EarlierSeen | undefined;
 
   constructor(
     readonly source: string,
@@ -116,15 +130,44 @@ export class PollStream {
       ...(this.cursor !== undefined ? { cursor: this.cursor } : {}),
       ...(this.since !== undefined ? { since: this.since } : {}),
       ...(this.lastSuccess !== undefined ? { lastSuccess: this.lastSuccess } : {}),
+      identity: IDENTITY_VERSION,
       seen: this.seen.toJSON(),
+      ...(this.earlier ? { earlier: { identity: this.earlier.identity, seen: this.earlier.seen.toJSON() } } : {}),
     };
   }
 
+  /**
+   * Ids saved under another version of the record identity cannot be compared with this version's: a transfer of
+   * the last overlap, fetched again, would get a new id and be handed on twice (counted twice, alerted on twice).
+   * So they are kept apart with the function that made them, and a transfer new by this version's id is also
+   * looked up by the old one, until the overlap they cover is past. State written by a version this one does not
+   * know (a downgrade) is dropped, with a warning: its overlap may be handed on again.
+   */
   restore(s: StreamSnapshot): void {
     this.cursor = s.cursor;
     this.since = s.since ?? s.cursor;
     this.lastSuccess = s.lastSuccess;
-    this.seen = SeenTransfers.from(s.seen);
+    const saved = s.identity ?? 1;
+    this.seen = saved === IDENTITY_VERSION ? SeenTransfers.from(s.seen) : new SeenTransfers();
+    this.earlier = undefined;
+    const earlier = saved === IDENTITY_VERSION ? s.earlier : { identity: saved, seen: s.seen };
+    if (earlier === undefined) return;
+    const idOf = identityOfVersion(earlier.identity);
+    const seen = SeenTransfers.from(earlier.seen);
+    if (idOf) {
+      if (seen.size > 0) this.earlier = { identity: earlier.identity, idOf, seen };
+    } else if (seen.size > 0) {
+      this.opts.logger.warn(
+        { stream: this.id, identity: earlier.identity, ids: seen.size },
+        'state holds transfer ids of an identity version this one does not know (a newer version?): the transfers of the last overlap may be handed on again',
+      );
+    }
+  }
+
+  /** True the first time a transfer is offered, by this version's id and by an earlier one's still remembered. */
+  private isFresh(t: Transfer): boolean {
+    if (!this.seen.add(t.id, t.time)) return false;
+    return this.earlier === undefined || !this.earlier.seen.has(this.earlier.idOf(t.record));
   }
 
   private query(start: number, end: number) {
@@ -158,12 +201,13 @@ export class PollStream {
         for await (const page of this.opts.pager.pages(this.query(window.start, window.end), signal)) {
           // Each bad record once, however often overlapping windows fetch it (as the valid ones).
           if (page.invalidIds) {
-            for (const id of page.invalidIds) if (this.seen.add(id, window.end)) invalid += 1;
+            // (an unreadable record's id is a hash of its raw JSON, the same in every version)
+            for (const id of page.invalidIds) if (this.seen.add(id, window.end) && !this.earlier?.seen.has(id)) invalid += 1;
           } else {
             invalid += page.invalid;
           }
           for (const t of page.transfers) {
-            if (this.seen.add(t.id, t.time)) {
+            if (this.isFresh(t)) {
               fresh += 1;
               this.opts.sink(t, this.kind);
             }
@@ -201,6 +245,8 @@ export class PollStream {
       this.lastError = undefined;
       this.badAnswers = 0;
       this.seen.prune(window.end - poll.overlap);
+      this.earlier?.seen.prune(window.end - poll.overlap);
+      if (this.earlier?.seen.size === 0) this.earlier = undefined;
       try {
         await this.opts.save();
       } catch (err) {

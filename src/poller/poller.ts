@@ -39,9 +39,15 @@ function parseSnapshot(value: unknown): Record<string, StreamSnapshot> {
       ...(typeof r.since === 'number' ? { since: r.since } : {}),
       ...(typeof r.lastSuccess === 'number' ? { lastSuccess: r.lastSuccess } : {}),
       seen,
+      ...(typeof r.identity === 'number' ? { identity: r.identity } : {}),
+      ...(isEarlierSeen(r.earlier) ? { earlier: r.earlier } : {}),
     };
   }
   return out;
+}
+
+function isEarlierSeen(value: unknown): value is { identity: number; seen: unknown } {
+  return typeof value === 'object' && value !== null && 'identity' in value && typeof value.identity === 'number' && 'seen' in value;
 }
 
 /**

@@ -1,31 +1,9 @@
-import { hash } from 'node:crypto';
 import { eventName, type ServiceRecord, type Transfer } from './transfer.js';
-import { normaliseServiceTime } from './service-time.js';
+import { canonicalServiceTime, formatServiceTime, parseServiceTime } from './service-time.js';
+import { recordIdentity } from './record-identity.js';
 
 /** The outcome of reading one element of a page's `data`: a transfer, or why it could not be read. */
 export type RecordResult = { ok: true; transfer: Transfer } | { ok: false; reason: string };
-
-/** Field order used for the identity hash; fixed so identities survive code changes that reorder fields. */
-export const IDENTITY_FIELDS = [
-  'DATAHORA',
-  'INSTANCE',
-  'USUARIO',
-  'CONEXAO',
-  'DATAARQUIVO',
-  'EVENTO',
-  'HORAARQUIVO',
-  'MAXTAMREG',
-  'NUMREG',
-  'MENSAGEM',
-  'NOMEARQUIVO',
-  'TAGS',
-  'PROCID',
-  'REDE',
-  'RESULTADO',
-  'TAMARQUIVO',
-  'THREADID',
-  'TIPOREC',
-] as const satisfies ReadonlyArray<Exclude<keyof ServiceRecord, 'DIAS'>>;
 
 class RecordProblem extends Error {}
 
@@ -112,11 +90,19 @@ function optionalString(rec: Record<string, unknown>, field: string): string {
   throw new RecordProblem(`${field} is not a string`);
 }
 
-function normalise(rec: Record<string, unknown>): { record: ServiceRecord; time: number } {
-  const time = normaliseServiceTime(requiredString(rec, 'DATAHORA'));
-  if (time === undefined) throw new RecordProblem('DATAHORA is not an ISO 8601 date-time');
+/** The transfer a record reads as; throws RecordProblem. The record is copied field by field: nothing else it holds is kept. */
+function normalise(rec: Record<string, unknown>, source: string): Transfer {
+  // DATAHORA as epoch ms and canonical text; almost every service sends the canonical form, read without objects.
+  const datahora = requiredString(rec, 'DATAHORA');
+  let time = canonicalServiceTime(datahora);
+  let canonical = datahora;
+  if (time === undefined) {
+    time = parseServiceTime(datahora);
+    if (time === undefined) throw new RecordProblem('DATAHORA is not an ISO 8601 date-time');
+    canonical = formatServiceTime(time);
+  }
   const record: ServiceRecord = {
-    DATAHORA: time.canonical,
+    DATAHORA: canonical,
     INSTANCE: requiredString(rec, 'INSTANCE'),
     USUARIO: requiredString(rec, 'USUARIO'),
     CONEXAO: optionalString(rec, 'CONEXAO'),
@@ -137,39 +123,27 @@ function normalise(rec: Record<string, unknown>): { record: ServiceRecord; time:
     TIPOREC: optionalString(rec, 'TIPOREC'),
     DIAS: optionalInteger(rec, 'DIAS'),
   };
-  return { record, time: time.time };
-}
-
-/**
- * Identity of a record: SHA-256 over every normalised field but DIAS (which grows by one each day), as
- * JSON so that field boundaries and null vs "" stay distinct. 32 hex digits are plenty against collisions.
- */
-export function recordIdentity(record: ServiceRecord): string {
-  // One-shot: a Hash object per record holds a native digest context until the garbage collector gets to its
-  // wrapper, native memory V8 does not see (a backfill makes a million of them).
-  // The fields in IDENTITY_FIELDS order, written out: `IDENTITY_FIELDS.map((f) => record[f])` (a closure call and
-  // a keyed load per field) was a tenth of the client's time; a test holds the two to the same text.
-  const r = record;
-  const text = JSON.stringify([r.DATAHORA, r.INSTANCE, r.USUARIO, r.CONEXAO, r.DATAARQUIVO, r.EVENTO, r.HORAARQUIVO, r.MAXTAMREG, r.NUMREG, r.MENSAGEM, r.NOMEARQUIVO, r.TAGS, r.PROCID, r.REDE, r.RESULTADO, r.TAMARQUIVO, r.THREADID, r.TIPOREC]);
-  const digest = hash('sha256', text, 'buffer');
-  // The first 16 bytes as hex, as a string of its own: `digest('hex').slice(0, 32)` gave the same text as a
-  // V8 sliced string that kept the whole 64-digit digest alive for as long as the id is remembered (poller
-  // windows, rule dedup: hundreds of thousands of ids in a backfill).
-  return digest.toString('hex', 0, 16);
+  return transferOf(record, recordIdentity(record), source, time);
 }
 
 /** Validate and normalise one element of `data`. Never throws: a bad record gives a reason. */
 export function parseRecord(raw: unknown, source: string): RecordResult {
-  if (!isPlainObject(raw)) return { ok: false, reason: 'record is not an object' };
-  let normalised: { record: ServiceRecord; time: number };
+  const read = readRecord(raw, source);
+  return typeof read === 'string' ? { ok: false, reason: read } : { ok: true, transfer: read };
+}
+
+/**
+ * `parseRecord` without the result object (the client reads a million records in a backfill): the transfer, or
+ * why the record cannot be read. Never throws.
+ */
+export function readRecord(raw: unknown, source: string): Transfer | string {
+  if (!isPlainObject(raw)) return 'record is not an object';
   try {
-    normalised = normalise(raw);
+    return normalise(raw, source);
   } catch (err) {
-    if (err instanceof RecordProblem) return { ok: false, reason: err.message };
+    if (err instanceof RecordProblem) return err.message;
     throw err;
   }
-  const { record, time } = normalised;
-  return { ok: true, transfer: transferOf(record, recordIdentity(record), source, time) };
 }
 
 /**

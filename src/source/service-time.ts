@@ -30,26 +30,24 @@ export function formatServiceTime(ms: number): string {
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
- * Epoch ms and canonical text of a DATAHORA, or undefined when it is not a date-time. Services send the canonical
- * form almost always: it is recognised by one simple pattern and its fields checked by arithmetic, and the text is
- * its own canonical form, so the general parse and the formatting (5% of the client's time over a dense history)
- * are left for the other spellings. Gives what `parseServiceTime` + `formatServiceTime` give (a property test).
+ * Epoch ms of a DATAHORA already in the canonical form (`2024-05-01T12:00:00.000Z`, which is then its own canonical
+ * text), else undefined (another spelling, or not a time: `parseServiceTime` decides). Services send the canonical
+ * form almost always: it is recognised by one simple pattern and its fields checked by arithmetic, so the general
+ * parse and the formatting (5% of the client's time over a dense history) are left for the other spellings.
  */
-export function normaliseServiceTime(text: string): { time: number; canonical: string } | undefined {
-  if (text.length === 24 && CANONICAL.test(text)) {
-    const year = digitsAt(text, 0, 4);
-    const month = digitsAt(text, 5, 2);
-    const day = digitsAt(text, 8, 2);
-    const hour = digitsAt(text, 11, 2);
-    const minute = digitsAt(text, 14, 2);
-    const second = digitsAt(text, 17, 2);
-    if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 || day < 1 || day > daysInMonth(year, month)) return undefined;
-    const time = Date.UTC(year, month - 1, day, hour, minute, second, digitsAt(text, 20, 3));
-    // Date.UTC maps years 0-99 to 1900-1999: those (never seen from a service) take the general path.
-    if (year >= 100) return { time, canonical: text };
-  }
-  const time = parseServiceTime(text);
-  return time === undefined ? undefined : { time, canonical: formatServiceTime(time) };
+export function canonicalServiceTime(text: string): number | undefined {
+  if (text.length !== 24 || !CANONICAL.test(text)) return undefined;
+  const year = digitsAt(text, 0, 4);
+  const month = digitsAt(text, 5, 2);
+  const day = digitsAt(text, 8, 2);
+  const hour = digitsAt(text, 11, 2);
+  const minute = digitsAt(text, 14, 2);
+  const second = digitsAt(text, 17, 2);
+  // Out of range is not a time at all, and the general parse says so too.
+  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  // Date.UTC maps years 0-99 to 1900-1999: those (never seen from a service) take the general path.
+  if (year < 100) return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, second, digitsAt(text, 20, 3));
 }
 
 /** The number the `len` ASCII digits at `at` spell (the caller has checked they are digits). */

@@ -6,7 +6,7 @@ import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { resolveNextLink, pageKey } from './next-link.js';
 import { matchesQuery } from './query-match.js';
-import { parseRecord } from './record.js';
+import { readRecord } from './record.js';
 import { defaultRetryDelay } from './retry-delay.js';
 import { SourceError } from './source-error.js';
 import { bodyExcerpt, createSourceHttp, isAbort, requestFailure, statusReason, type Endpoint } from './source-http.js';
@@ -264,14 +264,14 @@ export class TransferHistoryClient {
     const slice = new TimeSlice(this.loop);
     for (const raw of data) {
       if (slice.spent()) await slice.yield();
-      const result = parseRecord(raw, this.source.name);
-      if (!result.ok) {
+      const read = readRecord(raw, this.source.name);
+      if (typeof read === 'string') {
         page.invalid += 1;
         page.invalidIds.push(invalidRecordId(raw));
-        if (samples.size < INVALID_SAMPLES) samples.add(result.reason);
-        this.hooks.onInvalidRecord?.(result.reason);
-      } else if (matchesQuery(result.transfer, query)) {
-        page.transfers.push(result.transfer);
+        if (samples.size < INVALID_SAMPLES) samples.add(read);
+        this.hooks.onInvalidRecord?.(read);
+      } else if (matchesQuery(read, query)) {
+        page.transfers.push(read);
       } else {
         page.dropped += 1;
       }

@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
-import { silentLogger } from '../../src/util/logger.js';
 import { MemoryStateStore } from '../../src/state/state-store.js';
 import { Poller } from '../../src/poller/poller.js';
 import type { PagerPage, PagerQuery, TransferPager } from '../../src/poller/transfer-pager.js';
 import type { Transfer } from '../../src/source/transfer.js';
 import type { Config, SourceConfig } from '../../src/config/schema.js';
 import { configSchema } from '../../src/config/schema.js';
+import { parseRecord } from '../../src/source/record.js';
+import { recordIdentityV1 } from '../../src/source/record-identity.js';
+import { SeenTransfers } from '../../src/util/seen-transfers.js';
+import { createLogger, silentLogger, type Logger } from '../../src/util/logger.js';
+import { wireRecord } from '../source/fake-transfer-service.js';
 
 function transfer(id: string, time: number, code = 36): Transfer {
   return {
@@ -53,7 +57,7 @@ function config(extra: Partial<Record<string, unknown>> = {}): Config {
   });
 }
 
-function setup(history: Transfer[], cfg = config()) {
+function setup(history: Transfer[], cfg = config(), logger: Logger = silentLogger()) {
   const clock = new ManualClock(Date.UTC(2026, 10, 22, 12, 0, 0));
   const pager = new FakePager(history);
   const sunk: string[] = [];
@@ -65,7 +69,7 @@ function setup(history: Transfer[], cfg = config()) {
       poll: cfg.poll,
       pagerFor: () => pager,
       clock,
-      logger: silentLogger(),
+      logger,
       state,
       sink: (t) => sunk.push(t.id),
       hooks: { onInvalidRecords: (_source, n) => invalidCounted.push(n) },
@@ -181,6 +185,59 @@ describe('Poller', () => {
     expect(observed.sort()).toEqual(['old', 'recent']);
     await second.streams[0]!.runCycle();
     expect(sunk).toEqual([]);
+  });
+
+  describe('state saved with an earlier record identity (an upgrade)', () => {
+    // Real records, so that both versions' ids can be computed; failures, a second apart, in the last overlap.
+    const t0 = Date.UTC(2026, 10, 22, 11, 58, 0);
+    const failed = (i: number): Transfer => {
+      const r = parseRecord(wireRecord({ DATAHORA: new Date(t0 + i * 1000).toISOString(), NOMEARQUIVO: `/in/F${i}.RET` }), 'prod');
+      if (!r.ok) throw new Error(r.reason);
+      return r.transfer;
+    };
+    /** The cursors as 0.1.x saved them: no identity version, the overlap's ids by SHA-256 (version 1). */
+    function savedByVersion1(state: MemoryStateStore, cursor: number, handedOn: Transfer[], identity?: number): void {
+      const seen = new SeenTransfers();
+      for (const t of handedOn) seen.add(recordIdentityV1(t.record), t.time);
+      state.snapshots.set('cursors', JSON.stringify({ 'prod/failures': { cursor, seen: seen.toJSON(), ...(identity ? { identity } : {}) } }));
+    }
+
+    it('does not hand on again what the last overlap handed on, and forgets the old ids once past it', async () => {
+      const before = [failed(0), failed(1)];
+      const late = failed(2); // arrived at the service after the last window was read: new to both versions
+      const { clock, state, sunk, make } = setup([...before, late]);
+      savedByVersion1(state, t0 + 5_000, before);
+      const poller = make();
+      expect(await poller.restore()).toBe(true);
+      await poller.streams[0]!.runCycle();
+      expect(sunk).toEqual([late.id]);
+      const saved = JSON.parse(state.snapshots.get('cursors')!)['prod/failures'];
+      expect(saved).toMatchObject({ identity: 2, earlier: { identity: 1 } });
+      // A restart before the old ids are past the overlap still finds them.
+      const again = make();
+      await again.restore();
+      again.streams[0]!.cursor = t0 + 5_000;
+      sunk.length = 0;
+      await again.streams[0]!.runCycle();
+      expect(sunk).toEqual([]);
+      // Once every window starts after them, they are forgotten and not saved any more.
+      clock.advance(5 * 60_000);
+      await again.streams[0]!.runCycle();
+      expect(JSON.parse(state.snapshots.get('cursors')!)['prod/failures'].earlier).toBeUndefined();
+      expect(sunk).toEqual([]);
+    });
+
+    it('says so when the ids are of a version it does not know (a downgrade), and hands the overlap on again', async () => {
+      const before = [failed(0)];
+      const lines: string[] = [];
+      const { state, sunk, make } = setup(before, config(), createLogger({ level: 'warn', destination: { write: (l: string) => void lines.push(l) } }));
+      savedByVersion1(state, t0 + 5_000, before, 9);
+      const poller = make();
+      await poller.restore();
+      await poller.streams[0]!.runCycle();
+      expect(sunk).toEqual([before[0]!.id]);
+      expect(lines.map((l) => JSON.parse(l) as { msg: string; identity?: number }).find((l) => /identity version this one does not know/.test(l.msg))).toMatchObject({ identity: 9 });
+    });
   });
 
   it('reports completeness per source and result kind', async () => {

@@ -103,7 +103,7 @@ describe('record normaliser (properties)', () => {
         const t = result.transfer;
         expect(Number.isFinite(t.time)).toBe(true);
         expect(Number.isSafeInteger(t.code) && Number.isSafeInteger(t.eventCode) && Number.isSafeInteger(t.size)).toBe(true);
-        expect(t.id).toMatch(/^[0-9a-f]{32}$/);
+        expect(t.id).toMatch(/^[0-9a-f]{16}$/);
         expect(t.record.DATAHORA).toBe(new Date(t.time).toISOString());
       }),
       { numRuns: 400 },
