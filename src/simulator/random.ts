@@ -4,6 +4,8 @@
  * any moment, yields the same records. Not for anything secret (tokens use node:crypto).
  */
 
+import { finalMix32 } from '../util/final-mix32.js';
+
 export interface Random {
   /** Uniform in [0, 1). */
   next(): number;
@@ -27,12 +29,7 @@ export function hash32(...values: number[]): number {
     h = Math.imul(h ^ high, 0xc2b2ae35);
     h = (h << 17) | (h >>> 15);
   }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return finalMix32(h);
 }
 
 /** A 32-bit hash of a string (FNV-1a), to mix names such as a scenario into seeds. */

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { ServiceRecord } from './transfer.js';
+import { finalMix32 } from '../util/final-mix32.js';
 
 /**
  * The identity of a transfer record (contract section 8): a hash of every normalised field but DIAS (which grows by
@@ -46,7 +47,7 @@ export function recordIdentity(r: ServiceRecord): string {
   text(r.TIPOREC);
   const x = lanes.a ^ Math.imul(lanes.b, 0x9e3779b1);
   const y = lanes.b ^ Math.imul(x, 0x85ebca6b);
-  return hex64(finalise(x), finalise(y));
+  return hex64(finalMix32(x), finalMix32(y));
 }
 
 /** The identity's version, saved with remembered ids: ids saved under another version are not comparable. */
@@ -129,16 +130,6 @@ function integer(v: number | null): void {
   }
   word(v >>> 0);
   word(Math.floor(v / 4294967296) ^ INTEGER_END);
-}
-
-/** MurmurHash3's finaliser: every input bit reaches every output bit. */
-function finalise(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }
 
 const HEX_DIGIT = Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
