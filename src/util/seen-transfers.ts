@@ -15,10 +15,11 @@ export interface SeenSnapshot {
  * what it already handed on must not be handed on twice), and a catch-up window can hold hundreds of thousands
  * of transfers; the rule engine keeps every id a rule holds for as long as that rule's window (a day, for a
  * duplicate-file rule). So ids are kept compactly: an open-addressing table of 64-bit keys in typed
- * arrays (12 bytes a slot, nothing for the garbage collector to trace) instead of a Map of 32-character strings
+ * arrays (12 bytes a slot, nothing for the garbage collector to trace) instead of a Map of id strings
  * (about 150 bytes an entry). Times are kept to the second, rounded down: pruning then keeps an id up to a
  * second longer than asked, which only ever refuses the same transfer again. A key is the first 64 bits of the
- * id when the id is hex (transfer ids are the hex of a SHA-256: uniformly distributed), else a 64-bit hash of
+ * id when the id is hex (transfer ids are 16 hex digits of a finalised 64-bit hash, and those of earlier versions
+ * and of unreadable records the hex of a SHA-256: uniformly distributed either way), else a 64-bit hash of
  * it; two different transfers share a key with probability about n²/2⁶⁵ (below 10⁻⁸ for a million ids).
  */
 export class SeenTransfers {
