@@ -21,9 +21,7 @@ if (!existsSync(CLI) && process.env['CI'] === 'true') throw new Error(`${CLI} no
 
 /** `transfer_watch_records_total` for one stream of source `sim`, 0 when the series is not there yet. */
 async function recordsTotal(s: Scenario, stream: string): Promise<number> {
-  const text = await (await fetch(`${s.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('transfer_watch_records_total{') && l.includes('source="sim"') && l.includes(`stream="${stream}"`));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+  return (await s.metric('transfer_watch_records_total', { source: 'sim', stream })) ?? 0;
 }
 
 /** Every transfer the simulator serves in [start, end], both streams, as the daemon's client reads them. */

@@ -129,9 +129,11 @@ export class Scenario {
     return statusSchema.parse(JSON.parse(await this.statusText()));
   }
 
-  async metric(name: string): Promise<number | undefined> {
+  /** The first series of `name` whose labels include every one of `labels` (as `k="v"`), or undefined. */
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
     const text = await (await fetch(`${this.url}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+    const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+    const line = text.split('\n').find((l) => (l.startsWith(`${name} `) || l.startsWith(`${name}{`)) && wanted.every((w) => l.includes(w)));
     return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
   }
 
