@@ -130,7 +130,12 @@ describe('parseRecord', () => {
     expect(ids.size).toBe(200_000);
   });
 
-  // Version 1 stays what it was: it is how state saved by earlier versions is read (PollStream.restore).
+  // Version 1 stays what it was: it is how state saved by earlier versions is read (PollStream.restore). Its
+  // function is now the formula the next test writes again, so its output is pinned too.
+  it('keeps the identity of version 1 for a known record (what 0.1.x saved)', () => {
+    expect(recordIdentityV1(ok(wireRecord()).record)).toBe('3588bdb6b05b61ebf0727670f516f301');
+  });
+
   it.each([
     wireRecord(),
     wireRecord({ MENSAGEM: 'quote " backslash \\ é 😀', NUMREG: null, TAGS: null, PROCID: '42', DIAS: 3 }),
