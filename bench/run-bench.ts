@@ -13,7 +13,7 @@ import { measureHistoryQueries, measureSlaReports } from './bench-history.js';
 import { measureLatency, type LatencyResult } from './bench-latency.js';
 import { findMtail, measureMtail, type MtailResult } from './bench-mtail.js';
 import { measureOverlap, type OverlapResult } from './bench-overlap.js';
-import { createPipeline, measureFetch, type PipelineResult, type ThroughputResult } from './bench-pipeline.js';
+import { createPipeline, measureFetch, type BenchHistory, type PipelineResult, type ThroughputResult } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
 import { measureScrape, measureScrapeUnderLoadAsDaemon, type ScrapeResult, type ScrapeUnderLoadResult } from './bench-scrape.js';
 import { measureShippedRules, type ShippedRulesResult } from './bench-shipped-rules.js';
@@ -109,6 +109,13 @@ function imageRuntime(): { flags: string[]; env: Record<string, string> } {
   return { flags: argv.slice(1).filter((a) => a.startsWith('--')), env };
 }
 
+/** `rounds` rounds over one slice, each the floor, the client and then `then`, one after another. */
+async function inTurns<T>(slice: BenchHistory, rounds: number, then: () => Promise<T>): Promise<Array<{ raw: ThroughputResult; fetch: ThroughputResult; then: T }>> {
+  const out: Array<{ raw: ThroughputResult; fetch: ThroughputResult; then: T }> = [];
+  for (let round = 0; round < rounds; round++) out.push({ raw: await measureRawFetch(slice), fetch: await measureFetch(slice), then: await then() });
+  return out;
+}
+
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main(): Promise<void> {
@@ -143,15 +150,10 @@ async function main(): Promise<void> {
       // moved by a fifth between runs of one bench (268,000–409,000 records/s), and a ratio of two such reads moved
       // with it. Each line is the median run; a ratio is the median of the rounds' ratios (each round's two reads
       // are next to each other in time, so they share the machine's state).
-      const raws: ThroughputResult[] = [];
-      const fetches: ThroughputResult[] = [];
-      for (let round = 0; round < sizes.throughputRounds; round++) {
-        raws.push(await measureRawFetch(history));
-        fetches.push(await measureFetch(history));
-      }
-      raw = medianRun(raws, (r) => r.recordsPerSecond);
-      fetch = medianRun(fetches, (r) => r.recordsPerSecond);
-      clientVsRaw = median(fetches.map((f, i) => f.recordsPerSecond / (raws[i] as ThroughputResult).recordsPerSecond));
+      const headline = await inTurns(history, sizes.throughputRounds, () => Promise.resolve());
+      raw = medianRun(headline.map((r) => r.raw), (r) => r.recordsPerSecond);
+      fetch = medianRun(headline.map((r) => r.fetch), (r) => r.recordsPerSecond);
+      clientVsRaw = median(headline.map((r) => r.fetch.recordsPerSecond / r.raw.recordsPerSecond));
       // The pipelines ask for their windows from `overlap` before the history's start, pages the floor never
       // asked for: a pipeline run over each history first, so that no measured line waits for the child to
       // generate and serialise a page (the first pipeline of a process ran at half speed, idle a third of the time).
@@ -163,10 +165,7 @@ async function main(): Promise<void> {
           await createPipeline(slice, benchRules(10)).run();
         }
         // The floor, the client and the pipeline for the same slice, in turns: the same records, code as warm.
-        const rounds: Array<{ raw: ThroughputResult; fetch: ThroughputResult; pipeline: PipelineResult }> = [];
-        for (let round = 0; round < sizes.throughputRounds; round++) {
-          rounds.push({ raw: await measureRawFetch(slice), fetch: await measureFetch(slice), pipeline: await createPipeline(slice, benchRules(n)).run() });
-        }
+        const rounds = (await inTurns(slice, sizes.throughputRounds, () => createPipeline(slice, benchRules(n)).run())).map(({ raw, fetch, then }) => ({ raw, fetch, pipeline: then }));
         const p = medianRun(rounds.map((r) => r.pipeline), (r) => r.recordsPerSecond);
         pipelines.push({
           ...p,
