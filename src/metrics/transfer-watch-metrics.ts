@@ -47,6 +47,10 @@ const RESULTS = ['success', 'error'] as const;
 
 /** A transfer's series in the per-transfer families, as the series guard admitted them. */
 interface TransferSeries {
+  /** What it is the series of (with the instance it is filed under). */
+  source: string;
+  event: string;
+  result: string;
   counted: LabelSet;
   bytes: LabelSet;
   lastLabels: LabelSet;
@@ -68,8 +72,10 @@ export class TransferWatchMetrics {
 
   private readonly renderer: ExpositionRenderer;
   private readonly guard: SeriesGuard;
-  /** Admitted series of recent (source, instance, event, result) combinations; see transferSeriesOf. */
-  private readonly transferSeries = new Map<string, TransferSeries>();
+  /** Admitted series of recent (source, instance, event, result) combinations, by instance; see transferSeriesOf. */
+  private readonly transferSeries = new Map<string, TransferSeries[]>();
+  /** Series in `transferSeries`. */
+  private rememberedSeries = 0;
   private readonly maxTransferSeries: number;
   /** Current value of each mft_last_transfer_timestamp_seconds series (it only moves forward). */
   private readonly lastTransferSeconds = new Map<string, number>();
@@ -275,24 +281,42 @@ export class TransferWatchMetrics {
    * counting a transfer cost. A folded one is admitted anew each time, so every folded observation is counted.
    */
   private transferSeriesOf(t: Transfer): TransferSeries {
-    // Unambiguous although an instance name may hold NUL: source names cannot, nor can events or results.
-    const key = `${t.source}\u0000${t.instance}\u0000${t.event}\u0000${t.result}`;
-    const known = this.transferSeries.get(key);
-    if (known) return known;
+    // Filed by instance, then compared field by field: an instance has a few (source, event, result) of its own, and
+    // a key string built per transfer (and hashed as a new string) was most of counting one.
+    const filed = this.transferSeries.get(t.instance);
+    if (filed !== undefined) {
+      for (let i = 0; i < filed.length; i++) {
+        const known = filed[i] as TransferSeries;
+        if (known.result === t.result && known.event === t.event && known.source === t.source) return known;
+      }
+    }
     const labels = { source: t.source, mft_instance: t.instance, event: t.event, result: t.result };
     const counted = this.guard.admit(METRICS.transfers, labels);
     const bytes = this.guard.admit(METRICS.transferBytes, labels);
     const lastLabels = this.guard.admit(METRICS.lastTransferTimestamp, labels);
-    const series: TransferSeries = { counted, bytes, lastLabels, lastKey: seriesKey(METRICS.lastTransferTimestamp, lastLabels), pending: undefined };
+    const series: TransferSeries = {
+      source: t.source,
+      event: t.event,
+      result: t.result,
+      counted,
+      bytes,
+      lastLabels,
+      lastKey: seriesKey(METRICS.lastTransferTimestamp, lastLabels),
+      pending: undefined,
+    };
     if (counted === labels && bytes === labels && lastLabels === labels) {
       // Bounded like the guard's own memory: past it, start over (entries are only a shortcut). What the
       // forgotten entries gathered is flushed first.
-      if (this.transferSeries.size >= this.maxTransferSeries) {
+      if (this.rememberedSeries >= this.maxTransferSeries) {
         this.flushTransfers();
         this.transferSeries.clear();
+        this.rememberedSeries = 0;
       }
       series.pending = { transfers: 0, bytes: 0, lastSeconds: -Infinity };
-      this.transferSeries.set(key, series);
+      const list = this.transferSeries.get(t.instance);
+      if (list === undefined) this.transferSeries.set(t.instance, [series]);
+      else list.push(series);
+      this.rememberedSeries += 1;
     }
     return series;
   }
