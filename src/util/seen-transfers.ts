@@ -53,29 +53,52 @@ export class SeenTransfers {
    * Forget ids whose time is before `before` (for the poller, no future window reaches back that far; for the
    * rule engine, no rule can still count them).
    *
-   * In place (backward-shift deletion), so pruning allocates nothing: rebuilding into a fresh table after each
-   * window of a backfill left a discarded table (up to 12 MB for a 600,000-record window, and the tables of its
-   * doublings) for every window, freed only by a full GC, which V8 holds back until about 64 MB of such buffers
-   * have piled up. The table keeps the size its busiest recent period needed and shrinks once it has held much
-   * less for a few prunes.
+   * In place, so pruning allocates nothing: rebuilding into a fresh table after each window of a backfill left a
+   * discarded table (up to 12 MB for a 600,000-record window, and the tables of its doublings) for every window,
+   * freed only by a full GC, which V8 holds back until about 64 MB of such buffers have piled up. The table keeps
+   * the size its busiest recent period needed and shrinks once it has held much less for a few prunes.
+   *
+   * One pass over the slots: an expired entry is emptied where it is, and a live one after such a hole in its run
+   * of slots is put back from its home slot (it can only move back, into a hole). Deleting entries one at a time,
+   * each shifting back the rest of its run, walked a run again per deletion: the poller's prune after committing an
+   * hour's window of a dense backfill (580,000 of 600,000 ids forgotten, 1M slots) took 16.5 ms, 7.6 ms this way,
+   * and a scrape meanwhile waits for it.
    */
   prune(before: number): void {
     const first = storedSecond(before);
     this.recentPeak = Math.max(this.count, Math.floor(this.recentPeak / 2));
-    const { times } = this;
-    const mask = times.length - 1;
-    // Start after an empty slot (there is one: the load stays below MAX_LOAD), so no cluster wraps past the
-    // starting point and every shift stays inside the walk.
+    const { hi, lo, times } = this;
+    const slots = times.length;
+    const mask = slots - 1;
+    // Start at an empty slot (there is one: the load stays below MAX_LOAD): no run of slots wraps past it, so each
+    // run is walked from its first slot, and a slot not yet walked is as it was.
     let start = 0;
     while (times[start] !== EMPTY) start++;
-    for (let step = 1; step <= mask; ) {
+    let holes = false;
+    for (let step = 1; step <= slots; step++) {
       const i = (start + step) & mask;
       const stored = times[i] as number;
-      if (stored !== EMPTY && stored < first) this.removeAt(i);
-      else step++; // after a removal, slot i holds the entry shifted into it: look at it again
+      if (stored === EMPTY) {
+        holes = false; // the run ended as it was: the next one starts whole
+      } else if (stored < first) {
+        times[i] = EMPTY;
+        this.count--;
+        holes = true;
+      } else if (holes) {
+        // A hole may now lie between this entry's home and it, where a lookup would stop: put it back from its
+        // home, into the first empty slot (at the latest, its own, emptied here).
+        const h = hi[i] as number;
+        const l = lo[i] as number;
+        times[i] = EMPTY;
+        let j = slotOf(h, l, slots);
+        while (times[j] !== EMPTY) j = (j + 1) & mask;
+        hi[j] = h;
+        lo[j] = l;
+        times[j] = stored;
+      }
     }
     const target = slotsFor(this.recentPeak, MIN_SLOTS);
-    if (target * SHRINK_FACTOR <= times.length) this.resize(target);
+    if (target * SHRINK_FACTOR <= slots) this.resize(target);
   }
 
   get size(): number {
@@ -85,24 +108,6 @@ export class SeenTransfers {
   /** Slots in the table (12 bytes each): what it costs in memory. */
   get capacity(): number {
     return this.times.length;
-  }
-
-  /** Empty slot `hole`, shifting back the entries after it that probing would no longer reach. */
-  private removeAt(hole: number): void {
-    const { hi, lo, times } = this;
-    const mask = times.length - 1;
-    for (let j = (hole + 1) & mask; times[j] !== EMPTY; j = (j + 1) & mask) {
-      const home = slotOf(hi[j] as number, lo[j] as number, times.length);
-      // The entry at j stays if its home lies cyclically in (hole, j]: probing from home reaches j first.
-      const stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
-      if (stays) continue;
-      hi[hole] = hi[j] as number;
-      lo[hole] = lo[j] as number;
-      times[hole] = times[j] as number;
-      hole = j;
-    }
-    times[hole] = EMPTY;
-    this.count--;
   }
 
   /**
