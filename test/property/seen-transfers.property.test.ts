@@ -6,8 +6,8 @@ import { SeenTransfers } from '../../src/util/seen-transfers.js';
 /**
  * The poller's id table against a plain Map: any run of adds and prunes gives the same answers. Pools of 1,000
  * to 3,000 ids and prunes up to a minute behind keep the default table (2,048 slots) and its first doubling
- * well filled, so clusters wrap around the table's end and in-place deletion has to shift entries back across
- * it (breaking that case makes this test fail).
+ * well filled, so clusters wrap around the table's end and a prune has to put entries back across it (starting
+ * its walk anywhere but at an empty slot, or not putting back the entries behind a hole, makes this test fail).
  */
 
 /** Adds of ids from a pool, at a clock that advances `rate` ids a second; prunes `lag` seconds behind it. */
