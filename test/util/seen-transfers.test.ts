@@ -28,6 +28,26 @@ describe('SeenTransfers', () => {
     expect(seen.has(idOf(200_001))).toBe(false);
   });
 
+  it('grows without a pause: the old table is moved a few slots per call, and every id is found meanwhile', () => {
+    const seen = new SeenTransfers();
+    const before = seen.capacity;
+    const ids: string[] = [];
+    while (seen.capacity === before) {
+      ids.push(idOf(ids.length));
+      expect(seen.add(ids.at(-1) as string, 0)).toBe(true);
+    }
+    // Both tables are held while the old one is moved, and a call moves only a few of its slots.
+    expect(seen.capacity).toBe(before + 2 * before);
+    expect(seen.has(ids[0] as string)).toBe(true);
+    expect(seen.capacity).toBe(before + 2 * before);
+    // Found wherever it is, in the old table or the new (each call moves a few more slots), and not added twice.
+    for (const id of ids) expect(seen.has(id)).toBe(true);
+    for (const id of ids) expect(seen.add(id, 0)).toBe(false);
+    expect(seen.capacity).toBe(2 * before);
+    expect(seen.size).toBe(ids.length);
+    expect(seen.has(idOf(ids.length))).toBe(false);
+  });
+
   it('forgets only what happened before the prune time, and still knows the rest', () => {
     const seen = new SeenTransfers();
     const t0 = 1_700_000_000_000;
