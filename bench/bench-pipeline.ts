@@ -39,6 +39,16 @@ export const EVALUATE_EVERY = 1000;
 /** The leading role's gap between two evaluations of a catch-up (src/daemon/roles/leading-role.ts). */
 const MIN_EVALUATION_GAP_MS = 1_000;
 
+/**
+ * Poll settings for a pipeline that reads its history in windows as the daemon does by default (`poll.max_window`),
+ * not in one window over the whole history as the throughput lines do (the fewest requests and commits). A window's
+ * ids are held until it commits: over a 100-minute backfill that was a table of a million ids, which the daemon
+ * as configured by default never holds.
+ */
+export function daemonWindows(): Partial<Record<keyof PollConfig, string>> {
+  return { max_window: `${pollSchema.parse({}).max_window}ms` };
+}
+
 export function benchSource(url: string): SourceConfig {
   return sourceSchema.parse({ name: 'bench', base_url: url, username: 'demo', password: 'demo' });
 }

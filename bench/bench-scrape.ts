@@ -4,7 +4,7 @@ import { startHttpServer } from '../src/http/http-server.js';
 import { TransferWatchMetrics } from '../src/metrics/transfer-watch-metrics.js';
 import { parseRecord } from '../src/source/record.js';
 import { silentLogger } from '../src/util/logger.js';
-import { createPipeline, type BenchHistory, type PipelineResult } from './bench-pipeline.js';
+import { createPipeline, daemonWindows, type BenchHistory, type PipelineResult } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
 import { percentile } from './stats.js';
 import { lastLineOfBundledChild } from './child-bundle.js';
@@ -133,7 +133,8 @@ export function startScraper(url: string, intervalMs: number): { ready: Promise<
 
 /**
  * `/metrics` while a backfill runs in the same process (when people look: a scrape during catch-up): the
- * 100-rule pipeline reads the history into the same metrics object that holds ~`targetSeries` series, and
+ * 100-rule pipeline reads the history, in windows of the daemon's default `poll.max_window` as the daemon reads a
+ * catch-up, into the same metrics object that holds ~`targetSeries` series, and
  * `/metrics` is scraped every 100 ms (a tight Prometheus) from another process until it is done; each scrape is
  * timed to its last byte. The rules are evaluated as the daemon evaluates a catch-up (`daemon`: at most once a
  * second), or every 1,000 transfers as the throughput lines do (`transfers`: ~45 times a second here).
@@ -149,7 +150,7 @@ export async function measureScrapeUnderLoad(targetSeries: number, history: Benc
     const metrics = seededMetrics(targetSeries);
     const server = await metricsServer(metrics);
     try {
-      const pipeline = createPipeline(history, benchRules(100), {}, undefined, metrics, cadence);
+      const pipeline = createPipeline(history, benchRules(100), daemonWindows(), undefined, metrics, cadence);
       const scraper = startScraper(`${server.url}/metrics`, 100);
       let result: PipelineResult;
       let scrapes: z.infer<typeof scrapesSchema>;

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { capYoungGeneration, limitHeapGrowth } from '../src/util/heap-growth.js';
-import { createPipeline } from './bench-pipeline.js';
+import { createPipeline, daemonWindows } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
 import { measureScrapeUnderLoad } from './bench-scrape.js';
 
@@ -24,7 +24,7 @@ const keepAlive = setInterval(() => undefined, 1000);
 // Every page the pipeline asks for once (then served from the page server's cache), and the pipeline's code warm:
 // a first pipeline of a process waited for the page server to generate pages, a third of its time, while that
 // process took the second core from the scrapes being timed.
-await createPipeline(history, benchRules(100), {}, undefined, undefined, input.cadence).run();
+await createPipeline(history, benchRules(100), daemonWindows(), undefined, undefined, input.cadence).run();
 const result = await measureScrapeUnderLoad(input.series, history, input.cadence, input.backfills);
 process.stdout.write(`${JSON.stringify(result)}\n`);
 clearInterval(keepAlive);
