@@ -49,7 +49,10 @@ export class RuleEngine {
   private readonly loop: EventLoopShare;
   /** Full matcher runs so far: what a record costs beyond the index lookup (a test and metric hook). */
   matchChecks = 0;
-  /** The rules the transfer being observed matches (one array for every call: `observe` runs to its end). */
+  /**
+   * The rules the transfer being observed matches, in its first slots (one array for every call: `observe` runs to
+   * its end; what later slots hold from earlier calls is rules, never read).
+   */
   private readonly matched: EngineEntry[] = [];
 
   constructor(
@@ -100,19 +103,19 @@ export class RuleEngine {
     // the id's lookup in a table of up to DEDUP_SPAN of ids was for nothing (2.4% of the 100-rule bench pipeline's
     // CPU profile; none now).
     const matched = this.matched;
-    matched.length = 0;
+    let n = 0;
     for (const list of this.index[t.result].candidates(t)) {
       for (const entry of list) {
         this.matchChecks++;
-        if (entry.matches(t)) matched.push(entry);
+        if (entry.matches(t)) matched[n++] = entry;
       }
     }
-    if (matched.length === 0 || this.seen.has(t.id)) return;
+    if (n === 0 || this.seen.has(t.id)) return;
     let keepUntil: number | undefined;
-    for (const entry of matched) {
+    for (let i = 0; i < n; i++) {
+      const entry = matched[i] as EngineEntry;
       if (entry.evaluator.observe(t)) keepUntil = Math.max(keepUntil ?? -Infinity, t.time + Math.min(entry.history, DEDUP_SPAN));
     }
-    matched.length = 0;
     if (keepUntil !== undefined && keepUntil > this.clock.now()) this.seen.add(t.id, keepUntil);
   }
 
