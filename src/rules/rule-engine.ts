@@ -54,6 +54,8 @@ export class RuleEngine {
    * its end; what later slots hold from earlier calls is rules, never read).
    */
   private readonly matched: EngineEntry[] = [];
+  /** The candidate lists of the transfer being observed, in the same way. */
+  private readonly candidateLists: (readonly EngineEntry[])[] = [];
 
   constructor(
     rules: RuleDefinition[],
@@ -104,8 +106,10 @@ export class RuleEngine {
     // CPU profile; none now).
     const matched = this.matched;
     let n = 0;
-    for (const list of this.index[t.result].candidates(t)) {
-      for (const entry of list) {
+    const lists = this.candidateLists;
+    const count = this.index[t.result].candidates(t, lists);
+    for (let l = 0; l < count; l++) {
+      for (const entry of lists[l] as readonly EngineEntry[]) {
         this.matchChecks++;
         if (entry.matches(t)) matched[n++] = entry;
       }

@@ -43,15 +43,17 @@ export class RuleIndex<T> {
 
   /**
    * Every rule that might match `t`, as lists to walk in turn (each rule in at most one: a rule is filed under a
-   * single label). Lists, not one merged array: copying the glob-only rules for every transfer was a visible
-   * part of observing with 1,000 rules.
+   * single label), put in the first slots of `lists`; returns how many. Lists, not one merged array: copying the
+   * glob-only rules for every transfer was a visible part of observing with 1,000 rules. Into the caller's array,
+   * not a new one per transfer (1.3% of the 100-rule pipeline's profile).
    */
-  candidates(t: Transfer): readonly (readonly T[])[] {
-    const out: T[][] = [this.unindexed];
+  candidates(t: Transfer, lists: (readonly T[])[]): number {
+    lists[0] = this.unindexed;
+    let n = 1;
     for (const [label, values] of this.byLabel) {
       const hit = values.get(transferLabel(t, label));
-      if (hit) out.push(hit);
+      if (hit) lists[n++] = hit;
     }
-    return out;
+    return n;
   }
 }
