@@ -54,7 +54,8 @@ export class SeenTransfers {
   has(id: string): boolean {
     setKey(id);
     this.moveSome(MOVE_STEP);
-    return this.find(key.hi, key.lo) >= 0 || (this.moving !== undefined && findIn(this.moving, key.hi, key.lo) >= 0);
+    const { moving } = this;
+    return findIn(this.hi, this.lo, this.times, key.hi, key.lo) >= 0 || (moving !== undefined && findIn(moving.hi, moving.lo, moving.times, key.hi, key.lo) >= 0);
   }
 
   /**
@@ -97,14 +98,8 @@ export class SeenTransfers {
       } else if (holes) {
         // A hole may now lie between this entry's home and it, where a lookup would stop: put it back from its
         // home, into the first empty slot (at the latest, its own, emptied here).
-        const h = hi[i] as number;
-        const l = lo[i] as number;
         times[i] = EMPTY;
-        let j = slotOf(h, l, slots);
-        while (times[j] !== EMPTY) j = (j + 1) & mask;
-        hi[j] = h;
-        lo[j] = l;
-        times[j] = stored;
+        this.place(hi[i] as number, lo[i] as number, stored);
       }
     }
     const target = slotsFor(this.recentPeak, MIN_SLOTS);
@@ -163,15 +158,6 @@ export class SeenTransfers {
     return seen;
   }
 
-  private find(hi: number, lo: number): number {
-    const { times } = this;
-    const mask = times.length - 1;
-    for (let i = slotOf(hi, lo, times.length); ; i = (i + 1) & mask) {
-      if (times[i] === EMPTY) return -1;
-      if (this.lo[i] === lo && this.hi[i] === hi) return i;
-    }
-  }
-
   private insert(hi: number, lo: number, stored: number): boolean {
     this.moveSome(MOVE_STEP);
     const { hi: his, lo: los, times } = this;
@@ -180,7 +166,8 @@ export class SeenTransfers {
     for (; times[i] !== EMPTY; i = (i + 1) & mask) {
       if (los[i] === lo && his[i] === hi) return false;
     }
-    if (this.moving !== undefined && findIn(this.moving, hi, lo) >= 0) return false;
+    const { moving } = this;
+    if (moving !== undefined && findIn(moving.hi, moving.lo, moving.times, hi, lo) >= 0) return false;
     his[i] = hi;
     los[i] = lo;
     times[i] = stored;
@@ -207,22 +194,24 @@ export class SeenTransfers {
   private moveSome(slots: number): void {
     const moving = this.moving;
     if (moving === undefined) return;
-    const { hi: his, lo: los, times } = this;
-    const mask = times.length - 1;
     const end = Math.min(moving.times.length, moving.next + slots);
     for (let from = moving.next; from < end; from++) {
       const stored = moving.times[from] as number;
-      if (stored === EMPTY) continue;
-      const hi = moving.hi[from] as number;
-      const lo = moving.lo[from] as number;
-      let i = slotOf(hi, lo, times.length);
-      while (times[i] !== EMPTY) i = (i + 1) & mask;
-      his[i] = hi;
-      los[i] = lo;
-      times[i] = stored;
+      if (stored !== EMPTY) this.place(moving.hi[from] as number, moving.lo[from] as number, stored);
     }
     moving.next = end;
     if (end === moving.times.length) this.moving = undefined;
+  }
+
+  /** A key known to be in neither table, into the first empty slot from its home in the current one. */
+  private place(hi: number, lo: number, stored: number): void {
+    const { times } = this;
+    const mask = times.length - 1;
+    let i = slotOf(hi, lo, times.length);
+    while (times[i] !== EMPTY) i = (i + 1) & mask;
+    this.hi[i] = hi;
+    this.lo[i] = lo;
+    times[i] = stored;
   }
 
   /** A smaller table for `expected` entries, moved into at once (a prune left few: it costs a walk of the old one). */
@@ -237,13 +226,12 @@ export class SeenTransfers {
   }
 }
 
-/** The slot of a key in a table, or -1. */
-function findIn(table: { hi: Uint32Array; lo: Uint32Array; times: Uint32Array }, hi: number, lo: number): number {
-  const { times } = table;
+/** The slot of a key in a table (its three arrays), or -1. */
+function findIn(his: Uint32Array, los: Uint32Array, times: Uint32Array, hi: number, lo: number): number {
   const mask = times.length - 1;
   for (let i = slotOf(hi, lo, times.length); ; i = (i + 1) & mask) {
     if (times[i] === EMPTY) return -1;
-    if (table.lo[i] === lo && table.hi[i] === hi) return i;
+    if (los[i] === lo && his[i] === hi) return i;
   }
 }
 
