@@ -14,7 +14,7 @@ class RecordProblem extends Error {}
  * MENSAGEM: it is only ever shown to people, so it is cut to MAX_MESSAGE_LENGTH instead (see `boundedMessage`).
  * The bounds are far above real values: Linux paths stop at 4096, user and instance names are identifiers.
  */
-export const FIELD_MAX_LENGTH: Readonly<Record<string, number>> = {
+export const FIELD_MAX_LENGTH = {
   DATAHORA: 64,
   INSTANCE: 256,
   USUARIO: 256,
@@ -25,7 +25,7 @@ export const FIELD_MAX_LENGTH: Readonly<Record<string, number>> = {
   TIPOREC: 256,
   DATAARQUIVO: 64,
   HORAARQUIVO: 64,
-};
+} as const satisfies Partial<Record<keyof ServiceRecord, number>>;
 /** MENSAGEM is cut here, with a note of how long it was (the same record always reads the same: identity holds). */
 export const MAX_MESSAGE_LENGTH = 2048;
 /** Integers given as strings are at most this long (a safe integer has 16 digits). */
@@ -65,7 +65,6 @@ function readInteger(value: unknown): number | undefined {
 }
 
 function requiredInteger(value: unknown, field: string): number {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
   const n = readInteger(value);
   if (n === undefined) throw new RecordProblem(`${field} is missing or not an integer`);
   return n;
@@ -73,7 +72,6 @@ function requiredInteger(value: unknown, field: string): number {
 
 /** Optional integers: absent or null is null; anything else must be an integer. */
 function optionalInteger(value: unknown, field: string): number | null {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
   if (value === undefined || value === null || value === '') return null;
   const n = readInteger(value);
   if (n === undefined) throw new RecordProblem(`${field} is not an integer`);
@@ -102,13 +100,12 @@ function optionalString(value: unknown, field: string, max: number): string {
   throw new RecordProblem(`${field} is not a string`);
 }
 
-const MAX = FIELD_MAX_LENGTH;
 const NO_BOUND = Number.POSITIVE_INFINITY;
 
 /** The transfer a record reads as; throws RecordProblem. The record is copied field by field: nothing else it holds is kept. */
 function normalise(rec: Record<string, unknown>, source: string): Transfer {
   // DATAHORA as epoch ms and canonical text; almost every service sends the canonical form, read without objects.
-  const datahora = requiredString(rec.DATAHORA, 'DATAHORA', MAX.DATAHORA as number);
+  const datahora = requiredString(rec.DATAHORA, 'DATAHORA', FIELD_MAX_LENGTH.DATAHORA);
   let time = canonicalServiceTime(datahora);
   let canonical = datahora;
   if (time === undefined) {
@@ -119,24 +116,24 @@ function normalise(rec: Record<string, unknown>, source: string): Transfer {
   // Fields are checked in this order: the first problem found is the reason given.
   const record: ServiceRecord = {
     DATAHORA: canonical,
-    INSTANCE: requiredString(rec.INSTANCE, 'INSTANCE', MAX.INSTANCE as number),
-    USUARIO: requiredString(rec.USUARIO, 'USUARIO', MAX.USUARIO as number),
-    CONEXAO: optionalString(rec.CONEXAO, 'CONEXAO', MAX.CONEXAO as number),
-    DATAARQUIVO: optionalString(rec.DATAARQUIVO, 'DATAARQUIVO', MAX.DATAARQUIVO as number),
+    INSTANCE: requiredString(rec.INSTANCE, 'INSTANCE', FIELD_MAX_LENGTH.INSTANCE),
+    USUARIO: requiredString(rec.USUARIO, 'USUARIO', FIELD_MAX_LENGTH.USUARIO),
+    CONEXAO: optionalString(rec.CONEXAO, 'CONEXAO', FIELD_MAX_LENGTH.CONEXAO),
+    DATAARQUIVO: optionalString(rec.DATAARQUIVO, 'DATAARQUIVO', FIELD_MAX_LENGTH.DATAARQUIVO),
     EVENTO: requiredInteger(rec.EVENTO, 'EVENTO'),
-    HORAARQUIVO: optionalString(rec.HORAARQUIVO, 'HORAARQUIVO', MAX.HORAARQUIVO as number),
+    HORAARQUIVO: optionalString(rec.HORAARQUIVO, 'HORAARQUIVO', FIELD_MAX_LENGTH.HORAARQUIVO),
     MAXTAMREG: optionalInteger(rec.MAXTAMREG, 'MAXTAMREG'),
     NUMREG: optionalInteger(rec.NUMREG, 'NUMREG'),
     MENSAGEM: boundedMessage(optionalString(rec.MENSAGEM, 'MENSAGEM', NO_BOUND)),
-    NOMEARQUIVO: requiredString(rec.NOMEARQUIVO, 'NOMEARQUIVO', MAX.NOMEARQUIVO as number),
-    TAGS: optionalString(rec.TAGS, 'TAGS', MAX.TAGS as number),
+    NOMEARQUIVO: requiredString(rec.NOMEARQUIVO, 'NOMEARQUIVO', FIELD_MAX_LENGTH.NOMEARQUIVO),
+    TAGS: optionalString(rec.TAGS, 'TAGS', FIELD_MAX_LENGTH.TAGS),
     PROCID: optionalInteger(rec.PROCID, 'PROCID'),
-    REDE: optionalString(rec.REDE, 'REDE', MAX.REDE as number),
+    REDE: optionalString(rec.REDE, 'REDE', FIELD_MAX_LENGTH.REDE),
     RESULTADO: requiredInteger(rec.RESULTADO, 'RESULTADO'),
     // A missing size must not hide a failed transfer from alerting, so it reads as 0 bytes.
     TAMARQUIVO: optionalInteger(rec.TAMARQUIVO, 'TAMARQUIVO') ?? 0,
     THREADID: optionalInteger(rec.THREADID, 'THREADID'),
-    TIPOREC: optionalString(rec.TIPOREC, 'TIPOREC', MAX.TIPOREC as number),
+    TIPOREC: optionalString(rec.TIPOREC, 'TIPOREC', FIELD_MAX_LENGTH.TIPOREC),
     DIAS: optionalInteger(rec.DIAS, 'DIAS'),
   };
   return transferOf(record, recordIdentity(record), source, time);
