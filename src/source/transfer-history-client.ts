@@ -118,57 +118,40 @@ export class TransferHistoryClient {
     invalidLog: InvalidLog,
     signal?: AbortSignal,
   ): AsyncGenerator<TransferPage> {
-    // The next page is asked for as soon as this one's `next` is known, before its records are read: the
-    // service's time and the network's overlap with reading this page and with the consumer's work on it,
-    // instead of the loop waiting for each answer in turn. Never more than one page ahead. A pagination
-    // left early (a consumer's error, a closed generator) aborts the page asked ahead.
-    const ahead = new AbortController();
-    const forward = (): void => ahead.abort(signal?.reason);
-    if (signal?.aborted) forward();
-    else signal?.addEventListener('abort', forward, { once: true });
     let url = firstUrl;
     const followed = new Set([pageKey(url)]);
     // A service whose `next` never ends (a new index on every page) must not hold the poll forever, nor grow
     // memory: a window has at most max_records_per_window records, so at most this many pages.
     const maxPages = Math.ceil(this.source.max_records_per_window / Math.max(1, query.limit ?? 1000)) + 1;
-    let pending = this.fetchPage(transfers, tokens, url, ahead.signal);
-    try {
-      for (let pages = 1; ; pages++) {
-        const read = await this.readNextPage(transfers, tokens, pending, url, query, followed, invalidLog, ahead.signal, pages < maxPages);
-        yield read.page;
-        if (!read.nextUrl) return;
-        if (!read.pending) {
-          throw new SourceError(
-            'too_many_pages',
-            `more than ${maxPages} pages (${this.source.max_records_per_window} records at limit ${query.limit ?? 1000}) in one window; the window is abandoned (sources[].max_records_per_window)`,
-          );
-        }
-        url = read.nextUrl;
-        pending = read.pending;
+    for (let pages = 1; ; pages++) {
+      const { page, nextUrl } = await this.readNextPage(transfers, tokens, url, query, followed, invalidLog, signal);
+      yield page;
+      if (!nextUrl) return;
+      if (pages >= maxPages) {
+        throw new SourceError(
+          'too_many_pages',
+          `more than ${maxPages} pages (${this.source.max_records_per_window} records at limit ${query.limit ?? 1000}) in one window; the window is abandoned (sources[].max_records_per_window)`,
+        );
       }
-    } finally {
-      signal?.removeEventListener('abort', forward);
-      ahead.abort();
+      url = nextUrl;
     }
   }
 
   /**
-   * One page awaited and read, and the next one asked for. Its own frame, so that the page's parsed JSON is
-   * garbage as soon as the page is read, not held by the generator while the consumer works through the page
-   * (the raw records then survived into V8's old generation, page after page, and the heap grew with them).
+   * One page fetched and read. Its own frame, so that the page's parsed JSON is garbage as soon as the page is
+   * read, not held by the generator while the consumer works through the page (the raw records then survived
+   * into V8's old generation, page after page, and the heap grew with them).
    */
   private async readNextPage(
     transfers: Got,
     tokens: TokenProvider,
-    pending: Promise<Envelope>,
     url: URL,
     query: TransfersQuery,
     followed: Set<string>,
     invalidLog: InvalidLog,
-    signal: AbortSignal,
-    mayFetchNext: boolean,
-  ): Promise<{ page: TransferPage; nextUrl: URL | undefined; pending: Promise<Envelope> | undefined }> {
-    const envelope = await pending;
+    signal?: AbortSignal,
+  ): Promise<{ page: TransferPage; nextUrl: URL | undefined }> {
+    const envelope = await this.fetchPage(transfers, tokens, url, signal);
     // The service promises at most `limit` records a page; a page far past it is a broken (or hostile) service,
     // and reading it whole is what took the daemon to gigabytes. A few over are tolerated (off-by-one services).
     const limit = query.limit ?? 1000;
@@ -176,7 +159,6 @@ export class TransferHistoryClient {
       throw new SourceError('response_too_large', `a page of ${envelope.data.length} records, asked for at most ${limit}; the window is abandoned`);
     }
     let nextUrl: URL | undefined;
-    let next: Promise<Envelope> | undefined;
     if (envelope.next !== '') {
       nextUrl = resolveNextLink(envelope.next, url, this.endpoints, query);
       const key = pageKey(nextUrl);
@@ -184,13 +166,8 @@ export class TransferHistoryClient {
         throw new SourceError('pagination_loop', `the service sent a next page link already followed (after ${followed.size} pages)`);
       }
       followed.add(key);
-      if (mayFetchNext) {
-        next = this.fetchPage(transfers, tokens, nextUrl, signal);
-        // Awaited when the consumer asks for the page; until then (or if it never does) a failure is held, not thrown.
-        next.catch(() => undefined);
-      }
     }
-    return { page: await this.readPage(envelope.data, query, invalidLog), nextUrl, pending: next };
+    return { page: await this.readPage(envelope.data, query, invalidLog), nextUrl };
   }
 
   private setUp(): Promise<{ transfers: Got; tokens: TokenProvider }> {
