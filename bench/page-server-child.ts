@@ -3,11 +3,15 @@
  * simulator in this process and answers each request from a cache of the simulator's answers, filled on first
  * use (the parent reads everything once before it measures): the reading side then measures the client, not the
  * simulator's generation and JSON encoding on the same two cores' event loop. Prints `{"url","start","end"}`.
+ * A second argument makes it a slower service: each page is answered that many ms after it was asked for (a
+ * database behind the service, a longer network), the token at once.
  */
 import { createServer, type IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { denseHistory } from './dense-history.js';
 
 const minutes = Number(process.argv[2] ?? '1');
+const answerDelayMs = Number(process.argv[3] ?? '0');
 const { sim, history } = await denseHistory(minutes);
 
 interface Answer {
@@ -41,6 +45,7 @@ const server = createServer((req, res) => {
       answer = { status: upstream.status, type: upstream.headers.get('content-type') ?? 'application/json', body: Buffer.from(text) };
       if (upstream.status === 200) cache.set(key, answer);
     }
+    if (answerDelayMs > 0 && req.method === 'GET') await sleep(answerDelayMs);
     res.writeHead(answer.status, { 'content-type': answer.type, 'content-length': answer.body.length });
     res.end(answer.body);
   })().catch((err: unknown) => {

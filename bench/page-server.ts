@@ -12,9 +12,10 @@ export interface PageServer {
   close(): Promise<void>;
 }
 
-export async function startPageServer(minutes: number): Promise<PageServer> {
+/** `answerDelayMs`: each page answered that much later (a slower service); 0 answers at once. */
+export async function startPageServer(minutes: number, answerDelayMs = 0): Promise<PageServer> {
   const bundled = await bundleChild('bench/page-server-child.ts');
-  const child: ChildProcess = spawn(process.execPath, [bundled.file, String(minutes)], { cwd: bundled.root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [bundled.file, String(minutes), String(answerDelayMs)], { cwd: bundled.root, stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await firstLineOf(child);
   const ready = readySchema.parse(JSON.parse(line));
   return {

@@ -116,6 +116,9 @@ async function inTurns<T>(slice: BenchHistory, rounds: number, then: () => Promi
   return out;
 }
 
+/** The answer time of the slower service of the throughput section (a database behind it, a longer network). */
+const SLOW_SERVICE_MS = 10;
+
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main(): Promise<void> {
@@ -200,7 +203,28 @@ async function main(): Promise<void> {
         `${mtail.version}, a program with transfer-watch's transfer metrics, ${fmt(mtail.lines)} lines from a local file, one shot; vs_mtail_ratio ${fmt(p10.recordsPerSecond / mtail.linesPerSecond, 2)} (goal >= 1.5): the 10-rule pipeline, metrics included, over HTTP and JSON; mtail vs raw ${fmt(mtail.linesPerSecond / raw.recordsPerSecond, 2)}`,
       ]);
     } else rows.push(['mtail, same records as log lines', 'skipped', 'no mtail on PATH (Debian: apt-get install mtail)']);
-    Object.assign(results, { raw, fetch, clientVsRaw, pipelines, ...(mtail ? { mtail } : {}) });
+    // The same floor and client against a slower service, each page answered SLOW_SERVICE_MS after it was asked for:
+    // the bare loop waits for every answer, the client asks for the next page as soon as it has read `next`.
+    step(`the floor and the client against a service answering in ${SLOW_SERVICE_MS} ms`);
+    const slowServer = await startPageServer(sizes.manyRulesMinutes, SLOW_SERVICE_MS);
+    let slow: { raw: ThroughputResult; fetch: ThroughputResult; ratio: number };
+    try {
+      await measureRawFetch(slowServer.history);
+      const slowRounds = await inTurns(slowServer.history, sizes.throughputRounds, () => Promise.resolve());
+      slow = {
+        raw: medianRun(slowRounds.map((r) => r.raw), (r) => r.recordsPerSecond),
+        fetch: medianRun(slowRounds.map((r) => r.fetch), (r) => r.recordsPerSecond),
+        ratio: median(slowRounds.map((r) => r.fetch.recordsPerSecond / r.raw.recordsPerSecond)),
+      };
+    } finally {
+      await slowServer.close();
+    }
+    rows.push([
+      `client, service answering in ${SLOW_SERVICE_MS} ms`,
+      `${fmt(slow.fetch.recordsPerSecond)} records/s`,
+      `the bare loop ${fmt(slow.raw.recordsPerSecond)} records/s over the same ${fmt(slow.raw.records)} records, ${slow.raw.requests} requests; client vs that loop ${fmt(slow.ratio, 2)}: the client asks for the next page while it reads this one`,
+    ]);
+    Object.assign(results, { raw, fetch, clientVsRaw, pipelines, ...(mtail ? { mtail } : {}), slowService: { answerDelayMs: SLOW_SERVICE_MS, ...slow } });
   }
   let backfillRss: number | undefined;
   if (only.has('backfill')) {
