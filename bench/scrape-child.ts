@@ -5,7 +5,7 @@
  * server runs in the parent's child. Prints one JSON line: the result.
  */
 import { z } from 'zod';
-import { capYoungGeneration, limitHeapGrowth } from '../src/util/heap-growth.js';
+import { capYoungGeneration, limitHeapGrowth, stopPretenuring } from '../src/util/heap-growth.js';
 import { createPipeline, daemonWindows } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
 import { measureScrapeUnderLoad } from './bench-scrape.js';
@@ -13,6 +13,7 @@ import { measureScrapeUnderLoad } from './bench-scrape.js';
 // As the CLI does before any command runs.
 limitHeapGrowth();
 capYoungGeneration();
+stopPretenuring();
 
 const input = z
   .object({ url: z.string(), start: z.number(), end: z.number(), series: z.number(), backfills: z.number(), cadence: z.enum(['daemon', 'transfers']) })

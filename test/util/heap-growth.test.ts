@@ -1,6 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { capYoungGeneration, HEAP_GROWING_PERCENT, limitHeapGrowth, YOUNG_GENERATION_CAP_BYTES, type YoungGenerationControls } from '../../src/util/heap-growth.js';
+import { capYoungGeneration, HEAP_GROWING_PERCENT, limitHeapGrowth, stopPretenuring, YOUNG_GENERATION_CAP_BYTES, type YoungGenerationControls } from '../../src/util/heap-growth.js';
+
+/** What node prints when `flags` are set after start: nothing for flags it accepts. */
+function setAfterStart(flags: string): string {
+  const child = spawnSync(process.execPath, ['-e', 'require("node:v8").setFlagsFromString(process.argv.at(-1))', '--', flags], { encoding: 'utf8' });
+  return `${child.stdout}${child.stderr}`;
+}
 
 describe('limitHeapGrowth', () => {
   it('sets the heap growing factor when node was started without one', () => {
@@ -27,13 +33,33 @@ describe('limitHeapGrowth', () => {
   it('passes a flag this node accepts after start (V8 only prints an error for an unknown one)', () => {
     const set: string[] = [];
     limitHeapGrowth([], (f) => set.push(f));
-    const setAfterStart = (flags: string): string => {
-      const child = spawnSync(process.execPath, ['-e', 'require("node:v8").setFlagsFromString(process.argv.at(-1))', '--', flags], { encoding: 'utf8' });
-      return `${child.stdout}${child.stderr}`;
-    };
     expect(setAfterStart(set[0] as string)).toBe('');
     // The same check notices a flag V8 does not know.
     expect(setAfterStart('--heap-growing-percentage=50')).toMatch(/unrecognized flag/i);
+  });
+});
+
+describe('stopPretenuring', () => {
+  it('turns allocation-site pretenuring off when node was started without a word on it', () => {
+    const set: string[] = [];
+    expect(stopPretenuring(['--max-semi-space-size=4', '--no-maglev'], (f) => set.push(f))).toBe(true);
+    expect(set).toEqual(['--no-allocation-site-pretenuring']);
+  });
+
+  it.each([['--allocation-site-pretenuring'], ['--no-allocation-site-pretenuring'], ['--no_allocation_site_pretenuring'], ['--allocation-site-pretenuring=true']])(
+    'leaves the operator’s %s alone',
+    (flag) => {
+      const set: string[] = [];
+      expect(stopPretenuring(['--no-maglev', flag], (f) => set.push(f))).toBe(false);
+      expect(set).toEqual([]);
+    },
+  );
+
+  it('passes a flag this node accepts after start (V8 only prints an error for an unknown one)', () => {
+    const set: string[] = [];
+    stopPretenuring([], (f) => set.push(f));
+    expect(setAfterStart(set[0] as string)).toBe('');
+    expect(setAfterStart('--no-allocation-site-pretenure')).toMatch(/unrecognized flag/i);
   });
 });
 
