@@ -109,6 +109,16 @@ function imageRuntime(): { flags: string[]; env: Record<string, string> } {
   return { flags: argv.slice(1).filter((a) => a.startsWith('--')), env };
 }
 
+/** The floor and the client read in turns, `rounds` times: each line's median run, and the median of the rounds' ratios. */
+async function floorAndClient(slice: BenchHistory, rounds: number): Promise<{ raw: ThroughputResult; fetch: ThroughputResult; ratio: number }> {
+  const turns = await inTurns(slice, rounds, () => Promise.resolve());
+  return {
+    raw: medianRun(turns.map((r) => r.raw), (r) => r.recordsPerSecond),
+    fetch: medianRun(turns.map((r) => r.fetch), (r) => r.recordsPerSecond),
+    ratio: median(turns.map((r) => r.fetch.recordsPerSecond / r.raw.recordsPerSecond)),
+  };
+}
+
 /** `rounds` rounds over one slice, each the floor, the client and then `then`, one after another. */
 async function inTurns<T>(slice: BenchHistory, rounds: number, then: () => Promise<T>): Promise<Array<{ raw: ThroughputResult; fetch: ThroughputResult; then: T }>> {
   const out: Array<{ raw: ThroughputResult; fetch: ThroughputResult; then: T }> = [];
@@ -153,10 +163,7 @@ async function main(): Promise<void> {
       // moved by a fifth between runs of one bench (268,000–409,000 records/s), and a ratio of two such reads moved
       // with it. Each line is the median run; a ratio is the median of the rounds' ratios (each round's two reads
       // are next to each other in time, so they share the machine's state).
-      const headline = await inTurns(history, sizes.throughputRounds, () => Promise.resolve());
-      raw = medianRun(headline.map((r) => r.raw), (r) => r.recordsPerSecond);
-      fetch = medianRun(headline.map((r) => r.fetch), (r) => r.recordsPerSecond);
-      clientVsRaw = median(headline.map((r) => r.fetch.recordsPerSecond / r.raw.recordsPerSecond));
+      ({ raw, fetch, ratio: clientVsRaw } = await floorAndClient(history, sizes.throughputRounds));
       // The pipelines ask for their windows from `overlap` before the history's start, pages the floor never
       // asked for: a pipeline run over each history first, so that no measured line waits for the child to
       // generate and serialise a page (the first pipeline of a process ran at half speed, idle a third of the time).
@@ -210,12 +217,7 @@ async function main(): Promise<void> {
     let slow: { raw: ThroughputResult; fetch: ThroughputResult; ratio: number };
     try {
       await measureRawFetch(slowServer.history);
-      const slowRounds = await inTurns(slowServer.history, sizes.throughputRounds, () => Promise.resolve());
-      slow = {
-        raw: medianRun(slowRounds.map((r) => r.raw), (r) => r.recordsPerSecond),
-        fetch: medianRun(slowRounds.map((r) => r.fetch), (r) => r.recordsPerSecond),
-        ratio: median(slowRounds.map((r) => r.fetch.recordsPerSecond / r.raw.recordsPerSecond)),
-      };
+      slow = await floorAndClient(slowServer.history, sizes.throughputRounds);
     } finally {
       await slowServer.close();
     }
