@@ -3,7 +3,7 @@
  * dense history with the daemon's default windows (max_window 1h, overlap 2m, page_size 1000), sampling
  * `process.memoryUsage().rss`. V8's heap growth and young generation are limited as `transfer-watch` limits them (src/util/heap-growth.ts). Prints one JSON line: peak RSS and RSS at each quarter of the backfill.
  */
-import { capYoungGeneration, limitHeapGrowth, stopPretenuring } from '../src/util/heap-growth.js';
+import { applyHeapSettings } from '../src/util/heap-growth.js';
 import { createPipeline } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
 
@@ -16,9 +16,7 @@ interface ChildInput {
 }
 
 // As the CLI does before any command runs, so the figure is the daemon's.
-limitHeapGrowth();
-capYoungGeneration();
-stopPretenuring();
+applyHeapSettings();
 const input = JSON.parse(process.argv[2] ?? '{}') as ChildInput;
 const rules = benchRules(input.rules);
 const baselineRss = process.memoryUsage().rss;

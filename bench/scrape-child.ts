@@ -5,15 +5,13 @@
  * server runs in the parent's child. Prints one JSON line: the result.
  */
 import { z } from 'zod';
-import { capYoungGeneration, limitHeapGrowth, stopPretenuring } from '../src/util/heap-growth.js';
+import { applyHeapSettings } from '../src/util/heap-growth.js';
 import { createPipeline, daemonWindows } from './bench-pipeline.js';
 import { benchRules } from './bench-rules.js';
 import { measureScrapeUnderLoad } from './bench-scrape.js';
 
 // As the CLI does before any command runs.
-limitHeapGrowth();
-capYoungGeneration();
-stopPretenuring();
+applyHeapSettings();
 
 const input = z
   .object({ url: z.string(), start: z.number(), end: z.number(), series: z.number(), backfills: z.number(), cadence: z.enum(['daemon', 'transfers']) })

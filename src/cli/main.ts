@@ -1,9 +1,7 @@
 #!/usr/bin/env node
-import { capYoungGeneration, limitHeapGrowth, stopPretenuring } from '../util/heap-growth.js';
+import { applyHeapSettings } from '../util/heap-growth.js';
 
 // Before any command allocates: the daemon's RSS depends on it (src/util/heap-growth.ts).
-limitHeapGrowth();
-capYoungGeneration();
-stopPretenuring();
+applyHeapSettings();
 const { runProgram } = await import('./program.js');
 await runProgram(process.argv);

@@ -45,6 +45,16 @@ export function stopPretenuring(execArgv: readonly string[] = process.execArgv, 
   return true;
 }
 
+/**
+ * Every setting above, as the CLI applies them before any command allocates; the bench's child processes that
+ * start as the daemon does call this too, so that their figures stay the daemon's when a setting is added.
+ */
+export function applyHeapSettings(): void {
+  limitHeapGrowth();
+  capYoungGeneration();
+  stopPretenuring();
+}
+
 /** Two semi-spaces of 4 MB: what `--max-semi-space-size=4` (the image's flag) allows. */
 export const YOUNG_GENERATION_CAP_BYTES = 8 * 1024 * 1024;
 
