@@ -112,9 +112,11 @@ describe('capYoungGeneration', () => {
   });
 
   it('in a real node, the new space of an allocating process stops at the cap, or one doubling past it (node alone grows it to 32 MB and more)', () => {
-    // The capacity of one semi-space (used + available), not `space_size`: Node 24's V8 lets the new space take
-    // pages past its capacity for a moment while a full collection runs (16 MB seen with 4 MB semi-spaces), then
-    // returns them; what the cap bounds, and what stays resident, is the capacity.
+    // The capacity of one semi-space (used + available), not `space_size`, and the least of a few readings over
+    // 25 ms after the work: Node 24's V8 lets the new space take pages past its capacity for a moment while a full
+    // collection runs (16 MB seen with 4 MB semi-spaces, in `space_size` and, on a loaded machine, in used +
+    // available too), then returns them within milliseconds. What the cap bounds, and what stays resident, is the
+    // capacity once that collection is over; an uncapped node keeps its 16 or 64 MB in every reading.
     const script = [
       "const { capYoungGeneration } = await import(process.argv[1]);",
       'const capped = process.argv[2] === "cap";',
@@ -126,8 +128,14 @@ describe('capYoungGeneration', () => {
       '  keep.push(batch); if (keep.length > 20) keep.shift();',
       '  await new Promise((res) => setImmediate(res));',
       '}',
-      'const ns = (await import("node:v8")).getHeapSpaceStatistics().find((s) => s.space_name === "new_space");',
-      'process.stdout.write(String(ns.space_used_size + ns.space_available_size));',
+      'const { getHeapSpaceStatistics } = await import("node:v8");',
+      'const readings = [];',
+      'for (let k = 0; k < 5; k++) {',
+      '  await new Promise((res) => setTimeout(res, 5));',
+      '  const ns = getHeapSpaceStatistics().find((s) => s.space_name === "new_space");',
+      '  readings.push(ns.space_used_size + ns.space_available_size);',
+      '}',
+      'process.stdout.write(String(Math.min(...readings)));',
     ].join('\n');
     const module = new URL('../../src/util/heap-growth.ts', import.meta.url).pathname;
     const run = (mode: string): number => {
