@@ -1,4 +1,4 @@
-import { transferLabel, type LabelName, type Transfer } from '../source/transfer.js';
+import { LABEL_NAMES, transferLabel, type LabelName, type Transfer } from '../source/transfer.js';
 import { compileLinearRegex, quoteRegex, type LinearRegex } from '../util/linear-regex.js';
 import type { MatchSpec } from './rule-schema.js';
 
@@ -128,4 +128,18 @@ export function compileMatch(spec: MatchSpec, shared: SharedPatternTests = new M
 export function exactValues(patterns: readonly string[]): string[] | undefined {
   for (const p of patterns) if (isGlob(p)) return undefined;
   return [...patterns];
+}
+
+/**
+ * A key that two match specs share exactly when they select the same transfers by construction: the same
+ * pattern lists under the same labels, whatever the order of the labels or of the patterns in a list (a list
+ * matches when any of its patterns does). Rules with the same selection run one matcher between them.
+ */
+export function selectionKey(spec: MatchSpec): string {
+  const parts: Array<[LabelName, string[]]> = [];
+  for (const label of LABEL_NAMES) {
+    const patterns = spec[label];
+    if (patterns) parts.push([label, [...new Set(patterns)].sort()]);
+  }
+  return JSON.stringify(parts);
 }

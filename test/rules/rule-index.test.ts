@@ -29,6 +29,29 @@ describe('rule index', () => {
     expect(fired.sort()).toEqual(['AnyProdBurst', 'User7Burst']);
   });
 
+  it('rules with the same selection, however written, run one matcher and all see what it matches', () => {
+    const rules = rulesFrom(
+      [
+        'rules:',
+        '  - { name: Warn, type: error_burst, match: { user: [BANK1], file: ["*.RET", "*.REM"] }, threshold: 1, window: 5m, severity: warning }',
+        // The same selection: labels and patterns in another order, a pattern twice.
+        '  - { name: Crit, type: error_burst, match: { file: ["*.REM", "*.RET", "*.REM"], user: [BANK1] }, threshold: 2, window: 5m }',
+        '  - { name: Ratio, type: failure_ratio, match: { user: [BANK1], file: ["*.RET", "*.REM"] }, threshold: 0.5, min_total: 1, window: 5m }',
+        // Another selection under the same index value: its own matcher run.
+        '  - { name: RetOnly, type: error_burst, match: { user: [BANK1], file: ["*.RET"] }, threshold: 1, window: 5m }',
+      ].join('\n'),
+    );
+    const engine = new RuleEngine(rules, { clock: new ManualClock(T0), logger: silentLogger(), sources: ['prod'] });
+    engine.observe(transfer({ time: T0, user: 'BANK1', file: 'A.REM', code: 36 }));
+    expect(engine.matchChecks).toBe(2);
+    engine.observe(transfer({ time: T0, user: 'BANK1', file: 'B.REM', code: 36 }));
+    engine.observe(transfer({ time: T0, user: 'BANK1', file: 'C.txt', code: 36 }));
+    expect(engine.matchChecks).toBe(6);
+    const fired = engine.evaluate(T0, { completeUntil: () => T0 }).filter((e) => e.alerts.length > 0).map((e) => e.rule);
+    // Two .REM failures: the threshold-1 and threshold-2 bursts and the ratio; the .RET-only rule saw neither.
+    expect(fired.sort()).toEqual(['Crit', 'Ratio', 'Warn']);
+  });
+
   it('an indexed rule still applies its other conditions', () => {
     const engine = new RuleEngine(rulesFrom(manyRules(3)), { clock: new ManualClock(T0), logger: silentLogger(), sources: ['prod'] });
     engine.observe(transfer({ time: T0, user: 'PARTNER1', eventCode: 5, instance: 'HOM01', code: 36 }));

@@ -23,13 +23,14 @@ describe('exact-value index with the new rule types', () => {
   it('a record visits only the rules of its own partner, and those rules still fire', () => {
     const h = ruleHarness(manyRules(), T0);
     h.engine.observe(transfer({ time: T0 + MIN, user: 'P7', code: 36, file: 'X.RET' }));
-    // P7's rules that look at failures (duplicate_file and size_anomaly keep successes only), not 300.
-    expect(h.engine.matchChecks).toBe(4);
+    // P7's rules share one selection (`user: [P7]`): one matcher run for the four that look at failures
+    // (duplicate_file and size_anomaly keep successes only), not 300 and not 4.
+    expect(h.engine.matchChecks).toBe(1);
     h.engine.observe(transfer({ time: T0 + 2 * MIN, user: 'P7', code: 36, file: 'X.RET' }));
     h.engine.observe(transfer({ time: T0 + 3 * MIN, user: 'NOBODY', code: 36 }));
-    expect(h.engine.matchChecks).toBe(8);
+    expect(h.engine.matchChecks).toBe(2);
     h.engine.observe(transfer({ time: T0 + 3 * MIN, user: 'P7', size: 0 }));
-    expect(h.engine.matchChecks).toBe(13); // a success: all but error_code
+    expect(h.engine.matchChecks).toBe(3); // a success: one run for the five that look at successes
     h.step(T0 + 4 * MIN);
     const names = h.firing().map((a) => a.labels['alertname']).sort();
     // P7: 2 of 3 failed, 3 transfers > max 1, code 36, an empty file; the success at 3m ended the streak.
