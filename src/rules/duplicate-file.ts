@@ -6,14 +6,15 @@ import { duration, timeZone } from '../base/schema-helpers.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { formatTime } from '../util/format-time.js';
-import { groupKey, groupLabels } from './group-key.js';
+import { groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
 import { SingleCopies } from './single-copies.js';
-import { latestSamples, sampleOf } from './transfer-samples.js';
+import { latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
+import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
 
 /**
  * duplicate_file: the same file (NOMEARQUIVO, and TAMARQUIVO with `same_size`) transferred successfully at least
@@ -63,13 +64,20 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
   private readonly builder: AlertBuilder;
   readonly onlyResult = 'success';
 
-  constructor(private readonly rule: ZonedRule<DuplicateFileRule>) {
+  /** This rule's group key of a transfer, shared with the engine's other rules that group the same way. */
+  private readonly keyOf: GroupKeyOf;
+
+  constructor(
+    private readonly rule: ZonedRule<DuplicateFileRule>,
+    private readonly parts: TransferParts = new TransferParts(),
+  ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+    this.keyOf = parts.groupKeyOf(rule.group_by);
   }
 
   observe(t: Transfer): boolean {
     if (t.result !== 'success') return false;
-    const key = groupKey(t, this.rule.group_by);
+    const key = this.keyOf(t);
     const fileKey = this.rule.same_size ? `${key}\u0000${t.file}\u0000${t.size}` : `${key}\u0000${t.file}`;
     let group = this.groups.get(fileKey);
     if (!group) {
@@ -86,7 +94,7 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
     }
     insertByTime(group.copies, {
       time: t.time,
-      sample: sampleOf(t),
+      sample: this.parts.sample(t),
     });
     if (group.copies.length >= this.rule.min_copies) this.repeated.add(fileKey);
     return true;
@@ -149,5 +157,5 @@ export const duplicateFileRuleType = defineRuleType<DuplicateFileRule>({
   type: 'duplicate_file',
   schema: duplicateFileSchema,
   templateVariables: TEMPLATE_VARIABLES,
-  create: (rule, ctx) => new DuplicateFileEvaluator(withDisplayZone(rule, ctx)),
+  create: (rule, ctx) => new DuplicateFileEvaluator(withDisplayZone(rule, ctx), ctx.parts),
 });

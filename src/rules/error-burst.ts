@@ -6,14 +6,15 @@ import { formatDuration } from '../base/duration.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { formatTime } from '../util/format-time.js';
-import { groupKey, groupLabels } from './group-key.js';
+import { groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
 import { TimeCounts } from './time-counts.js';
-import { MAX_SAMPLES, latestSamples, sampleOf } from './transfer-samples.js';
+import { MAX_SAMPLES, latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
+import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
 
 /** error_burst: at least `threshold` failed transfers within a sliding `window` (by occurrence time), per group. */
 export const errorBurstSchema = ruleSchema('error_burst', {
@@ -74,19 +75,26 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   private readonly windowText: string;
   readonly onlyResult = 'error';
 
-  constructor(private readonly rule: ZonedRule<ErrorBurstRule>) {
+  /** This rule's group key of a transfer, shared with the engine's other rules that group the same way. */
+  private readonly keyOf: GroupKeyOf;
+
+  constructor(
+    private readonly rule: ZonedRule<ErrorBurstRule>,
+    private readonly parts: TransferParts = new TransferParts(),
+  ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+    this.keyOf = parts.groupKeyOf(rule.group_by);
     this.windowText = formatDuration(rule.window);
   }
 
   observe(t: Transfer): boolean {
     if (t.result !== 'error') return false;
-    const key = groupKey(t, this.rule.group_by);
+    const key = this.keyOf(t);
     let group = this.groups.get(key);
     if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), failures: new TimeCounts(), shown: [] }));
     this.toVisit.add(key);
     group.failures.add(t.time);
-    insertByTime(group.shown, { time: t.time, sample: sampleOf(t) });
+    insertByTime(group.shown, { time: t.time, sample: this.parts.sample(t) });
     return true;
   }
 
@@ -176,5 +184,5 @@ export const errorBurstRuleType = defineRuleType<ErrorBurstRule>({
   type: 'error_burst',
   schema: errorBurstSchema,
   templateVariables: TEMPLATE_VARIABLES,
-  create: (rule, ctx) => new ErrorBurstEvaluator(withDisplayZone(rule, ctx)),
+  create: (rule, ctx) => new ErrorBurstEvaluator(withDisplayZone(rule, ctx), ctx.parts),
 });

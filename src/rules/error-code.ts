@@ -7,13 +7,14 @@ import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, relevantSources } from './complete-span.js';
 import { formatTime } from '../util/format-time.js';
-import { groupKey, groupLabels } from './group-key.js';
+import { groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
-import { latestSamples, sampleOf } from './transfer-samples.js';
+import { latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
+import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
 
 /**
  * error_code: a failure whose RESULTADO is one of `codes`, or (with `new_codes`) a code not seen for that group
@@ -64,11 +65,18 @@ export class ErrorCodeEvaluator implements RuleEvaluator {
   private readonly sources: string[];
   readonly onlyResult = 'error';
 
+  /** This rule's group key of a transfer, shared with the engine's other rules that group the same way. */
+  private readonly keyOf: GroupKeyOf;
+  /** The engine's shared sample of the transfer being observed (see TransferParts). */
+  private readonly parts: TransferParts;
+
   constructor(
     private readonly rule: ZonedRule<ErrorCodeRule>,
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+    this.parts = ctx.parts ?? new TransferParts();
+    this.keyOf = this.parts.groupKeyOf(rule.group_by);
     this.codes = new Set(rule.codes ?? []);
     this.sources = relevantSources(rule.match, ctx.sources);
   }
@@ -77,7 +85,7 @@ export class ErrorCodeEvaluator implements RuleEvaluator {
     if (t.result !== 'error') return false;
     const listed = this.codes.has(t.code);
     if (!listed && !this.rule.new_codes) return false;
-    const key = groupKey(t, this.rule.group_by);
+    const key = this.keyOf(t);
     let group = this.groups.get(key);
     if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), hits: [], seen: new Map() }));
     let isNew = false;
@@ -93,7 +101,7 @@ export class ErrorCodeEvaluator implements RuleEvaluator {
         time: t.time,
         listed,
         isNew,
-        sample: sampleOf(t),
+        sample: this.parts.sample(t),
       });
     }
     return true;

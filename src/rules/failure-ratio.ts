@@ -8,14 +8,15 @@ import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, sourcesToJudge } from './complete-span.js';
 import { formatTime } from '../util/format-time.js';
-import { groupKey, groupLabels } from './group-key.js';
+import { groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
 import { TimeCounts } from './time-counts.js';
-import { latestSamples, sampleOf } from './transfer-samples.js';
+import { latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
+import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
 
 /**
  * failure_ratio: failed / all matching transfers within a sliding `window`, per group, at or above `threshold`,
@@ -74,23 +75,30 @@ export class FailureRatioEvaluator implements RuleEvaluator {
   private readonly builder: AlertBuilder;
   private readonly sources: string[];
 
+  /** This rule's group key of a transfer, shared with the engine's other rules that group the same way. */
+  private readonly keyOf: GroupKeyOf;
+  /** The engine's shared sample of the transfer being observed (see TransferParts). */
+  private readonly parts: TransferParts;
+
   constructor(
     private readonly rule: ZonedRule<FailureRatioRule>,
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+    this.parts = ctx.parts ?? new TransferParts();
+    this.keyOf = this.parts.groupKeyOf(rule.group_by);
     this.sources = sourcesToJudge(rule, ctx);
   }
 
   observe(t: Transfer): boolean {
-    const key = groupKey(t, this.rule.group_by);
+    const key = this.keyOf(t);
     let group = this.groups.get(key);
     if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), successes: new TimeCounts(SUCCESS_RESOLUTION), failures: [] }));
     if (t.result === 'success') group.successes.add(t.time);
     else {
       insertByTime(group.failures, {
         time: t.time,
-        sample: sampleOf(t),
+        sample: this.parts.sample(t),
       });
     }
     return true;

@@ -10,6 +10,7 @@ import { compileMatch, selectionKey, type SharedPatternTests, type TransferMatch
 import { createEvaluator, type RuleDefinition } from './registry.js';
 import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { RuleIndex } from './rule-index.js';
+import { TransferParts } from './transfer-parts.js';
 import type { OccurrenceRecord } from '../sla/occurrence.js';
 import type { MatchSpec } from './rule-schema.js';
 
@@ -92,6 +93,7 @@ export class RuleEngine {
       logger: opts.logger,
       clock: opts.clock,
       schedules: new CronSchedules(),
+      parts: new TransferParts(),
       ...(opts.displayTimezone !== undefined ? { displayTimezone: opts.displayTimezone } : {}),
       ...(opts.calendars ? { calendars: opts.calendars } : {}),
       ...(opts.onOccurrence ? { onOccurrence: opts.onOccurrence } : {}),

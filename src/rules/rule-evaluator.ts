@@ -5,6 +5,7 @@ import type { Transfer } from '../source/transfer.js';
 import type { Clock } from '../util/clock.js';
 import type { CronSchedules } from './cron-schedule.js';
 import type { Logger } from '../util/logger.js';
+import type { TransferParts } from './transfer-parts.js';
 
 /** How far each source's stream has been read completely (the poller's cursors). */
 export interface DataCompleteness {
@@ -84,6 +85,11 @@ export interface EvaluatorContext {
   onOccurrence?: (occurrence: OccurrenceRecord) => void;
   /** Keep each arrival's file and source, for the ledger's evidence (a live ledger, or a backfill). */
   keepEvidence?: boolean;
+  /**
+   * Optional: what the rules of one engine derive from a transfer (its sample, its group keys), derived once for
+   * all of them; absent, each rule derives its own.
+   */
+  parts?: TransferParts;
 }
 
 /** A rule whose optional display `timezone` is settled (see `withDisplayZone`). */

@@ -6,13 +6,14 @@ import { duration, timeZone } from '../base/schema-helpers.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { formatTime } from '../util/format-time.js';
-import { groupKey, groupLabels } from './group-key.js';
+import { groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, firstAfter, insertByTime } from './sorted-times.js';
-import { latestSamples, sampleOf } from './transfer-samples.js';
+import { latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
+import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
 
 /**
  * size_anomaly: a successful transfer whose size (TAMARQUIVO) is zero, outside fixed bounds, or more than
@@ -82,13 +83,20 @@ export class SizeAnomalyEvaluator implements RuleEvaluator {
   private readonly builder: AlertBuilder;
   readonly onlyResult = 'success';
 
-  constructor(private readonly rule: ZonedRule<SizeAnomalyRule>) {
+  /** This rule's group key of a transfer, shared with the engine's other rules that group the same way. */
+  private readonly keyOf: GroupKeyOf;
+
+  constructor(
+    private readonly rule: ZonedRule<SizeAnomalyRule>,
+    private readonly parts: TransferParts = new TransferParts(),
+  ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+    this.keyOf = parts.groupKeyOf(rule.group_by);
   }
 
   observe(t: Transfer): boolean {
     if (t.result !== 'success') return false;
-    const key = groupKey(t, this.rule.group_by);
+    const key = this.keyOf(t);
     let group = this.groups.get(key);
     if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), sizes: [], anomalies: [] }));
     const dev = this.rule.deviation;
@@ -108,7 +116,7 @@ export class SizeAnomalyEvaluator implements RuleEvaluator {
         kind,
         size: t.size,
         median: usual,
-        sample: sampleOf(t),
+        sample: this.parts.sample(t),
       });
     }
     return dev !== undefined || kind !== undefined;
@@ -174,5 +182,5 @@ export const sizeAnomalyRuleType = defineRuleType<SizeAnomalyRule>({
   type: 'size_anomaly',
   schema: sizeAnomalySchema,
   templateVariables: TEMPLATE_VARIABLES,
-  create: (rule, ctx) => new SizeAnomalyEvaluator(withDisplayZone(rule, ctx)),
+  create: (rule, ctx) => new SizeAnomalyEvaluator(withDisplayZone(rule, ctx), ctx.parts),
 });

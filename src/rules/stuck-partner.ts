@@ -7,13 +7,14 @@ import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, sourcesToJudge } from './complete-span.js';
 import { formatTime } from '../util/format-time.js';
-import { groupKey, groupLabels } from './group-key.js';
+import { groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
-import { latestSamples, sampleOf } from './transfer-samples.js';
+import { latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
+import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
 
 /**
  * stuck_partner: a group (a partner user by default) whose matching transfers keep failing with no success in
@@ -61,16 +62,23 @@ export class StuckPartnerEvaluator implements RuleEvaluator {
   private readonly builder: AlertBuilder;
   private readonly sources: string[];
 
+  /** This rule's group key of a transfer, shared with the engine's other rules that group the same way. */
+  private readonly keyOf: GroupKeyOf;
+  /** The engine's shared sample of the transfer being observed (see TransferParts). */
+  private readonly parts: TransferParts;
+
   constructor(
     private readonly rule: ZonedRule<StuckPartnerRule>,
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+    this.parts = ctx.parts ?? new TransferParts();
+    this.keyOf = this.parts.groupKeyOf(rule.group_by);
     this.sources = sourcesToJudge(rule, ctx);
   }
 
   observe(t: Transfer): boolean {
-    const key = groupKey(t, this.rule.group_by);
+    const key = this.keyOf(t);
     let group = this.groups.get(key);
     if (t.result === 'success') {
       // A success matters only if it ends a streak we hold (or one that may still come from the other stream).
@@ -83,7 +91,7 @@ export class StuckPartnerEvaluator implements RuleEvaluator {
     if (group.lastSuccess !== undefined && t.time <= group.lastSuccess) return false;
     insertByTime(group.failures, {
       time: t.time,
-      sample: sampleOf(t),
+      sample: this.parts.sample(t),
     });
     return true;
   }

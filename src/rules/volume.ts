@@ -7,12 +7,13 @@ import { transferLabel, type Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { completeSpan, sourcesToJudge } from './complete-span.js';
 import { formatTime } from '../util/format-time.js';
-import { groupKey, groupLabels } from './group-key.js';
+import { groupLabels } from './group-key.js';
 import type { DataCompleteness, EvaluatorContext, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { TimeCounts } from './time-counts.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
+import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
 
 const RESULTS = { success: ['success'], error: ['error'], any: ['success', 'error'] } as const;
 
@@ -102,11 +103,15 @@ export class VolumeEvaluator implements RuleEvaluator {
   private readonly expected: Set<string> | undefined;
   readonly onlyResult: 'success' | 'error' | undefined;
 
+  /** This rule's group key of a transfer, shared with the engine's other rules that group the same way. */
+  private readonly keyOf: GroupKeyOf;
+
   constructor(
     private readonly rule: ZonedRule<VolumeRule>,
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
+    this.keyOf = (ctx.parts ?? new TransferParts()).groupKeyOf(rule.group_by);
     this.sources = sourcesToJudge(rule, ctx);
     this.history = rule.window + Math.max(0, ...(rule.compare_to?.offsets ?? []));
     this.onlyResult = rule.result === 'any' ? undefined : rule.result;
@@ -127,7 +132,7 @@ export class VolumeEvaluator implements RuleEvaluator {
   observe(t: Transfer): boolean {
     if (this.rule.result !== 'any' && t.result !== this.rule.result) return false;
     const forEach = this.rule.for_each?.label;
-    const key = forEach ? transferLabel(t, forEach) : groupKey(t, this.rule.group_by);
+    const key = forEach ? transferLabel(t, forEach) : this.keyOf(t);
     if (forEach && !this.expected?.has(key)) return false;
     let group = this.groups.get(key);
     if (!group) this.groups.set(key, (group = this.newGroup(forEach ? { [forEach]: key } : groupLabels(t, this.rule.group_by))));

@@ -1,0 +1,51 @@
+import type { TransferSample } from '../alerts/alert.js';
+import type { LabelName, Transfer } from '../source/transfer.js';
+import { groupKey } from './group-key.js';
+import { sampleOf } from './transfer-samples.js';
+
+/** A transfer's group key under one `group_by` list. */
+export type GroupKeyOf = (t: Transfer) => string;
+
+/**
+ * What the rules of one engine derive from the transfer being observed, derived once for all of them: the sample
+ * an alert shows of it, and its group key under each distinct `group_by`. A transfer that matches ten rules was
+ * sampled ten times (an object of six fields each) and keyed ten times (a string built and hashed for each), though
+ * most of those rules group the same way; with 1,000 rules that was most of the rules' own observing.
+ *
+ * Each part remembers the last transfer it was asked about, by identity: the engine hands one transfer to all its
+ * matched rules before the next, and transfers are never changed once made. A shared sample is never changed
+ * either: alerts copy samples when they are read (`toAlert`).
+ */
+export class TransferParts {
+  private sampled: Transfer | undefined;
+  private lastSample: TransferSample | undefined;
+  private readonly keys = new Map<string, GroupKeyOf>();
+
+  sample(t: Transfer): TransferSample {
+    if (t !== this.sampled || this.lastSample === undefined) {
+      this.lastSample = sampleOf(t);
+      this.sampled = t;
+    }
+    return this.lastSample;
+  }
+
+  /** The group key function for `names`: one for every rule of the engine that groups by the same labels. */
+  groupKeyOf(names: readonly LabelName[]): GroupKeyOf {
+    const signature = names.join('\u0000');
+    let keyOf = this.keys.get(signature);
+    if (!keyOf) this.keys.set(signature, (keyOf = rememberingLastKey([...names])));
+    return keyOf;
+  }
+}
+
+function rememberingLastKey(names: readonly LabelName[]): GroupKeyOf {
+  let keyed: Transfer | undefined;
+  let key = '';
+  return (t) => {
+    if (t !== keyed) {
+      key = groupKey(t, names);
+      keyed = t;
+    }
+    return key;
+  };
+}
