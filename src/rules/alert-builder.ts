@@ -61,6 +61,11 @@ export class AlertBuilder {
     this.displayRead = read;
   }
 
+  /** Whether a template of the rule reads the display value `name` (any, for a template that reads `@root`). */
+  readsDisplay(name: string): boolean {
+    return this.displayRead === undefined || this.displayRead.has(name);
+  }
+
   build(input: BuildInput): AlertCandidate {
     const severity = input.severity ?? this.rule.severity;
     const last = this.lastByGroup.get(input.groupLabels);

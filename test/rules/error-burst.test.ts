@@ -134,6 +134,22 @@ describe('error_burst', () => {
   });
 });
 
+describe('error_burst between evaluations', () => {
+  it('a firing group nothing was added to keeps its alert, unless a template prints the window’s bounds', () => {
+    const withBounds = BURST.replace('annotations: {', 'annotations: { description: "from {{window_start}} to {{window_end}}",').replace('name: Burst', 'name: Bounds');
+    const { engine, store, step } = setup(`${BURST}\n${withBounds.replace('rules:', '')}`);
+    for (let i = 0; i < 3; i++) engine.observe(transfer({ time: T0 + i * MIN, code: 36, user: 'BANK1' }));
+    step(T0 + 3 * MIN);
+    const at = (name: string) => store.alerts().find((a) => a.labels['alertname'] === name)?.annotations['description'];
+    const steadyBefore = at('Burst');
+    const boundsBefore = at('Bounds');
+    step(T0 + 4 * MIN);
+    expect(at('Burst')).toBe(steadyBefore);
+    expect(at('Bounds')).not.toBe(boundsBefore);
+    expect(at('Bounds')).toContain('10:04');
+  });
+});
+
 describe('error_burst against a brute-force count', () => {
   it('for any arrival order, fires exactly when a group has >= threshold failures in (now - window, now]', async () => {
     const fc = await import('fast-check');
@@ -194,6 +210,9 @@ describe('error_burst against a brute-force count', () => {
                 .sort((a, b) => b - a)
                 .slice(0, 5);
               expect(alert.samples.map((x) => x.time), `samples at evaluation ${k}`).toEqual(latest);
+              // The count too: a firing group nothing was added to keeps its alert only until a failure expires.
+              const count = seen.filter((t) => t.user === alert.labels['user'] && t.time > now - 10 * MIN && t.time <= now).length;
+              expect(alert.values['count'], `count at evaluation ${k}`).toBe(count);
             }
           }
         },
