@@ -236,17 +236,18 @@ export class AlertStore {
       rulesDone.add(ev.rule);
       const active = new Set<string>();
       for (const candidate of ev.alerts) active.add(this.activate(ev.rule, candidate, now, changes));
-      const finals = new Map((ev.resolved ?? []).map((c) => [this.fingerprintOf(c), c]));
-      const cleared = new Map((ev.cleared ?? []).map((c) => [this.fingerprintOf(c), c]));
+      // Most evaluations resolve and clear nothing: no maps for them (1,000 rules made 2,000 empty maps an apply).
+      const finals = ev.resolved?.length ? new Map(ev.resolved.map((c) => [this.fingerprintOf(c), c])) : undefined;
+      const cleared = ev.cleared?.length ? new Map(ev.cleared.map((c) => [this.fingerprintOf(c), c])) : undefined;
       for (const stored of byRule.get(ev.rule) ?? []) {
         if (this.byFingerprint.get(stored.fingerprint) !== stored) continue;
         if (stored.state === 'resolved' || active.has(stored.fingerprint)) continue;
-        const figures = cleared.get(stored.fingerprint);
+        const figures = cleared?.get(stored.fingerprint);
         if (figures && stored.state === 'firing' && (stored.annotations !== figures.annotations || stored.values !== figures.values || stored.samples !== figures.samples)) {
           Object.assign(stored, { annotations: figures.annotations, values: figures.values, samples: figures.samples });
           this.dirty = true;
         }
-        const final = finals.get(stored.fingerprint);
+        const final = finals?.get(stored.fingerprint);
         // A late arrival ends the alert at once; otherwise keep_firing_for bridges a short gap (no flapping).
         if (!final && stored.state === 'firing' && now < stored.lastActiveAt + stored.keepFiringFor) {
           this.held.set(stored.fingerprint, { until: stored.lastActiveAt + stored.keepFiringFor, clearedAt: stored.lastActiveAt, keepFiringFor: stored.keepFiringFor });
@@ -335,11 +336,13 @@ export class AlertStore {
       changes.push({ fingerprint: fp, from: current ? 'resolved' : 'inactive', to: state, alert: toAlert(stored) });
       return fp;
     }
-    // A candidate whose group did not change is handed back as it was (alerts driven by change): same objects.
+    // A candidate whose group did not change is handed back as it was (alerts driven by change): same objects,
+    // and nothing to write but the time it was last active.
     if (current.annotations !== c.annotations || current.values !== c.values || current.samples !== c.samples || current.for !== c.for || current.keepFiringFor !== c.keepFiringFor) {
       this.dirty = true;
+      Object.assign(current, { annotations: c.annotations, values: c.values, samples: c.samples, for: c.for, keepFiringFor: c.keepFiringFor });
     }
-    Object.assign(current, { annotations: c.annotations, values: c.values, samples: c.samples, for: c.for, keepFiringFor: c.keepFiringFor, lastActiveAt: now });
+    current.lastActiveAt = now;
     if (current.state === 'pending' && now - current.activeAt >= current.for) {
       current.state = 'firing';
       current.firedAt = now;
