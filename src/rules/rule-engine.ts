@@ -29,8 +29,7 @@ interface EngineEntry {
 /**
  * The rules of one index that select the same transfers (see `selectionKey`): a transfer runs their matcher once
  * and reaches all of them or none. Rule sets repeat selections (a warning and a critical threshold for one
- * partner, a burst and a ratio for the same files); with 1,000 rules of the bench's kind, each selection is
- * shared by about six rules.
+ * partner, a burst and a ratio for the same files); the bench's 1,000 generated rules make 81 selections.
  */
 interface Selection {
   matches: TransferMatcher;
