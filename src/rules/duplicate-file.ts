@@ -14,7 +14,7 @@ import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
 import { SingleCopies } from './single-copies.js';
 import { latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
-import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
+import type { GroupKeyOf, TransferParts } from './transfer-parts.js';
 
 /**
  * duplicate_file: the same file (NOMEARQUIVO, and TAMARQUIVO with `same_size`) transferred successfully at least
@@ -69,7 +69,7 @@ export class DuplicateFileEvaluator implements RuleEvaluator {
 
   constructor(
     private readonly rule: ZonedRule<DuplicateFileRule>,
-    private readonly parts: TransferParts = new TransferParts(),
+    private readonly parts: TransferParts,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
     this.keyOf = parts.groupKeyOf(rule.group_by);

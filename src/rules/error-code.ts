@@ -14,7 +14,7 @@ import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
 import { latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
-import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
+import type { GroupKeyOf, TransferParts } from './transfer-parts.js';
 
 /**
  * error_code: a failure whose RESULTADO is one of `codes`, or (with `new_codes`) a code not seen for that group
@@ -75,7 +75,7 @@ export class ErrorCodeEvaluator implements RuleEvaluator {
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
-    this.parts = ctx.parts ?? new TransferParts();
+    this.parts = ctx.parts;
     this.keyOf = this.parts.groupKeyOf(rule.group_by);
     this.codes = new Set(rule.codes ?? []);
     this.sources = relevantSources(rule.match, ctx.sources);

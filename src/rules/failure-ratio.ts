@@ -16,7 +16,7 @@ import { dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
 import { TimeCounts } from './time-counts.js';
 import { latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
-import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
+import type { GroupKeyOf, TransferParts } from './transfer-parts.js';
 
 /**
  * failure_ratio: failed / all matching transfers within a sliding `window`, per group, at or above `threshold`,
@@ -85,7 +85,7 @@ export class FailureRatioEvaluator implements RuleEvaluator {
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
-    this.parts = ctx.parts ?? new TransferParts();
+    this.parts = ctx.parts;
     this.keyOf = this.parts.groupKeyOf(rule.group_by);
     this.sources = sourcesToJudge(rule, ctx);
   }

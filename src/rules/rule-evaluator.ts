@@ -85,11 +85,8 @@ export interface EvaluatorContext {
   onOccurrence?: (occurrence: OccurrenceRecord) => void;
   /** Keep each arrival's file and source, for the ledger's evidence (a live ledger, or a backfill). */
   keepEvidence?: boolean;
-  /**
-   * Optional: what the rules of one engine derive from a transfer (its sample, its group keys), derived once for
-   * all of them; absent, each rule derives its own.
-   */
-  parts?: TransferParts;
+  /** What the rules of one engine derive from a transfer (its sample, its group keys), derived once for all of them. */
+  parts: TransferParts;
 }
 
 /** A rule whose optional display `timezone` is settled (see `withDisplayZone`). */

@@ -13,7 +13,7 @@ import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, firstAfter, insertByTime } from './sorted-times.js';
 import { latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
-import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
+import type { GroupKeyOf, TransferParts } from './transfer-parts.js';
 
 /**
  * size_anomaly: a successful transfer whose size (TAMARQUIVO) is zero, outside fixed bounds, or more than
@@ -88,7 +88,7 @@ export class SizeAnomalyEvaluator implements RuleEvaluator {
 
   constructor(
     private readonly rule: ZonedRule<SizeAnomalyRule>,
-    private readonly parts: TransferParts = new TransferParts(),
+    private readonly parts: TransferParts,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
     this.keyOf = parts.groupKeyOf(rule.group_by);

@@ -14,7 +14,7 @@ import { defineRuleType } from './rule-type.js';
 import { dropUpTo, entriesIn, insertByTime } from './sorted-times.js';
 import { latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
-import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
+import type { GroupKeyOf, TransferParts } from './transfer-parts.js';
 
 /**
  * stuck_partner: a group (a partner user by default) whose matching transfers keep failing with no success in
@@ -72,7 +72,7 @@ export class StuckPartnerEvaluator implements RuleEvaluator {
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
-    this.parts = ctx.parts ?? new TransferParts();
+    this.parts = ctx.parts;
     this.keyOf = this.parts.groupKeyOf(rule.group_by);
     this.sources = sourcesToJudge(rule, ctx);
   }

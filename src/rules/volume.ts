@@ -13,7 +13,7 @@ import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { TimeCounts } from './time-counts.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
-import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
+import type { GroupKeyOf } from './transfer-parts.js';
 
 const RESULTS = { success: ['success'], error: ['error'], any: ['success', 'error'] } as const;
 
@@ -111,7 +111,7 @@ export class VolumeEvaluator implements RuleEvaluator {
     ctx: EvaluatorContext,
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
-    this.keyOf = (ctx.parts ?? new TransferParts()).groupKeyOf(rule.group_by);
+    this.keyOf = ctx.parts.groupKeyOf(rule.group_by);
     this.sources = sourcesToJudge(rule, ctx);
     this.history = rule.window + Math.max(0, ...(rule.compare_to?.offsets ?? []));
     this.onlyResult = rule.result === 'any' ? undefined : rule.result;
