@@ -73,6 +73,31 @@ describe('AlertStore persistence', () => {
     expect(after[0]).toMatchObject({ fingerprint: before[0]?.fingerprint, state: 'firing', activeAt: T0 + 3 * MIN, values: { count: 3 } });
   });
 
+  it('a restored store ends what a rule stops reporting, keeps the rest, and drops restored resolved alerts after their retention', async () => {
+    const state = new MemoryStateStore();
+    const store = new AlertStore({ clock: new ManualClock(T0), logger, state, resolvedRetention: 10 * MIN });
+    const [one, two, other] = [candidate({ alertname: 'A', user: 'BANK1' }), candidate({ alertname: 'A', user: 'BANK2' }), candidate({ alertname: 'B', user: 'BANK1' })];
+    store.apply([{ rule: 'A', alerts: [one, two] }, { rule: 'B', alerts: [other] }], T0);
+    store.apply([{ rule: 'A', alerts: [one] }, { rule: 'B', alerts: [other] }], T0 + MIN); // BANK2 resolves at T0+1m
+    await store.flush({ force: true });
+
+    const clock = new ManualClock(T0 + 2 * MIN);
+    const restored = new AlertStore({ clock, logger, state, resolvedRetention: 10 * MIN });
+    await restored.restore();
+    // The same alerts, reported again: nothing changes; then A stops reporting BANK1, and only that one ends.
+    expect(restored.apply([{ rule: 'A', alerts: [one] }, { rule: 'B', alerts: [other] }], T0 + 2 * MIN)).toEqual([]);
+    const ended = restored.apply([{ rule: 'A', alerts: [] }, { rule: 'B', alerts: [other] }], T0 + 3 * MIN);
+    expect(ended.map((c) => `${c.alert.labels['alertname']}:${c.alert.labels['user']}:${c.to}`)).toEqual(['A:BANK1:resolved']);
+    // BANK2's retention, from its restored resolvedAt, ends at T0+11m; BANK1's at T0+13m.
+    clock.set(T0 + 11 * MIN);
+    expect(restored.alerts().map((a) => `${a.labels['alertname']}:${a.labels['user']}:${a.state}`).sort()).toEqual(['A:BANK1:resolved', 'B:BANK1:firing']);
+    clock.set(T0 + 13 * MIN);
+    expect(restored.alerts().map((a) => `${a.labels['alertname']}:${a.state}`)).toEqual(['B:firing']);
+    // Firing again after it was dropped is a new alert of rule A, ended by A's next empty evaluation.
+    expect(restored.apply([{ rule: 'A', alerts: [one] }], T0 + 14 * MIN).map((c) => c.to)).toEqual(['firing']);
+    expect(restored.apply([{ rule: 'A', alerts: [] }], T0 + 15 * MIN).map((c) => c.to)).toEqual(['resolved']);
+  });
+
   it('a restored pending alert counts `for` from its original activeAt', async () => {
     const state = new MemoryStateStore();
     const first = new AlertStore({ clock: new ManualClock(T0), logger, state });
