@@ -73,11 +73,11 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
    * have lost failures since, so it stays below: evaluating it again would only prune it. With 1,000 rules
    * grouping by file, visiting every group at each evaluation was most of the evaluation's cost.
    */
-  private toVisit = new Set<string>();
+  private readonly toVisit = new Set<string>();
   /** When the next evaluation visits every group, to drop the expired failures of groups that went quiet. */
   private nextSweep = -Infinity;
   /** Groups at or above the threshold at the last evaluation: when one drops below, its figures of now are reported. */
-  private above = new Set<string>();
+  private readonly above = new Set<string>();
   private readonly builder: AlertBuilder;
   private readonly windowText: string;
   /** Whether a group's alert can stay as it was between evaluations (see Group.steady). */
@@ -112,23 +112,28 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   evaluate(now: number): RuleEvaluation {
     const alerts: AlertCandidate[] = [];
     const cleared: AlertCandidate[] = [];
-    const above = new Set<string>();
     const windowStart = now - this.rule.window;
     // The same for every group of this evaluation: formatted once, and only when some group fires.
     let display: Record<string, string> | undefined;
     // Every group about once per quarter window, so a quiet group's expired failures are kept at most that long.
     const sweep = now >= this.nextSweep;
     if (sweep) this.nextSweep = now + Math.max(1, this.rule.window / 4);
-    const visit = sweep ? this.groups.keys() : this.toVisit.values();
-    const nextVisit = new Set<string>();
-    for (const key of visit) {
+    // `toVisit` and `above` are updated as groups are visited, not built anew: a steady group stays in both and
+    // costs one step (a set of each per evaluation and two insertions per firing group were most of it).
+    // Removing the group being visited from a set, or one visited already, is safe while iterating it; nothing is
+    // added to `toVisit` that was not in it, except on a sweep, which walks `groups` instead.
+    const toVisit = this.toVisit;
+    const above = this.above;
+    for (const key of sweep ? this.groups.keys() : toVisit.values()) {
       const group = this.groups.get(key);
-      if (!group) continue;
+      if (!group) {
+        toVisit.delete(key);
+        above.delete(key);
+        continue;
+      }
       const steady = group.steady;
       if (steady && now >= steady.at && now < steady.until) {
         alerts.push(steady.candidate);
-        nextVisit.add(key);
-        above.add(key);
         continue;
       }
       group.steady = undefined;
@@ -136,33 +141,31 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
       dropUpTo(group.shown, windowStart);
       // Records stamped in the future (clock skew) count once their time has come.
       const count = group.failures.countIn(windowStart, now);
-      if (group.failures.countAfter(now) > 0) nextVisit.add(key);
+      const future = group.failures.countAfter(now) > 0;
       let end = firstAfter(group.shown, now);
       if (end > MAX_SAMPLES) {
         group.shown.splice(0, end - MAX_SAMPLES);
         end = MAX_SAMPLES;
       }
       const firing = count >= this.rule.threshold;
-      if (firing) {
-        nextVisit.add(key);
-        above.add(key);
-      }
-      if (firing || this.above.has(key)) {
+      if (firing || above.has(key)) {
         const samples = latestSamples(group.shown, end);
         const candidate = this.candidate(group, count, samples, (display ??= this.display(windowStart, now)));
         (firing ? alerts : cleared).push(candidate);
         // Steady until its earliest failure leaves the window, if no failure waits in the future and the
         // templates do not print the window's bounds (which move at every evaluation).
         const earliest = group.failures.earliest;
-        if (firing && this.steadyAlerts && earliest !== undefined && group.failures.countAfter(now) === 0) {
+        if (firing && this.steadyAlerts && earliest !== undefined && !future) {
           group.steady = { at: now, until: earliest + this.rule.window, candidate };
         }
       }
+      // A group firing now is visited next time (to tell when it stops), as is one with failures still to come.
+      if (firing) above.add(key);
+      else above.delete(key);
+      if (firing || future) toVisit.add(key);
+      else toVisit.delete(key);
       if (group.failures.size === 0) this.groups.delete(key);
     }
-    // A group at the threshold last time is always visited (nextVisit), so `above` loses none unseen.
-    this.above = above;
-    this.toVisit = nextVisit;
     return { rule: this.rule.name, alerts, cleared };
   }
 
@@ -188,6 +191,11 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
     let n = 0;
     for (const group of this.groups.values()) n += group.failures.size;
     return n;
+  }
+
+  /** Groups held, and how many of them the next evaluation visits, and counted as firing at the last (each at most `groups`). */
+  get trackedGroups(): { groups: number; toVisit: number; above: number } {
+    return { groups: this.groups.size, toVisit: this.toVisit.size, above: this.above.size };
   }
 
   /** Samples held for messages: at most MAX_SAMPLES a group after its evaluation, plus what was observed since. */

@@ -236,6 +236,30 @@ describe('error_burst against a brute-force count', () => {
     expect(evaluator.heldFailures).toBe(10); // BANK2's failures at T0+4m..T0+13m
   });
 
+  it('lets go of the groups of a burst once it is over: none is visited, counted as firing or kept', () => {
+    const [rule] = rulesFrom(BURST);
+    if (rule?.type !== 'error_burst') throw new Error('fixture is not an error_burst rule');
+    const evaluator = new ErrorBurstEvaluator({ ...rule, timezone: rule.timezone ?? 'UTC' });
+    for (let u = 0; u < 50; u++) for (const m of [0, 1, 2]) evaluator.observe(transfer({ time: T0 + m * MIN, code: 36, user: `U${u}` }));
+    expect(evaluator.evaluate(T0 + 3 * MIN).alerts).toHaveLength(50);
+    expect(evaluator.trackedGroups).toEqual({ groups: 50, toVisit: 50, above: 50 });
+    // The failures leave the window from T0+10m (the alerts clear), and are dropped at the next evaluations.
+    for (let m = 4; m <= 16; m++) evaluator.evaluate(T0 + m * MIN);
+    expect(evaluator.trackedGroups).toEqual({ groups: 0, toVisit: 0, above: 0 });
+  });
+
+  it('a cleared group held by keep_firing_for keeps the figures it cleared with, whatever comes below the threshold', () => {
+    const { engine, store, step } = setup(BURST.replace('severity: critical', 'severity: critical\n    keep_firing_for: 5m'));
+    for (const m of [0, 1, 2]) engine.observe(transfer({ time: T0 + m * MIN, code: 36 }));
+    step(T0 + 9 * MIN);
+    expect(step(T0 + 10 * MIN)).toEqual([]); // T0 left the window: 2 failures, held firing until T0+14m
+    expect(store.alerts()[0]).toMatchObject({ state: 'firing', values: { count: 2 } });
+    engine.observe(transfer({ time: T0 + 10.5 * MIN, code: 36 }));
+    expect(step(T0 + 12 * MIN)).toEqual([]); // one failure in the window now, still below
+    expect(store.alerts()[0]).toMatchObject({ state: 'firing', values: { count: 2 } });
+    expect(step(T0 + 14 * MIN).map((c) => [c.to, c.alert.values['count']])).toEqual([['resolved', 2]]);
+  });
+
   it('in a failure storm keeps counts, and samples only of the failures a message can show', () => {
     const [rule] = rulesFrom(BURST);
     if (rule?.type !== 'error_burst') throw new Error('fixture is not an error_burst rule');
