@@ -6,7 +6,10 @@ import { PollStream } from '../src/poller/poll-stream.js';
 import type { StreamKind } from '../src/poller/stream-kind.js';
 import { RuleEngine } from '../src/rules/rule-engine.js';
 import type { RuleDefinition } from '../src/rules/registry.js';
+import { createSourceHttp } from '../src/source/source-http.js';
+import { TokenProvider } from '../src/source/token-provider.js';
 import { TransferHistoryClient } from '../src/source/transfer-history-client.js';
+import { buildTransfersUrl, serviceEndpoints } from '../src/source/transfers-query.js';
 import { MemoryStateStore } from '../src/state/state-store.js';
 import { ManualClock } from '../src/util/clock.js';
 import { EventLoopShare, TimeSlice } from '../src/util/time-slice.js';
@@ -74,6 +77,51 @@ export async function measureFetch(h: BenchHistory): Promise<ThroughputResult> {
     queriesFor(h).map(async (q) => {
       let n = 0;
       for await (const page of client.pages(q)) n += page.transfers.length;
+      return n;
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const records = counts.reduce((a, b) => a + b, 0);
+  return { records, seconds, recordsPerSecond: records / seconds, requests };
+}
+
+/**
+ * The client's HTTP layer alone: the got instances the client makes (createSourceHttp, with its retries, timeout,
+ * size cap and body parsed inside got; the token through TokenProvider), in the floor's loop, reading no record.
+ * Between the floor and the client it tells what the HTTP library costs and what the client's work per record does.
+ */
+export async function measureHttpLayer(h: BenchHistory): Promise<ThroughputResult> {
+  const source = benchSource(h.url);
+  const endpoints = serviceEndpoints(h.url);
+  const logger = silentLogger();
+  const http = (endpoint: 'token' | 'transfers') =>
+    createSourceHttp({
+      endpoint,
+      timeoutMs: source.timeout,
+      attempts: source.retries,
+      retryDelay: () => 1,
+      tls: { insecureSkipVerify: false },
+      logger,
+      onAttempt: () => undefined,
+      maxResponseBytes: source.max_response_bytes,
+      ...(endpoint === 'transfers' ? { parseBody: (text: string): unknown => JSON.parse(text) } : {}),
+    });
+  const tokens = new TokenProvider({ http: http('token'), tokenUrl: endpoints.token, username: source.username, password: source.password, logger, onAttempt: () => undefined });
+  const token = await tokens.get();
+  const transfers = http('transfers');
+  let requests = 0;
+  const started = performance.now();
+  const counts = await Promise.all(
+    queriesFor(h).map(async (q) => {
+      let url: URL | undefined = buildTransfersUrl(endpoints, q);
+      let n = 0;
+      while (url) {
+        const res = await transfers.get<unknown>(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+        requests++;
+        const page = res.body as { data: unknown[]; next: string };
+        n += page.data.length;
+        url = page.next ? new URL(page.next, url) : undefined;
+      }
       return n;
     }),
   );
