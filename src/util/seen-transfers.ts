@@ -261,16 +261,11 @@ const key = { hi: 0, lo: 0 };
 /** The first 64 bits of a hex id (case-insensitive), else a 64-bit hash of the id, into `key`. */
 function setKey(id: string): void {
   if (id.length >= 16) {
-    let hi = 0;
-    let lo = 0;
-    let i = 0;
-    for (; i < 16; i++) {
-      const d = hexDigit(id.charCodeAt(i));
-      if (d < 0) break;
-      if (i < 8) hi = hi * 16 + d;
-      else lo = lo * 16 + d;
-    }
-    if (i === 16) {
+    // Each half's eight digits read at once, a non-digit (HEX_VALUE -1, or a code past the table: undefined) making
+    // the sum NaN or negative: one test a half instead of a branch a digit.
+    const hi = hexHalf(id, 0);
+    const lo = hexHalf(id, 8);
+    if (hi >= 0 && lo >= 0) {
       key.hi = hi;
       key.lo = lo;
       return;
@@ -281,10 +276,22 @@ function setKey(id: string): void {
   key.lo = lo;
 }
 
-/** The value of a hex digit's character code, or -1. */
-function hexDigit(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48; // 0-9
-  const lower = c | 0x20;
-  if (lower >= 97 && lower <= 102) return lower - 87; // a-f, A-F
-  return -1;
+/** The value of the eight hex digits at `at`, or a negative number or NaN when one is not a hex digit. */
+function hexHalf(id: string, at: number): number {
+  const v = HEX_VALUE as unknown as number[];
+  let x = 0;
+  let bad = 0;
+  for (let i = at; i < at + 8; i++) {
+    const d = v[id.charCodeAt(i)] ?? -1;
+    bad |= d;
+    x = x * 16 + d;
+  }
+  return bad < 0 ? -1 : x;
 }
+
+/** A character code's value as a hex digit (0-9, a-f, A-F), -1 for any other code below 128. */
+const HEX_VALUE = Int8Array.from({ length: 128 }, (_, c) => {
+  if (c >= 48 && c <= 57) return c - 48;
+  const lower = c | 0x20;
+  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
+});

@@ -75,7 +75,10 @@ describe('SeenTransfers', () => {
   // Snapshots in state files hold the keys: they must stay what earlier versions computed (the first 64 bits of
   // a hex id, read as two 32-bit halves; a 64-bit hash of any other id).
   it('keys an id as earlier versions did, upper- and lower-case hex and other ids alike', () => {
-    const ids = [idOf(1), idOf(2).toUpperCase(), `${idOf(3).slice(0, 15)}g${idOf(3).slice(16)}`, 'g123456789abcdef0', '0123456789abcdeF', '0123456789abcde', 'é'.repeat(20), ''];
+    // Not hex: a character just outside each range of digits ('/', ':', '@', 'G', '`', 'g'), in either half, and one
+    // past the ASCII table.
+    const notHex = ['/', ':', '@', 'G', '`', 'g', 'ÿ'].flatMap((c, i) => [0, 7, 8, 15].map((at) => `${idOf(10 + i).slice(0, at)}${c}${idOf(10 + i).slice(at + 1)}`));
+    const ids = [idOf(1), idOf(2).toUpperCase(), `${idOf(3).slice(0, 15)}g${idOf(3).slice(16)}`, 'g123456789abcdef0', '0123456789abcdeF', '0123456789abcde', 'é'.repeat(20), '', ...notHex];
     const expected = Buffer.alloc(8 * ids.length);
     const seen = new SeenTransfers();
     ids.forEach((id, n) => {
