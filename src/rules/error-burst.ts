@@ -76,6 +76,12 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   private readonly toVisit = new Set<string>();
   /** When the next evaluation visits every group, to drop the expired failures of groups that went quiet. */
   private nextSweep = -Infinity;
+  /**
+   * Until when the last evaluation stands if nothing is observed (see RuleEvaluator.unchangedUntil): the earliest
+   * end of a steady group's alert, or the next sweep; that evaluation's time when a group may change sooner (one
+   * not steady, failures stamped ahead) or it cleared a group (a figure told once).
+   */
+  private stableUntil = -Infinity;
   /** Groups at or above the threshold at the last evaluation: when one drops below, its figures of now are reported. */
   private readonly above = new Set<string>();
   private readonly builder: AlertBuilder;
@@ -124,6 +130,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
     // added to `toVisit` that was not in it, except on a sweep, which walks `groups` instead.
     const toVisit = this.toVisit;
     const above = this.above;
+    let stableUntil = this.nextSweep;
     for (const key of sweep ? this.groups.keys() : toVisit.values()) {
       const group = this.groups.get(key);
       if (!group) {
@@ -134,6 +141,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
       const steady = group.steady;
       if (steady && now >= steady.at && now < steady.until) {
         alerts.push(steady.candidate);
+        stableUntil = Math.min(stableUntil, steady.until);
         continue;
       }
       group.steady = undefined;
@@ -164,9 +172,17 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
       else above.delete(key);
       if (firing || future) toVisit.add(key);
       else toVisit.delete(key);
+      // A group visited next time for a reason other than a steady alert can change by then.
+      if (group.steady) stableUntil = Math.min(stableUntil, group.steady.until);
+      else if (firing || future) stableUntil = now;
       if (group.failures.size === 0) this.groups.delete(key);
     }
+    this.stableUntil = cleared.length > 0 ? now : stableUntil;
     return { rule: this.rule.name, alerts, cleared };
+  }
+
+  unchangedUntil(): number {
+    return this.stableUntil;
   }
 
   private display(windowStart: number, now: number): Record<string, string> {

@@ -24,6 +24,15 @@ interface EngineEntry {
   rule: RuleDefinition;
   evaluator: RuleEvaluator;
   history: number;
+  /**
+   * The rule's last evaluation, at `lastAt`, which stands until `lastUntil` unless the rule observes a transfer
+   * (see RuleEvaluator.unchangedUntil; an observation ends it). In a catch-up most rules observe nothing between
+   * two evaluations (a failure stream is read long before the successes), and 1,000 rules evaluated every 1,000
+   * transfers were asked again for the same alerts.
+   */
+  last: RuleEvaluation | undefined;
+  lastAt: number;
+  lastUntil: number;
 }
 
 /**
@@ -100,7 +109,7 @@ export class RuleEngine {
     };
     this.entries = rules.map((rule) => {
       const evaluator = createEvaluator(rule, ctx);
-      return { rule, evaluator, history: evaluator.historyNeeded() };
+      return { rule, evaluator, history: evaluator.historyNeeded(), last: undefined, lastAt: 0, lastUntil: 0 };
     });
     const patternTests: SharedPatternTests = new Map();
     const matchers = new Map<string, TransferMatcher>();
@@ -148,6 +157,7 @@ export class RuleEngine {
     let keepUntil: number | undefined;
     for (let i = 0; i < n; i++) {
       const entry = matched[i] as EngineEntry;
+      entry.last = undefined;
       if (entry.evaluator.observe(t)) keepUntil = Math.max(keepUntil ?? -Infinity, t.time + Math.min(entry.history, DEDUP_SPAN));
     }
     if (keepUntil !== undefined && keepUntil > this.clock.now()) this.seen.add(t.id, keepUntil);
@@ -179,8 +189,20 @@ export class RuleEngine {
   }
 
   private evaluateEntry(entry: EngineEntry, now: number, data: DataCompleteness, out: RuleEvaluation[]): void {
+    if (entry.last !== undefined && now >= entry.lastAt && now < entry.lastUntil) {
+      out.push(entry.last);
+      return;
+    }
+    entry.last = undefined;
     try {
-      out.push(entry.evaluator.evaluate(now, data));
+      const evaluation = entry.evaluator.evaluate(now, data);
+      out.push(evaluation);
+      const until = entry.evaluator.unchangedUntil?.(now);
+      if (until !== undefined && until > now) {
+        entry.last = evaluation;
+        entry.lastAt = now;
+        entry.lastUntil = until;
+      }
     } catch (err) {
       // One broken rule must not silence the others; its alerts stay as they were (it is left out).
       this.logger.error({ rule: entry.rule.name, err: errorFields(err) }, 'rule evaluation failed');

@@ -36,6 +36,12 @@ export interface RuleEvaluator {
   historyNeeded(): number;
   /** The earliest time after `now` at which the rule needs evaluating without new data (deadlines). */
   nextWakeup(now: number): number | undefined;
+  /**
+   * Optional: after `evaluate(now)`, the time until which that evaluation stands as it is for as long as the rule
+   * observes nothing (the engine then hands it on again instead of asking); `now` or earlier when it may change
+   * at once. Only for rules whose outcome does not depend on the data's completeness.
+   */
+  unchangedUntil?(now: number): number;
   /** Optional, read-only: the files this rule expects around `now` and how each stands (for the status page). */
   expectations?(now: number, data: DataCompleteness): ExpectedFile[];
   /**
