@@ -74,6 +74,11 @@ export class AlertStore {
    * 1,000 arrays an evaluation of the bench's 1,000 rules.
    */
   private readonly byRule = new Map<string, Map<string, StoredAlert>>();
+  /**
+   * Each rule's evaluation as last applied. The rule engine hands a rule's evaluation on again, the same object,
+   * while the rule observed nothing (RuleEngine): applied again, its alerts only need their `lastActiveAt`.
+   */
+  private readonly lastApplied = new Map<string, RuleEvaluation>();
   /** The fingerprints an evaluation kept active, cleared for each rule of an apply (one set, not one per rule). */
   private readonly activeScratch = new Set<string>();
   /** No resolved alert is due to be pruned before this (see `prune`); -Infinity: not known, walk them. */
@@ -201,6 +206,8 @@ export class AlertStore {
     }
     this.byFingerprint.clear();
     this.byRule.clear();
+    // The alerts restored may carry other figures than the evaluations last applied: apply those the full way.
+    this.lastApplied.clear();
     for (const a of parsed.data.alerts) this.put(a);
     this.nextPruneAt = -Infinity;
     this.journal = parsed.data.journal ?? [];
@@ -240,8 +247,12 @@ export class AlertStore {
     const changes: AlertChange[] = [];
     const active = this.activeScratch;
     for (const ev of evaluations) {
+      if (this.lastApplied.get(ev.rule) === ev && this.reportedAgain(ev, now)) continue;
       active.clear();
       for (const candidate of ev.alerts) active.add(this.activate(ev.rule, candidate, now, changes));
+      // (One that reports an alert twice is always applied the full way: `reportedAgain` counts alerts.)
+      if (active.size === ev.alerts.length) this.lastApplied.set(ev.rule, ev);
+      else this.lastApplied.delete(ev.rule);
       const stored = this.byRule.get(ev.rule);
       // Every alert of the rule is one it still reports (each reported one is the rule's: see `activate`): nothing
       // to end, as at most evaluations of most rules.
@@ -270,6 +281,23 @@ export class AlertStore {
     active.clear();
     this.prune(now);
     return changes;
+  }
+
+  /**
+   * An evaluation applied before, applied again: when the rule's alerts are exactly the ones it reports and all of
+   * them fire, nothing can change but the time they were last active; true when that is so (and done). Otherwise
+   * (one pending, held, resolved or gone meanwhile) false, and the evaluation is applied the full way, which sets
+   * every `lastActiveAt` written here again.
+   */
+  private reportedAgain(ev: RuleEvaluation, now: number): boolean {
+    const ofRule = this.byRule.get(ev.rule);
+    if ((ofRule?.size ?? 0) !== ev.alerts.length) return false;
+    for (const candidate of ev.alerts) {
+      const stored = ofRule?.get(this.fingerprintOf(candidate));
+      if (stored?.state !== 'firing') return false;
+      stored.lastActiveAt = now;
+    }
+    return true;
   }
 
   /** An alert into both maps, in place of any of the same fingerprint. */

@@ -264,3 +264,43 @@ describe('AlertStore keep_firing_for', () => {
     expect(store.alerts()[0]?.held).toBeUndefined();
   });
 });
+
+describe('AlertStore, the same evaluation applied again (a rule that observed nothing)', () => {
+  const labels = { alertname: 'A', severity: 'warning', user: 'BANK1' };
+
+  it('keeps its alerts active as of now: keep_firing_for counts from the last time it was applied', () => {
+    const store = new AlertStore({ clock: new ManualClock(T0), logger, state: new MemoryStateStore() });
+    const ev = { rule: 'A', alerts: [candidate(labels, { keepFiringFor: 5 * MIN })] };
+    store.apply([ev], T0);
+    expect(store.apply([ev], T0 + 10 * MIN)).toEqual([]);
+    // Cleared at T0+11m: held until T0+15m (last active T0+10m), not resolved at once (T0+5m is past).
+    expect(store.apply([{ rule: 'A', alerts: [] }], T0 + 11 * MIN)).toEqual([]);
+    expect(store.alerts()[0]?.held).toMatchObject({ until: T0 + 15 * MIN });
+    expect(store.apply([{ rule: 'A', alerts: [] }], T0 + 15 * MIN).map((c) => c.to)).toEqual(['resolved']);
+  });
+
+  it('still turns a pending alert firing once `for` has passed, and fires again an alert resolved meanwhile', () => {
+    const store = new AlertStore({ clock: new ManualClock(T0), logger, state: new MemoryStateStore() });
+    const ev = { rule: 'A', alerts: [candidate(labels, { for: 2 * MIN })] };
+    expect(store.apply([ev], T0).map((c) => c.to)).toEqual(['pending']);
+    expect(store.apply([ev], T0 + MIN)).toEqual([]);
+    expect(store.apply([ev], T0 + 2 * MIN).map((c) => `${c.from}->${c.to}`)).toEqual(['pending->firing']);
+    expect(store.retainRules([], T0 + 3 * MIN).map((c) => c.to)).toEqual(['resolved']);
+    expect(store.apply([ev], T0 + 4 * MIN).map((c) => `${c.from}->${c.to}`)).toEqual(['resolved->pending']);
+  });
+
+  it('after a restore, gives the restored alerts the evaluation’s figures again', async () => {
+    const state = new MemoryStateStore();
+    const store = new AlertStore({ clock: new ManualClock(T0), logger, state });
+    const ev = { rule: 'A', alerts: [candidate(labels, { values: { count: 3 } })] };
+    store.apply([ev], T0);
+    // Another replica saved the same alert with other figures; this one restores them, then applies its evaluation.
+    const other = new AlertStore({ clock: new ManualClock(T0), logger, state });
+    other.apply([{ rule: 'A', alerts: [candidate(labels, { values: { count: 9 } })] }], T0);
+    await other.flush({ force: true });
+    await store.restore({ quiet: true });
+    expect(store.alerts()[0]?.values).toEqual({ count: 9 });
+    store.apply([ev], T0 + MIN);
+    expect(store.alerts()[0]?.values).toEqual({ count: 3 });
+  });
+});
