@@ -9,7 +9,8 @@ import type { RuleDefinition } from '../src/rules/registry.js';
 import { createSourceHttp } from '../src/source/source-http.js';
 import { TokenProvider } from '../src/source/token-provider.js';
 import { TransferHistoryClient } from '../src/source/transfer-history-client.js';
-import { buildTransfersUrl, serviceEndpoints } from '../src/source/transfers-query.js';
+import { serviceEndpoints } from '../src/source/transfers-query.js';
+import { floorLoop } from './page-server.js';
 import { MemoryStateStore } from '../src/state/state-store.js';
 import { ManualClock } from '../src/util/clock.js';
 import { EventLoopShare, TimeSlice } from '../src/util/time-slice.js';
@@ -109,25 +110,10 @@ export async function measureHttpLayer(h: BenchHistory): Promise<ThroughputResul
   const tokens = new TokenProvider({ http: http('token'), tokenUrl: endpoints.token, username: source.username, password: source.password, logger, onAttempt: () => undefined });
   const token = await tokens.get();
   const transfers = http('transfers');
-  let requests = 0;
-  const started = performance.now();
-  const counts = await Promise.all(
-    queriesFor(h).map(async (q) => {
-      let url: URL | undefined = buildTransfersUrl(endpoints, q);
-      let n = 0;
-      while (url) {
-        const res = await transfers.get<unknown>(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
-        requests++;
-        const page = res.body as { data: unknown[]; next: string };
-        n += page.data.length;
-        url = page.next ? new URL(page.next, url) : undefined;
-      }
-      return n;
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  const records = counts.reduce((a, b) => a + b, 0);
-  return { records, seconds, recordsPerSecond: records / seconds, requests };
+  return floorLoop(h, async (url) => {
+    const res = await transfers.get<unknown>(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+    return res.body as { data: unknown[]; next: string };
+  });
 }
 
 export interface Pipeline {

@@ -41,6 +41,19 @@ export async function measureRawFetch(h: BenchHistory): Promise<ThroughputResult
     body: new URLSearchParams({ grant_type: 'password', username: 'demo', password: 'demo' }),
   });
   const { access_token: token } = z.object({ access_token: z.string() }).parse(await tokenAnswer.json());
+  return floorLoop(h, async (url) => {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+    return JSON.parse(await res.text()) as { data: unknown[]; next: string };
+  });
+}
+
+/**
+ * The floor's loop, for whatever reads a page (`page`: the bare `fetch` + `JSON.parse`, or the client's HTTP layer):
+ * the two queries the client and the pipelines send (failures, successes, at once, 1,000 a page), following `next`,
+ * counting records and checking nothing else.
+ */
+export async function floorLoop(h: BenchHistory, page: (url: URL) => Promise<{ data: unknown[]; next: string }>): Promise<ThroughputResult> {
+  const endpoints = serviceEndpoints(h.url);
   let requests = 0;
   const started = performance.now();
   const counts = await Promise.all(
@@ -48,11 +61,10 @@ export async function measureRawFetch(h: BenchHistory): Promise<ThroughputResult
       let url: URL | undefined = buildTransfersUrl(endpoints, { start: h.start, end: h.end, results, limit: 1000 });
       let n = 0;
       while (url) {
-        const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+        const { data, next } = await page(url);
         requests++;
-        const page = JSON.parse(await res.text()) as { data: unknown[]; next: string };
-        n += page.data.length;
-        url = page.next ? new URL(page.next, url) : undefined;
+        n += data.length;
+        url = next ? new URL(next, url) : undefined;
       }
       return n;
     }),
