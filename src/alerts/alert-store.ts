@@ -338,6 +338,7 @@ export class AlertStore {
   retainRules(ruleNames: readonly string[], now: number): AlertChange[] {
     const keep = new Set(ruleNames);
     const changes: AlertChange[] = [];
+    for (const rule of this.lastApplied.keys()) if (!keep.has(rule)) this.lastApplied.delete(rule);
     for (const stored of [...this.byFingerprint.values()]) {
       if (stored.rule === SOURCE_DOWN_RULE || keep.has(stored.rule) || stored.state === 'resolved') continue;
       this.deactivate(stored, now, changes, undefined);
