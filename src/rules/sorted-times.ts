@@ -5,7 +5,9 @@
 export function insertByTime<T extends { time: number }>(list: T[], item: T): void {
   let i = list.length;
   while (i > 0 && (list[i - 1] as T).time > item.time) i--;
-  list.splice(i, 0, item);
+  // At the end, as most are: a push (a splice that inserts nothing in between cost several times as much).
+  if (i === list.length) list.push(item);
+  else list.splice(i, 0, item);
 }
 
 /** Drop the entries at or before `time` from the front of a sorted list. */
