@@ -101,6 +101,14 @@ interface Finding {
   arrivedAt: number | undefined;
 }
 
+interface Built {
+  finding: Finding;
+  candidate: AlertCandidate;
+}
+
+/** No arrival for a key yet (shared, never modified). */
+const NO_ARRIVALS: readonly number[] = [];
+
 export class MissingFileEvaluator implements RuleEvaluator {
   private readonly schedule: CronSchedule;
   readonly onlyResult = 'success';
@@ -122,8 +130,12 @@ export class MissingFileEvaluator implements RuleEvaluator {
   private readonly history: number;
   /** The last two deadlines and the next one, valid while `now` stays in [latest, next): evaluation runs every cycle. */
   private deadlineCache: { latest: number; before: number | undefined; next: number | undefined } | undefined;
-  /** The last candidate built per phase and expected key, with what it was built from. */
-  private readonly built = new Map<string, { signature: string; candidate: AlertCandidate }>();
+  /**
+   * The last candidate built per phase and expected key, with what it was built from (a map per phase, and the
+   * finding compared field by field: a key and a signature made as strings were most of what an evaluation of a
+   * missing file allocated, evaluation after evaluation).
+   */
+  private readonly built = { missing: new Map<string, Built>(), jeopardy: new Map<string, Built>() };
 
   constructor(
     private readonly rule: MissingFileRule,
@@ -220,36 +232,31 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const span = completeSpan(this.sources, data, ['success']);
     const complete = span?.until;
     const { latest, before, next } = this.deadlinesAround(now);
-    const covers = (d: number) => span !== undefined && span.from <= d - this.rule.window;
-    const isDecidable = (d: number | undefined): d is number => d !== undefined && complete !== undefined && complete >= d && covers(d);
-    const decided = isDecidable(latest) ? latest : isDecidable(before) ? before : undefined;
+    // A deadline is decided when the data are complete up to it and cover its window.
+    const latestDecided = latest !== undefined && complete !== undefined && complete >= latest && this.covers(span, latest);
+    const decided = latestDecided ? latest : before !== undefined && complete !== undefined && complete >= before && this.covers(span, before) ? before : undefined;
     this.prune(before ?? latest ?? now - this.history);
-    const warnDeadlines = [latest !== undefined && !isDecidable(latest) ? latest : undefined, next].filter(
-      (d): d is number => d !== undefined,
-    );
 
     for (const key of this.keys) {
-      const list = this.arrivals.get(key) ?? [];
-      const groupLabels: Record<string, string> = {};
-      if (this.rule.for_each) groupLabels[this.rule.for_each.label] = key;
-      if (this.sources.length === 1) groupLabels['source'] = this.sources[0] as string;
-
+      const list = this.arrivals.get(key) ?? NO_ARRIVALS;
       if (decided !== undefined) {
         const count = countIn(list, decided - this.rule.window, decided);
         if (count < this.rule.min_count) {
           const late = list.find((t) => t > decided && t <= now);
-          const candidate = this.build(key, groupLabels, { phase: 'missing', deadline: decided, count, arrivedAt: late });
+          const candidate = this.build(key, { phase: 'missing', deadline: decided, count, arrivedAt: late });
           if (late !== undefined) resolved.push(candidate);
           else alerts.push(candidate);
         }
       }
       if (this.rule.warn_before > 0) {
-        for (const d of warnDeadlines) {
+        // The deadline ahead, and the latest one while it is not decided yet.
+        for (const d of [latest !== undefined && !latestDecided ? latest : undefined, next]) {
+          if (d === undefined) continue;
           const warnAt = d - this.rule.warn_before;
-          if (now < warnAt || complete === undefined || complete < warnAt || !covers(d)) continue;
+          if (now < warnAt || complete === undefined || complete < warnAt || !this.covers(span, d)) continue;
           const count = countIn(list, d - this.rule.window, now);
           if (count < this.rule.min_count) {
-            alerts.push(this.build(key, groupLabels, { phase: 'jeopardy', deadline: d, count, arrivedAt: undefined }));
+            alerts.push(this.build(key, { phase: 'jeopardy', deadline: d, count, arrivedAt: undefined }));
             break;
           }
         }
@@ -344,14 +351,28 @@ export class MissingFileEvaluator implements RuleEvaluator {
    * for hours and is evaluated every few seconds, and rendering its templates was most of the rule's cost.
    * (Candidates are never modified after they are built.)
    */
-  private build(key: string, groupLabels: Record<string, string>, finding: Finding): AlertCandidate {
-    const builtKey = `${finding.phase}\u0000${key}`;
-    const signature = `${finding.deadline}/${finding.count}/${finding.arrivedAt ?? ''}`;
-    const last = this.built.get(builtKey);
-    if (last?.signature === signature) return last.candidate;
-    const candidate = this.render(groupLabels, finding);
-    this.built.set(builtKey, { signature, candidate });
+  private build(key: string, finding: Finding): AlertCandidate {
+    const built = this.built[finding.phase];
+    const last = built.get(key)?.finding;
+    if (last && last.deadline === finding.deadline && last.count === finding.count && last.arrivedAt === finding.arrivedAt) {
+      return (built.get(key) as Built).candidate;
+    }
+    const candidate = this.render(this.groupLabels(key), finding);
+    built.set(key, { finding, candidate });
     return candidate;
+  }
+
+  /** The labels of an expected key's alert: its `for_each` label, and the source when the rule reads only one. */
+  private groupLabels(key: string): Record<string, string> {
+    const labels: Record<string, string> = {};
+    if (this.rule.for_each) labels[this.rule.for_each.label] = key;
+    if (this.sources.length === 1) labels['source'] = this.sources[0] as string;
+    return labels;
+  }
+
+  /** Whether the data complete from `span.from` cover the window of the deadline `d`. */
+  private covers(span: { from: number } | undefined, d: number): boolean {
+    return span !== undefined && span.from <= d - this.rule.window;
   }
 
   private render(groupLabels: Record<string, string>, { phase, deadline, count, arrivedAt }: Finding): AlertCandidate {
