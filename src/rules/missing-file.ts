@@ -232,9 +232,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const span = completeSpan(this.sources, data, ['success']);
     const complete = span?.until;
     const { latest, before, next } = this.deadlinesAround(now);
-    // A deadline is decided when the data are complete up to it and cover its window.
-    const latestDecided = latest !== undefined && complete !== undefined && complete >= latest && this.covers(span, latest);
-    const decided = latestDecided ? latest : before !== undefined && complete !== undefined && complete >= before && this.covers(span, before) ? before : undefined;
+    const latestDecided = this.decidable(latest, span);
+    const decided = latestDecided ? latest : this.decidable(before, span) ? before : undefined;
     this.prune(before ?? latest ?? now - this.history);
 
     for (const key of this.keys) {
@@ -353,9 +352,9 @@ export class MissingFileEvaluator implements RuleEvaluator {
    */
   private build(key: string, finding: Finding): AlertCandidate {
     const built = this.built[finding.phase];
-    const last = built.get(key)?.finding;
-    if (last && last.deadline === finding.deadline && last.count === finding.count && last.arrivedAt === finding.arrivedAt) {
-      return (built.get(key) as Built).candidate;
+    const last = built.get(key);
+    if (last && last.finding.deadline === finding.deadline && last.finding.count === finding.count && last.finding.arrivedAt === finding.arrivedAt) {
+      return last.candidate;
     }
     const candidate = this.render(this.groupLabels(key), finding);
     built.set(key, { finding, candidate });
@@ -368,6 +367,11 @@ export class MissingFileEvaluator implements RuleEvaluator {
     if (this.rule.for_each) labels[this.rule.for_each.label] = key;
     if (this.sources.length === 1) labels['source'] = this.sources[0] as string;
     return labels;
+  }
+
+  /** Whether the deadline `d` is decided: the data are complete up to it and cover its window. */
+  private decidable(d: number | undefined, span: { from: number; until: number } | undefined): d is number {
+    return d !== undefined && span !== undefined && span.until >= d && this.covers(span, d);
   }
 
   /** Whether the data complete from `span.from` cover the window of the deadline `d`. */
