@@ -126,8 +126,7 @@ async function floorAndClient(
   slice: BenchHistory,
   rounds: number,
 ): Promise<{ raw: ThroughputResult; http: ThroughputResult; fetch: ThroughputResult; ratio: number; httpRatio: number }> {
-  const turns: Array<{ raw: ThroughputResult; http: ThroughputResult; fetch: ThroughputResult }> = [];
-  for (let round = 0; round < rounds; round++) turns.push({ raw: await measureRawFetch(slice), http: await measureHttpLayer(slice), fetch: await measureFetch(slice) });
+  const turns = (await inTurns(slice, rounds, () => measureHttpLayer(slice))).map(({ raw, fetch, then: http }) => ({ raw, http, fetch }));
   return {
     raw: medianRun(turns.map((r) => r.raw), (r) => r.recordsPerSecond),
     http: medianRun(turns.map((r) => r.http), (r) => r.recordsPerSecond),

@@ -58,9 +58,10 @@ interface Group {
   shown: Shown[];
   /**
    * A firing group's last alert, while nothing can change it: from the evaluation `at` that made it until `until`,
-   * when its earliest failure leaves the window, or until a failure is observed (which drops it). A group firing for an hour was counted, sampled and built again
-   * at every evaluation (each page of a catch-up), to give the same alert. With 1,000 rules and ~1,400 groups
-   * firing, keeping it read 13% more records/s (docs/benchmarks.md, fifteenth round).
+   * when its earliest failure leaves the window, or until a failure is observed (which drops it). A group firing
+   * for an hour was counted, sampled and built again at every evaluation (each page of a catch-up), to give the
+   * same alert. With 1,000 rules and ~1,400 groups firing, keeping it read 13% more records/s (docs/benchmarks.md,
+   * fifteenth round).
    */
   steady?: { at: number; until: number; candidate: AlertCandidate };
 }

@@ -261,8 +261,7 @@ const key = { hi: 0, lo: 0 };
 /** The first 64 bits of a hex id (case-insensitive), else a 64-bit hash of the id, into `key`. */
 function setKey(id: string): void {
   if (id.length >= 16) {
-    // Each half's eight digits read at once, a non-digit (HEX_VALUE -1, or a code past the table: undefined) making
-    // the sum NaN or negative: one test a half instead of a branch a digit.
+    // Each half's eight digits read through a table, one test a half instead of a branch a digit.
     const hi = hexHalf(id, 0);
     const lo = hexHalf(id, 8);
     if (hi >= 0 && lo >= 0) {
@@ -276,8 +275,9 @@ function setKey(id: string): void {
   key.lo = lo;
 }
 
-/** The value of the eight hex digits at `at`, or a negative number or NaN when one is not a hex digit. */
+/** The value of the eight hex digits at `at`, or -1 when one is not a hex digit. */
 function hexHalf(id: string, at: number): number {
+  // Read as an array: a code past the table (128 and up) reads undefined, taken as -1 like any other non-digit.
   const v = HEX_VALUE as unknown as number[];
   let x = 0;
   let bad = 0;
