@@ -6,7 +6,7 @@ import { PollStream } from '../src/poller/poll-stream.js';
 import type { StreamKind } from '../src/poller/stream-kind.js';
 import { RuleEngine } from '../src/rules/rule-engine.js';
 import type { RuleDefinition } from '../src/rules/registry.js';
-import { createSourceHttp } from '../src/source/source-http.js';
+import { SourceHttp } from '../src/source/source-http.js';
 import { TokenProvider } from '../src/source/token-provider.js';
 import { TransferHistoryClient } from '../src/source/transfer-history-client.js';
 import { serviceEndpoints } from '../src/source/transfers-query.js';
@@ -87,8 +87,9 @@ export async function measureFetch(h: BenchHistory): Promise<ThroughputResult> {
 }
 
 /**
- * The client's HTTP layer alone: the got instances the client makes (createSourceHttp, with its retries, timeout,
- * size cap and body parsed inside got; the token through TokenProvider), in the floor's loop, reading no record.
+ * The client's HTTP layer alone: the SourceHttp instances the client makes (undici, with its retries, deadline per
+ * attempt, size cap and body parsed in the layer; the token through TokenProvider), in the floor's loop, reading no
+ * record.
  * Between the floor and the client it tells what the HTTP library costs and what the client's work per record does.
  */
 export async function measureHttpLayer(h: BenchHistory): Promise<ThroughputResult> {
@@ -96,7 +97,7 @@ export async function measureHttpLayer(h: BenchHistory): Promise<ThroughputResul
   const endpoints = serviceEndpoints(h.url);
   const logger = silentLogger();
   const http = (endpoint: 'token' | 'transfers') =>
-    createSourceHttp({
+    new SourceHttp({
       endpoint,
       timeoutMs: source.timeout,
       attempts: source.retries,
@@ -107,13 +108,18 @@ export async function measureHttpLayer(h: BenchHistory): Promise<ThroughputResul
       maxResponseBytes: source.max_response_bytes,
       ...(endpoint === 'transfers' ? { parseBody: (text: string): unknown => JSON.parse(text) } : {}),
     });
-  const tokens = new TokenProvider({ http: http('token'), tokenUrl: endpoints.token, username: source.username, password: source.password, logger, onAttempt: () => undefined });
+  const tokenHttp = http('token');
+  const tokens = new TokenProvider({ http: tokenHttp, tokenUrl: endpoints.token, username: source.username, password: source.password, logger });
   const token = await tokens.get();
   const transfers = http('transfers');
-  return floorLoop(h, async (url) => {
-    const res = await transfers.get<unknown>(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
-    return res.body as { data: unknown[]; next: string };
-  });
+  try {
+    return await floorLoop(h, async (url) => {
+      const res = await transfers.get(url, { authorization: `Bearer ${token}`, accept: 'application/json' });
+      return res.body as { data: unknown[]; next: string };
+    });
+  } finally {
+    await Promise.all([transfers.close(), tokenHttp.close()]);
+  }
 }
 
 export interface Pipeline {

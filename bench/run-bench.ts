@@ -222,9 +222,9 @@ async function main(): Promise<void> {
     }
     rows.push(['raw fetch + JSON.parse', `${fmt(raw.recordsPerSecond)} records/s`, `the floor: ${fmt(raw.records)} records, ${raw.requests} requests, ${fmt(raw.seconds, 2)} s, pages pre-serialised by a separate process; the median of ${sizes.throughputRounds} rounds in turns with the client`]);
     rows.push([
-      'got + JSON.parse (the client\'s HTTP layer)',
+      'undici + JSON.parse (the client\'s HTTP layer)',
       `${fmt(http.recordsPerSecond)} records/s`,
-      `vs raw ${fmt(httpVsRaw, 2)}: the client's got instances (retries, timeout, size cap, body parsed in got) in the floor's loop, no record read; what is left to the client line is its work per record`,
+      `vs raw ${fmt(httpVsRaw, 2)}: the client's SourceHttp (undici; retries, deadline, size cap, body parsed in the layer) in the floor's loop, no record read; what is left to the client line is its work per record`,
     ]);
     rows.push(['client (fetch + parse + checks)', `${fmt(fetch.recordsPerSecond)} records/s`, `client_vs_raw ${fmt(clientVsRaw, 2)} (goal >= 0.8; the median of the rounds' ratios), ${fmt(fetch.records)} records, ${fetch.requests} requests, ${fmt(fetch.seconds, 2)} s`]);
     for (const p of pipelines) {

@@ -1,4 +1,8 @@
-import { got, RequestError, type Got, type Response } from 'got';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request } from 'undici';
+import { parseRetryAfter } from '../base/retry-after.js';
+import { systemClock } from '../util/clock.js';
+import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { redactSecrets } from '../util/redact.js';
 import { SourceError, type SourceErrorReason } from './source-error.js';
@@ -7,7 +11,7 @@ export type Endpoint = 'token' | 'transfers';
 
 export interface SourceHttpOptions {
   endpoint: Endpoint;
-  /** Per request (each attempt), ms; 0 = none. */
+  /** Per attempt (headers and body together), ms; 0 = none. */
   timeoutMs: number;
   /** Attempts per request, the first included (source.retries); 0 behaves like 1. */
   attempts: number;
@@ -15,25 +19,59 @@ export interface SourceHttpOptions {
   /** Custom CA bundle (PEM) and whether to skip certificate verification. */
   tls: { ca?: Buffer; insecureSkipVerify: boolean };
   logger: Logger;
-  /** Called once per attempt with the HTTP status or a failure kind ('timeout', 'network', 'tls'). */
+  /** Called once per attempt with the HTTP status or a failure kind ('timeout', 'network', 'tls', 'too_large'). */
   onAttempt: (statusCode: string) => void;
   /**
-   * Parses a 2xx body; throwing makes got retry the request like a 5xx (a truncated or garbled body from
-   * a proxy is as transient as a 502). Without it bodies are returned as text.
+   * Parses a 2xx body; throwing makes the request be tried again like a 5xx (a truncated or garbled body from a
+   * proxy is as transient as a 502). Without it bodies are returned as text.
    */
   parseBody?: (text: string) => unknown;
   /** Largest response body read (bytes); a larger one is cut off as `response_too_large`. */
   maxResponseBytes: number;
 }
 
-const EMPTY_BODY = Buffer.alloc(0);
+/** The final answer to a request: every status is returned, the caller decides what a 400 or a 401 means. */
+export interface SourceResponse {
+  statusCode: number;
+  /** A 2xx body as `parseBody` read it; otherwise the body's text. */
+  body: unknown;
+  /** The body's text, for a log excerpt; '' for a parsed 2xx body (a page is only read through `body`). */
+  text: string;
+}
 
-/** got's code for a 2xx body that `parseBody` refused. */
-export const BODY_PARSE_FAILURE = 'ERR_BODY_PARSE_FAILURE';
-const RETRY_ERROR_CODES = ['ETIMEDOUT', 'ECONNRESET', 'EADDRINUSE', 'ECONNREFUSED', 'EPIPE', 'ENOTFOUND', 'ENETUNREACH', 'EAI_AGAIN'];
+type Method = 'GET' | 'POST';
+
+/** What one attempt brought back. */
+interface Answer {
+  statusCode: number;
+  text: string;
+  retryAfter: string | string[] | undefined;
+}
+
+/** Another try is due, and why (for the log line). */
+interface Retry {
+  retryReason: string;
+  retryAfterMs?: number;
+}
+
+/** Transport failures worth another try: the connection, not the request, went wrong. */
+const RETRY_ERROR_CODES = new Set([
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EADDRINUSE',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ENOTFOUND',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
 
 /** 429 and every 5xx are worth another try; other statuses will not change by asking again. */
-const RETRY_STATUS_CODES = [429, ...Array.from({ length: 100 }, (_, i) => 500 + i)];
+function isRetryableStatus(statusCode: number): boolean {
+  return statusCode === 429 || (statusCode >= 500 && statusCode <= 599);
+}
 
 /**
  * A Retry-After longer than this abandons the request instead of holding the poll cycle; the window is
@@ -42,81 +80,165 @@ const RETRY_STATUS_CODES = [429, ...Array.from({ length: 100 }, (_, i) => 500 + 
 const MAX_RETRY_AFTER_MS = 60_000;
 
 /**
- * A got instance for one endpoint of one source. got does the retrying (timeouts, network errors, 429/5xx,
- * honouring Retry-After) with our delay function; HTTP errors are returned, not thrown, so the caller
- * decides what a 400 or a 401 means. Redirects are never followed: a redirect could carry the
- * Authorization header somewhere else, and the service has no reason to send one.
+ * The HTTP layer of one endpoint of one source, on undici: its own connection pool (with the source's CA and
+ * verification), the body cut off past `maxResponseBytes` while it streams in, a deadline per attempt, and the
+ * retries (timeouts, network errors, 429/5xx honouring Retry-After, a 2xx body `parseBody` refuses) with the
+ * source's delay function. Redirects are never followed: a redirect could carry the Authorization header somewhere
+ * else, and the service has no reason to send one.
+ *
+ * Why undici and not got, which the product card names and the notifiers still use: this layer is on the
+ * backfill's path for every page, and got's own work per request (options merged, hooks, progress events) read
+ * 0.85 of a bare `fetch` + `JSON.parse` over the same pages, undici's `request` 1.06–1.14 (docs/benchmarks.md,
+ * seventeenth round). undici is the HTTP client Node's own `fetch` is built on.
+ *
+ * The attempts are a loop here rather than undici's RetryAgent: an attempt is bounded as a whole (headers and body;
+ * undici's timers only bound each phase's silence, so a body dripped a byte at a time would hold a poll forever),
+ * and a 2xx body that does not parse is retried, which only the reader of the body can tell.
  */
-export function createSourceHttp(opts: SourceHttpOptions): Got {
-  return got.extend({
-    // got buffers a whole body before it parses it: a page of a million records (or one 10 MB field) from a
-    // broken service took the daemon to gigabytes. The body is cut off as soon as it is known to be larger
-    // (Content-Length, or while it streams in), so no answer holds more than maxResponseBytes in memory.
-    handlers: [
-      (options, next) => {
-        const request = next(options);
-        if (!('cancel' in request) || typeof request.cancel !== 'function') return request;
-        const cancel = request.cancel.bind(request);
-        request.on('downloadProgress', (progress) => {
-          if (progress.transferred > opts.maxResponseBytes || (progress.total ?? 0) > opts.maxResponseBytes) cancel();
-        });
-        return request;
+export class SourceHttp {
+  private readonly agent: Agent;
+
+  constructor(private readonly opts: SourceHttpOptions) {
+    this.agent = new Agent({
+      connect: {
+        rejectUnauthorized: !opts.tls.insecureSkipVerify,
+        ...(opts.tls.ca ? { ca: opts.tls.ca } : {}),
+        // `timeout: 0` in the config means no limit; undici reads a connect timeout of 0 the same way.
+        timeout: opts.timeoutMs,
       },
-    ],
-    // `timeout: 0` in the config means no limit, as for got.
-    ...(opts.timeoutMs > 0 ? { timeout: { request: opts.timeoutMs } } : {}),
-    followRedirect: false,
-    throwHttpErrors: false,
-    ...(opts.parseBody ? { responseType: 'json' as const, parseJson: opts.parseBody } : { responseType: 'text' as const }),
-    https: {
-      rejectUnauthorized: !opts.tls.insecureSkipVerify,
-      ...(opts.tls.ca ? { certificateAuthority: opts.tls.ca } : {}),
-    },
-    retry: {
-      limit: Math.max(0, opts.attempts - 1),
-      methods: ['GET', 'POST'],
-      statusCodes: RETRY_STATUS_CODES,
-      errorCodes: opts.parseBody ? [...RETRY_ERROR_CODES, BODY_PARSE_FAILURE] : RETRY_ERROR_CODES,
-      maxRetryAfter: MAX_RETRY_AFTER_MS,
-      // got computes 0 when its rules (limit, status, error code, Retry-After cap) say "do not retry".
-      // A delay of 0 would also mean "do not retry" to got, hence the floor of 1 ms.
-      calculateDelay: ({ attemptCount, retryAfter, computedValue }) =>
-        computedValue === 0 ? 0 : Math.max(1, opts.retryDelay(attemptCount, retryAfter)),
-    },
-    hooks: {
-      afterResponse: [
-        (response) => {
-          opts.onAttempt(String(response.statusCode));
-          // A parsed 2xx page is only read through `body`: let go of its raw bytes (~0.6 MB a page) now, while
-          // they are young garbage, instead of when the response object is collected, by then often promoted,
-          // so a backfill piled up tens of MB of page buffers waiting for a full GC. Error bodies are kept for
-          // the log excerpt.
-          if (opts.parseBody && response.statusCode >= 200 && response.statusCode <= 299) response.rawBody = EMPTY_BODY;
-          return response;
-        },
-      ],
-      beforeRetry: [
-        (error, retryCount) => {
-          // Responses were counted in afterResponse, except a 2xx whose body did not parse (got skips the hook).
-          if (!error.response) opts.onAttempt(failureKind(error));
-          else if (error.code === BODY_PARSE_FAILURE) opts.onAttempt(String(error.response.statusCode));
-          const reason = error.code === BODY_PARSE_FAILURE ? 'invalid body' : error.response ? `http ${error.response.statusCode}` : failureKind(error);
-          opts.logger.warn(
-            { endpoint: opts.endpoint, retry: retryCount, reason },
-            'retrying request to the transfer history service',
-          );
-        },
-      ],
-    },
-  });
+      maxResponseSize: opts.maxResponseBytes,
+      // The attempt's deadline bounds headers and body together; undici's per-phase timers are left out so that
+      // `timeout: 0` really is no limit.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  }
+
+  get(url: URL, headers: Record<string, string>, signal?: AbortSignal): Promise<SourceResponse> {
+    return this.send('GET', url, headers, undefined, signal);
+  }
+
+  /** A form-encoded POST (the token's password grant). */
+  postForm(url: URL, form: Record<string, string>, headers: Record<string, string>, signal?: AbortSignal): Promise<SourceResponse> {
+    const body = new URLSearchParams(form).toString();
+    return this.send('POST', url, { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body, signal);
+  }
+
+  /** Closes the pool's connections (idle ones end on their own after the keep-alive timeout anyway). */
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+
+  /**
+   * The answer after the retries. Throws SourceError when no usable answer came (the last attempt's failure), or
+   * the caller's abort as is.
+   */
+  private async send(method: Method, url: URL, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal): Promise<SourceResponse> {
+    const attempts = Math.max(1, this.opts.attempts);
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.tryOnce(method, url, headers, body, attempt >= attempts, signal);
+      if (!('retryReason' in outcome)) return outcome;
+      this.opts.logger.warn({ endpoint: this.opts.endpoint, retry: attempt, reason: outcome.retryReason }, 'retrying request to the transfer history service');
+      await sleep(this.opts.retryDelay(attempt, outcome.retryAfterMs), undefined, signal ? { signal } : undefined);
+    }
+  }
+
+  /** One attempt, counted, and what it leads to: the answer, another try, or (thrown) the failure. */
+  private async tryOnce(
+    method: Method,
+    url: URL,
+    headers: Record<string, string>,
+    body: string | undefined,
+    last: boolean,
+    signal?: AbortSignal,
+  ): Promise<SourceResponse | Retry> {
+    let answer: Answer;
+    try {
+      answer = await this.attempt(method, url, headers, body, signal);
+    } catch (err) {
+      if (isAbort(err, signal)) throw err;
+      const failure = this.transportFailure(err);
+      if (!failure.retryable || last) throw failure.error;
+      return { retryReason: failure.kind };
+    }
+    const { statusCode, text } = answer;
+    this.opts.onAttempt(String(statusCode));
+    if (statusCode >= 200 && statusCode <= 299) {
+      const { parseBody } = this.opts;
+      if (!parseBody) return { statusCode, body: text, text };
+      try {
+        return { statusCode, body: parseBody(text), text: '' };
+      } catch (err) {
+        if (!last) return { retryReason: 'invalid body' };
+        throw new SourceError('invalid_response', `${this.opts.endpoint} response unusable after retries: ${errorMessage(err)}`, { statusCode });
+      }
+    }
+    if (!isRetryableStatus(statusCode) || last) return { statusCode, body: text, text };
+    const retryAfterMs = parseRetryAfter(answer.retryAfter, systemClock);
+    if (retryAfterMs === undefined) return { retryReason: `http ${statusCode}` };
+    // A service asking for a long pause gets it from the next poll cycle, not from this one.
+    if (retryAfterMs > MAX_RETRY_AFTER_MS) return { statusCode, body: text, text };
+    return { retryReason: `http ${statusCode}`, retryAfterMs };
+  }
+
+  /** One attempt, bounded as a whole by the timeout: the status, the body's text and Retry-After. */
+  private async attempt(method: Method, url: URL, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal): Promise<Answer> {
+    signal?.throwIfAborted();
+    // One controller per attempt, ended by the caller's signal or the deadline; the listener and the timer are
+    // removed after it, so a long-lived caller signal does not collect one listener per page.
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer =
+      this.opts.timeoutMs > 0
+        ? setTimeout(() => controller.abort(new DOMException(`no answer within ${this.opts.timeoutMs} ms`, 'TimeoutError')), this.opts.timeoutMs)
+        : undefined;
+    try {
+      const response = await request(url, { method, headers, ...(body !== undefined ? { body } : {}), signal: controller.signal, dispatcher: this.agent });
+      const text = await response.body.text();
+      return { statusCode: response.statusCode, text, retryAfter: response.headers['retry-after'] };
+    } finally {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * The SourceError of an attempt that got no usable answer, counted, and whether trying again may help. The
+   * transport error is not kept as `cause`: nothing of the request (the Authorization header, the password form)
+   * may reach a log through it.
+   */
+  private transportFailure(err: unknown): { error: SourceError; kind: string; retryable: boolean } {
+    const { endpoint, onAttempt, maxResponseBytes } = this.opts;
+    const code = errorCode(err);
+    if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
+      onAttempt('too_large');
+      const error = new SourceError(
+        'response_too_large',
+        `${endpoint} response larger than ${maxResponseBytes} bytes; cut off (sources[].max_response_bytes)`,
+      );
+      return { error, kind: 'too_large', retryable: false };
+    }
+    const kind = failureKind(err);
+    onAttempt(kind);
+    const detail = code !== '' ? `${code}: ${errorMessage(err)}` : errorMessage(err);
+    const error = new SourceError(kind, `${endpoint} request failed (${kind}): ${detail}`);
+    return { error, kind, retryable: kind === 'timeout' || RETRY_ERROR_CODES.has(code) };
+  }
+}
+
+function errorCode(err: unknown): string {
+  return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : '';
 }
 
 const TLS_ERROR = /CERT|SSL|TLS|EPROTO|ERR_OSSL/;
+/** undici's own timers (connect, headers, body). */
+const UNDICI_TIMEOUT = /^UND_ERR_\w+_TIMEOUT$/;
 
 /** What kind of failure a request error without a response is. */
 export function failureKind(err: unknown): 'timeout' | 'tls' | 'network' {
-  const code = err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : '';
-  if ((err instanceof Error && err.name === 'TimeoutError') || code === 'ETIMEDOUT') return 'timeout';
+  const code = errorCode(err);
+  if ((err instanceof Error && err.name === 'TimeoutError') || code === 'ETIMEDOUT' || UNDICI_TIMEOUT.test(code)) return 'timeout';
   if (TLS_ERROR.test(code)) return 'tls';
   return 'network';
 }
@@ -124,28 +246,6 @@ export function failureKind(err: unknown): 'timeout' | 'tls' | 'network' {
 /** True when the caller's AbortSignal ended the request: that is a shutdown, not a source failure. */
 export function isAbort(err: unknown, signal?: AbortSignal): boolean {
   return signal?.aborted === true || (err instanceof Error && err.name === 'AbortError');
-}
-
-/**
- * Maps a request that never got a usable response to a SourceError. The got error is not kept as `cause`:
- * it holds the request options, which include the Authorization header and the password form.
- */
-export function requestFailure(err: unknown, endpoint: Endpoint, onAttempt: (statusCode: string) => void, maxResponseBytes?: number): SourceError {
-  // Our handler cancels a body over the cap (the caller's own abort goes through its signal, not cancel()).
-  if (err instanceof Error && 'code' in err && err.code === 'ERR_CANCELED') {
-    onAttempt('too_large');
-    const limit = maxResponseBytes === undefined ? 'the limit' : `${maxResponseBytes} bytes`;
-    return new SourceError('response_too_large', `${endpoint} response larger than ${limit}; cut off (sources[].max_response_bytes)`);
-  }
-  if (err instanceof RequestError && err.code === BODY_PARSE_FAILURE) {
-    onAttempt(String(err.response?.statusCode ?? 'invalid'));
-    const cause = err.cause instanceof Error ? err.cause.message : 'unreadable body';
-    return new SourceError('invalid_response', `${endpoint} response unusable after retries: ${cause}`);
-  }
-  const kind = failureKind(err);
-  onAttempt(kind);
-  const detail = err instanceof RequestError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
-  return new SourceError(kind, `${endpoint} request failed (${kind}): ${detail}`);
 }
 
 /** The reason for a final non-2xx response. */
@@ -157,7 +257,7 @@ export function statusReason(statusCode: number): SourceErrorReason {
 }
 
 /** The start of a response body, safe for a log line. */
-export function bodyExcerpt(response: Response<unknown>, secrets: string[], max = 500): string {
-  const text = redactSecrets(response.rawBody.toString('utf8'), secrets);
-  return text.length > max ? `${text.slice(0, max)}… (${text.length} chars)` : text;
+export function bodyExcerpt(text: string, secrets: string[], max = 500): string {
+  const safe = redactSecrets(text, secrets);
+  return safe.length > max ? `${safe.slice(0, max)}… (${safe.length} chars)` : safe;
 }

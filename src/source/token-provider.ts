@@ -1,8 +1,7 @@
-import type { Got } from 'got';
 import { z } from 'zod';
 import type { Logger } from '../util/logger.js';
 import { SourceError } from './source-error.js';
-import { bodyExcerpt, isAbort, requestFailure, statusReason } from './source-http.js';
+import { bodyExcerpt, statusReason, type SourceHttp } from './source-http.js';
 
 const tokenResponseSchema = z.looseObject({
   access_token: z.string().min(1),
@@ -10,12 +9,11 @@ const tokenResponseSchema = z.looseObject({
 });
 
 export interface TokenProviderOptions {
-  http: Got;
+  http: SourceHttp;
   tokenUrl: URL;
   username: string;
   password: string;
   logger: Logger;
-  onAttempt: (statusCode: string) => void;
 }
 
 /**
@@ -49,29 +47,20 @@ export class TokenProvider {
   }
 
   private async fetch(signal?: AbortSignal): Promise<string> {
-    const { http, tokenUrl, username, password, logger, onAttempt } = this.opts;
-    let response;
-    try {
-      response = await http.post(tokenUrl, {
-        form: { grant_type: 'password', username, password },
-        headers: { accept: 'application/json' },
-        ...(signal ? { signal } : {}),
-      });
-    } catch (err) {
-      if (isAbort(err, signal)) throw err;
-      throw requestFailure(err, 'token', onAttempt);
-    }
+    const { http, tokenUrl, username, password, logger } = this.opts;
+    // Transport failures are SourceErrors (counted by the HTTP layer); the caller's abort comes through as is.
+    const response = await http.postForm(tokenUrl, { grant_type: 'password', username, password }, { accept: 'application/json' }, signal);
     if (response.statusCode < 200 || response.statusCode > 299) {
       const reason = statusReason(response.statusCode);
       logger.warn(
-        { endpoint: 'token', status: response.statusCode, body: bodyExcerpt(response, [password]) },
+        { endpoint: 'token', status: response.statusCode, body: bodyExcerpt(response.text, [password]) },
         'token request refused by the transfer history service',
       );
       throw new SourceError(reason, `token request failed with HTTP ${response.statusCode}`, { statusCode: response.statusCode });
     }
     let json: unknown;
     try {
-      json = JSON.parse(response.body);
+      json = JSON.parse(response.text);
     } catch {
       throw new SourceError('invalid_response', 'token response is not JSON', { statusCode: response.statusCode });
     }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { Got, Response } from 'got';
 import type { SourceConfig } from './source-schema.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
@@ -9,7 +8,7 @@ import { matchesQuery } from './query-match.js';
 import { readRecord } from './record.js';
 import { defaultRetryDelay } from './retry-delay.js';
 import { SourceError } from './source-error.js';
-import { bodyExcerpt, createSourceHttp, isAbort, requestFailure, statusReason, type Endpoint } from './source-http.js';
+import { bodyExcerpt, SourceHttp, statusReason, type Endpoint, type SourceResponse } from './source-http.js';
 import { TokenProvider } from './token-provider.js';
 import { EventLoopShare, TimeSlice } from '../util/time-slice.js';
 import type { Transfer } from './transfer.js';
@@ -75,7 +74,7 @@ export class TransferHistoryClient {
   private readonly loop: EventLoopShare;
   private readonly retryDelay: (attempt: number, retryAfterMs?: number) => number;
   private readonly endpoints: ServiceEndpoints;
-  private ready: Promise<{ transfers: Got; tokens: TokenProvider }> | undefined;
+  private ready: Promise<{ transfers: SourceHttp; tokens: TokenProvider }> | undefined;
 
   constructor(opts: TransferHistoryClientOptions) {
     this.source = opts.source;
@@ -111,7 +110,7 @@ export class TransferHistoryClient {
   }
 
   private async *follow(
-    transfers: Got,
+    transfers: SourceHttp,
     tokens: TokenProvider,
     firstUrl: URL,
     query: TransfersQuery,
@@ -146,7 +145,7 @@ export class TransferHistoryClient {
    * into V8's old generation, page after page, and the heap grew with them).
    */
   private async readNextPage(
-    transfers: Got,
+    transfers: SourceHttp,
     tokens: TokenProvider,
     url: URL,
     query: TransfersQuery,
@@ -173,7 +172,7 @@ export class TransferHistoryClient {
     return { page: await this.readPage(envelope.data, query, invalidLog), nextUrl };
   }
 
-  private setUp(): Promise<{ transfers: Got; tokens: TokenProvider }> {
+  private setUp(): Promise<{ transfers: SourceHttp; tokens: TokenProvider }> {
     this.ready ??= this.createHttp().catch((err: unknown) => {
       // A missing CA file may be fixed before the next cycle; do not cache the failure.
       this.ready = undefined;
@@ -182,7 +181,7 @@ export class TransferHistoryClient {
     return this.ready;
   }
 
-  private async createHttp(): Promise<{ transfers: Got; tokens: TokenProvider }> {
+  private async createHttp(): Promise<{ transfers: SourceHttp; tokens: TokenProvider }> {
     const { tls } = this.source;
     let ca: Buffer | undefined;
     if (tls.ca_file !== '') {
@@ -192,8 +191,8 @@ export class TransferHistoryClient {
         throw new SourceError('tls', `cannot read tls.ca_file ${tls.ca_file}: ${errorMessage(err)}`);
       }
     }
-    const http = (endpoint: Endpoint): Got =>
-      createSourceHttp({
+    const http = (endpoint: Endpoint): SourceHttp =>
+      new SourceHttp({
         endpoint,
         timeoutMs: this.source.timeout,
         attempts: this.source.retries,
@@ -211,13 +210,12 @@ export class TransferHistoryClient {
       username: this.source.username,
       password: this.source.password,
       logger: this.logger,
-      onAttempt: (status) => this.hooks.onRequest?.('token', status),
     });
     return { transfers: http('transfers'), tokens };
   }
 
   /** The body of one page; a 401 gets one fresh token and one more try of the same page. */
-  private async fetchPage(http: Got, tokens: TokenProvider, url: URL, signal?: AbortSignal): Promise<Envelope> {
+  private async fetchPage(http: SourceHttp, tokens: TokenProvider, url: URL, signal?: AbortSignal): Promise<Envelope> {
     let token = await tokens.get(signal);
     let response = await this.get(http, url, token, signal);
     if (response.statusCode === 401) {
@@ -230,34 +228,25 @@ export class TransferHistoryClient {
       }
     }
     if (response.statusCode >= 200 && response.statusCode <= 299) {
-      // got hands back '' for an empty body without calling the parser.
-      if (!isEnvelope(response.body)) throw new SourceError('invalid_response', 'transfers response is empty');
+      if (!isEnvelope(response.body)) throw new SourceError('invalid_response', 'transfers response is not an envelope');
       return response.body;
     }
     const reason = statusReason(response.statusCode);
     if (reason === 'bad_request') {
       this.logger.warn(
-        { endpoint: 'transfers', status: response.statusCode, path: url.pathname, body: bodyExcerpt(response, [this.source.password, token]) },
+        { endpoint: 'transfers', status: response.statusCode, path: url.pathname, body: bodyExcerpt(response.text, [this.source.password, token]) },
         'the service refused the transfers query',
       );
     }
     throw new SourceError(reason, `transfers request failed with HTTP ${response.statusCode}`, { statusCode: response.statusCode });
   }
 
-  private async get(http: Got, url: URL, token: string, signal?: AbortSignal): Promise<Response<unknown>> {
+  private get(http: SourceHttp, url: URL, token: string, signal?: AbortSignal): Promise<SourceResponse> {
     // Defence in depth: resolveNextLink already refuses other origins, but the token must never leave.
     if (url.origin !== this.endpoints.base.origin) {
-      throw new SourceError('bad_next', `refusing to send the token to another origin (${url.protocol}//${url.host})`);
+      return Promise.reject(new SourceError('bad_next', `refusing to send the token to another origin (${url.protocol}//${url.host})`));
     }
-    try {
-      return await http.get<unknown>(url, {
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-        ...(signal ? { signal } : {}),
-      });
-    } catch (err) {
-      if (isAbort(err, signal)) throw err;
-      throw requestFailure(err, 'transfers', (status) => this.hooks.onRequest?.('transfers', status), this.source.max_response_bytes);
-    }
+    return http.get(url, { authorization: `Bearer ${token}`, accept: 'application/json' }, signal);
   }
 
   /** A page's records read in slices of a few ms: a page of 1,000 held the event loop 10–40 ms in one piece. */
@@ -324,7 +313,7 @@ function isEnvelope(value: unknown): value is Envelope {
 }
 
 /**
- * The page envelope, parsed inside got so that a 2xx body that is not a JSON object with `data` (array
+ * The page envelope, parsed by the HTTP layer so that a 2xx body that is not a JSON object with `data` (array
  * or null) is retried like a 5xx: garbled and truncated bodies from proxies are transient in practice.
  * After the retries it is `invalid_response`.
  */

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { getEventListeners } from 'node:events';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SourceError } from '../../src/source/source-error.js';
 import { TransferHistoryClient, type ClientHooks } from '../../src/source/transfer-history-client.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -494,6 +495,63 @@ describe('TransferHistoryClient retries', () => {
     const s = await fake({ intercept: ({ request, res }) => (request.kind === 'transfers' ? json(res, 200, body) : false) });
     const { c } = client(s.baseUrl);
     expect((await failure(collect(c, query()))).reason).toBe('invalid_response');
+  });
+
+  it('bounds an attempt as a whole: a body dripped a byte at a time times out, however steady the drip', async () => {
+    const s = await fake({
+      records: wireRecords(1, '2024-05-01T10:00:00Z'),
+      intercept: ({ request, res, transfersSeen }) => {
+        if (request.kind !== 'transfers' || transfersSeen > 0) return false;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // A byte every 50 ms: no phase of the answer is ever silent for long, the whole of it never ends.
+        const timer = setInterval(() => res.write(' '), 50);
+        res.on('close', () => clearInterval(timer));
+        return true;
+      },
+    });
+    const statuses: string[] = [];
+    const { c } = client(s.baseUrl, { timeout: 400, hooks: { onRequest: (e, st) => statuses.push(`${e}:${st}`) } });
+    expect((await collect(c, query())).transfers).toHaveLength(1);
+    expect(statuses).toEqual(['token:200', 'transfers:timeout', 'transfers:200']);
+  });
+
+  it('gives up at once on a Retry-After longer than a minute, and waits as asked for a shorter one', async () => {
+    const s = await fake({
+      intercept: ({ request, res, transfersSeen }) => {
+        if (request.kind !== 'transfers') return false;
+        return json(res, 429, {}, { 'retry-after': transfersSeen === 0 ? '30' : '3600' });
+      },
+    });
+    const { c, retryDelays } = client(s.baseUrl);
+    const err = await failure(collect(c, query()));
+    expect(err.reason).toBe('server_error');
+    expect(err.statusCode).toBe(429);
+    expect(retryDelays).toEqual([[1, 30_000]]);
+    expect(s.transfersRequests).toHaveLength(2);
+  });
+
+  it('ends with the abort while it waits to retry', async () => {
+    const s = await fake({ intercept: ({ request, res }) => (request.kind === 'transfers' ? json(res, 503, {}) : false) });
+    const c = new TransferHistoryClient({ source: sourceConfig(s.baseUrl, { retries: 3 }), logger: silentLogger(), retryDelay: () => 60_000 });
+    const controller = new AbortController();
+    const pending = collect(c, query(), controller.signal).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await vi.waitFor(() => expect(s.transfersRequests).toHaveLength(1));
+    controller.abort();
+    const err = await pending;
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(SourceError);
+    expect(s.transfersRequests).toHaveLength(1);
+  });
+
+  it('leaves no listener on the caller\'s signal after a pagination of many pages', async () => {
+    const s = await fake({ records: wireRecords(40, '2024-05-01T10:00:00Z') });
+    const { c } = client(s.baseUrl);
+    const controller = new AbortController();
+    expect((await collect(c, query({ limit: 2 }), controller.signal)).pages).toHaveLength(20);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('reports a refused connection as network', async () => {
