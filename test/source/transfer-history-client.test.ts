@@ -1,4 +1,5 @@
 import { getEventListeners } from 'node:events';
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SourceError } from '../../src/source/source-error.js';
 import { TransferHistoryClient, type ClientHooks } from '../../src/source/transfer-history-client.js';
@@ -615,6 +616,46 @@ describe('TransferHistoryClient bounds (a hostile or broken service)', () => {
     const { c } = client(s.baseUrl);
     expect((await failure(collect(c, query()))).reason).toBe('response_too_large');
     expect(s.transfersRequests).toHaveLength(0);
+  });
+
+  it('asks for gzip and reads a compressed page; a compressed answer that inflates past max_response_bytes is cut off', async () => {
+    const asked: string[] = [];
+    let bomb = false;
+    const s = await fake({
+      records: wireRecords(3, '2024-05-01T10:00:00Z'),
+      intercept: ({ request, res }) => {
+        if (request.kind !== 'transfers') return false;
+        asked.push(String(res.req.headers['accept-encoding']));
+        // 4 MB of JSON that gzips to a few KB (a "zip bomb" against a 1 MB cap), or the page itself gzipped.
+        const body = bomb ? `{"data":[],"next":"","pad":"${' '.repeat(4 * 1024 * 1024)}"}` : JSON.stringify({ data: wireRecords(3, '2024-05-01T10:00:00Z'), next: '' });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        res.end(gzipSync(body));
+        return true;
+      },
+    });
+    const c = new TransferHistoryClient({ source: sourceConfig(s.baseUrl, { max_response_bytes: 1024 * 1024 }), logger: silentLogger(), retryDelay: () => 0 });
+    expect((await collect(c, query())).transfers.map((t) => t.file)).toEqual(['/in/FILE_0.RET', '/in/FILE_1.RET', '/in/FILE_2.RET']);
+    expect(asked[0]).toContain('gzip');
+    bomb = true;
+    const err = await failure(collect(c, query()));
+    expect(err.reason).toBe('response_too_large');
+    expect(s.transfersRequests).toHaveLength(2);
+  });
+
+  it('decompresses a compressed error body for its log excerpt', async () => {
+    const s = await fake({
+      intercept: ({ request, res }) => {
+        if (request.kind !== 'transfers') return false;
+        res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        res.end(gzipSync(JSON.stringify({ error: 'bad start: not a number' })));
+        return true;
+      },
+    });
+    const log = capturingLogger();
+    const { c } = client(s.baseUrl, { logger: log.logger });
+    expect((await failure(collect(c, query()))).reason).toBe('bad_request');
+    const line = log.lines().find((l) => l.msg === 'the service refused the transfers query');
+    expect(String(line?.body)).toContain('bad start: not a number');
   });
 
   it('refuses a page of far more records than the limit asked for', async () => {
