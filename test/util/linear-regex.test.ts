@@ -50,7 +50,7 @@ describe('linear-time matching', () => {
   }, 2_000);
 });
 
-describe('the prefix-and-suffix fast path of one-star globs', () => {
+describe('globs matched in place', () => {
   it('answers as the RE2 translation does, on generated globs and values', () => {
     const alphabet = fc.constantFrom('A', 'B', '_', '.', '/', 'R');
     const text = fc.array(alphabet, { maxLength: 6 }).map((a) => a.join(''));
@@ -67,7 +67,34 @@ describe('the prefix-and-suffix fast path of one-star globs', () => {
       }),
       { numRuns: 2_000 },
     );
-    expect(simpleGlob('A?B*')).toBeUndefined();
-    expect(simpleGlob('*_*')).toBeUndefined();
+  });
+
+  it('answers as the RE2 translation does for any glob of stars and question marks, astral characters included', () => {
+    // '😀' is two code units and one code point: a `?` on it is decided by RE2.
+    const alphabet = fc.constantFrom('A', 'B', '_', '.', '/', 'R', '😀');
+    const text = fc.array(alphabet, { maxLength: 4 }).map((a) => a.join(''));
+    const glob = fc
+      .array(fc.oneof(fc.constantFrom('*', '?', '**'), fc.constantFrom('A', 'B', '_', '.', '/', 'R')), { minLength: 1, maxLength: 7 })
+      .map((a) => a.join(''));
+    fc.assert(
+      fc.property(glob, fc.array(fc.tuple(text, text, text), { maxLength: 6 }), (pattern, values) => {
+        const fast = simpleGlob(pattern);
+        const re2 = globToRe2(pattern);
+        expect(fast).toBeDefined();
+        // Values made of the glob's own pieces with text between them, so that most are near misses or matches.
+        const pieces = pattern.split(/[*?]/);
+        for (const [a, b, c] of values) {
+          for (const value of [a + b, pieces.join(b), `${a}${pieces.join(c)}${b}`, pattern.replaceAll('*', a).replaceAll('?', c.slice(0, 1))]) {
+            expect(fast?.matches(value), `${pattern} on ${value}`).toBe(re2.matches(value));
+          }
+        }
+      }),
+      { numRuns: 3_000 },
+    );
+    expect(simpleGlob('😀*')).toBeUndefined();
+    expect(simpleGlob('BANK?')?.matches('BANK1')).toBe(true);
+    expect(simpleGlob('BANK?')?.matches('BANK😀')).toBe(true);
+    expect(simpleGlob('BANK?')?.matches('BANK/')).toBe(false);
+    expect(simpleGlob('BANK?')?.matches('BANK12')).toBe(false);
   });
 });
