@@ -108,9 +108,16 @@ function isGlob(pattern: string): boolean {
 
 /** `a/b/c.RET` → `c.RET`; a trailing `/` is ignored (`a/b/` → `b`). */
 function baseName(value: string): string {
+  // The last answer is kept: the pattern lists of every candidate rule ask for the same transfer's file in turn,
+  // and each slice was a string of its own (a single entry: the answer depends on the value alone).
+  if (value === lastBase.of) return lastBase.name;
   const end = value.endsWith('/') ? value.length - 1 : value.length;
-  return value.slice(value.lastIndexOf('/', end - 1) + 1, end);
+  lastBase.of = value;
+  lastBase.name = value.slice(value.lastIndexOf('/', end - 1) + 1, end);
+  return lastBase.name;
 }
+
+const lastBase = { of: '', name: '' };
 
 /**
  * One label's patterns as plain regular expressions, tested directly: matching runs for every candidate rule
