@@ -254,12 +254,16 @@ const SHRINK_FACTOR = 4;
 /**
  * The key of the id last given to `setKey`. One shared pair instead of an array per call: a key is computed two
  * or three times per transfer (the poller's table, the rule engine's), and the tuple, the regex test and the
- * two `parseInt` of slices were a twentieth of a backfill's time. Read at once, before the next `setKey`.
+ * two `parseInt` of slices were a twentieth of a backfill's time. Read at once, before the next `setKey`. `of` is
+ * the id it was read from.
  */
-const key = { hi: 0, lo: 0 };
+const key: { hi: number; lo: number; of: string | undefined } = { hi: 0, lo: 0, of: undefined };
 
 /** The first 64 bits of a hex id (case-insensitive), else a 64-bit hash of the id, into `key`. */
 function setKey(id: string): void {
+  // The rule engine asks `has` and then `add` for the same transfer: its key is read once.
+  if (id === key.of) return;
+  key.of = id;
   if (id.length >= 16) {
     // Each half's eight digits read through a table, one test a half instead of a branch a digit.
     const hi = hexHalf(id, 0);
