@@ -1,5 +1,7 @@
+import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, interceptors, request, type Dispatcher } from 'undici';
+import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from 'node:zlib';
+import { Agent, errors, request } from 'undici';
 import { parseRetryAfter } from '../base/retry-after.js';
 import { systemClock } from '../util/clock.js';
 import { errorMessage } from '../util/errors.js';
@@ -45,6 +47,8 @@ type Method = 'GET' | 'POST';
 interface Answer {
   statusCode: number;
   text: string;
+  /** Why a compressed body did not decompress (its text is then ''). */
+  undecodable: string | undefined;
   retryAfter: string | string[] | undefined;
 }
 
@@ -54,7 +58,11 @@ interface Retry {
   retryAfterMs?: number;
 }
 
-/** The encodings the decompress interceptor reads (zstd is left out: Node 20 has no zstd). */
+/**
+ * Compressed answers are asked for, as got asked for them: a page of JSON is a tenth of its size gzipped, which
+ * matters to a service across a WAN. Decoded with node:zlib (undici's own decompress interceptor is experimental,
+ * and warned so on every start). zstd is left out: Node 20 has no zstd.
+ */
 const ACCEPT_ENCODING = 'gzip, deflate, br';
 
 /** Transport failures worth another try: the connection, not the request, went wrong. */
@@ -100,7 +108,6 @@ const MAX_RETRY_AFTER_MS = 60_000;
  */
 export class SourceHttp {
   private readonly agent: Agent;
-  private readonly dispatcher: Dispatcher;
 
   constructor(private readonly opts: SourceHttpOptions) {
     this.agent = new Agent({
@@ -116,11 +123,6 @@ export class SourceHttp {
       headersTimeout: 0,
       bodyTimeout: 0,
     });
-    // Compressed answers are asked for and read, as got did: a page of JSON is a tenth of its size gzipped, which
-    // matters to a service across a WAN. The cap holds for the decompressed body too (`maxResponseSize` counts the
-    // bytes on the wire): a small compressed answer must not inflate past it. Error bodies are decompressed as
-    // well, for their log excerpt.
-    this.dispatcher = this.agent.compose(interceptors.decompress({ maxSize: opts.maxResponseBytes, skipErrorResponses: false }));
   }
 
   get(url: URL, headers: Record<string, string>, signal?: AbortSignal): Promise<SourceResponse> {
@@ -174,8 +176,9 @@ export class SourceHttp {
     this.opts.onAttempt(String(statusCode));
     if (statusCode >= 200 && statusCode <= 299) {
       const { parseBody } = this.opts;
-      if (!parseBody) return { statusCode, body: text, text };
       try {
+        if (answer.undecodable !== undefined) throw new Error(`the body does not decompress (${answer.undecodable})`);
+        if (!parseBody) return { statusCode, body: text, text };
         return { statusCode, body: parseBody(text), text: '' };
       } catch (err) {
         if (!last) return { retryReason: 'invalid body' };
@@ -203,9 +206,26 @@ export class SourceHttp {
         ? setTimeout(() => controller.abort(new DOMException(`no answer within ${this.opts.timeoutMs} ms`, 'TimeoutError')), this.opts.timeoutMs)
         : undefined;
     try {
-      const response = await request(url, { method, headers, ...(body !== undefined ? { body } : {}), signal: controller.signal, dispatcher: this.dispatcher });
-      const text = await response.body.text();
-      return { statusCode: response.statusCode, text, retryAfter: response.headers['retry-after'] };
+      const response = await request(url, { method, headers, ...(body !== undefined ? { body } : {}), signal: controller.signal, dispatcher: this.agent });
+      const decoders = decodersOf(response.headers['content-encoding']);
+      let text: string;
+      let undecodable: string | undefined;
+      if (decoders === undefined) {
+        text = await response.body.text();
+      } else {
+        try {
+          text = await decompressed(response.body, decoders, this.opts.maxResponseBytes);
+        } catch (err) {
+          // The rest of the body is not wanted (its stream's own abort error is of no interest).
+          if (!response.body.destroyed) response.body.on('error', () => undefined).destroy();
+          // A body that does not decompress is as garbled as one that does not parse; the caller's abort, the
+          // deadline and the cap are what they are.
+          if (controller.signal.aborted || errorCode(err) === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') throw err;
+          text = '';
+          undecodable = errorMessage(err);
+        }
+      }
+      return { statusCode: response.statusCode, text, undecodable, retryAfter: response.headers['retry-after'] };
     } finally {
       if (timer) clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
@@ -234,6 +254,55 @@ export class SourceHttp {
     const error = new SourceError(kind, `${endpoint} request failed (${kind}): ${detail}`);
     return { error, kind, retryable: kind === 'timeout' || RETRY_ERROR_CODES.has(code) };
   }
+}
+
+/** zlib's decoder for each encoding asked for in ACCEPT_ENCODING. */
+const DECODERS: Record<string, () => Gunzip> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress as unknown as () => Gunzip,
+};
+
+/**
+ * The decoders of a Content-Encoding, in the order they undo it (RFC 9110 §8.4: the codings are listed in the order
+ * they were applied); undefined for none or identity. A coding not asked for makes the body unreadable, as one that
+ * does not decompress.
+ */
+function decodersOf(header: string | string[] | undefined): Array<() => Gunzip> | undefined {
+  const value = (Array.isArray(header) ? header.join(',') : (header ?? '')).toLowerCase();
+  const codings = value.split(',').map((c) => c.trim()).filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0) return undefined;
+  return codings.reverse().map((c) => DECODERS[c] ?? unknownCoding(c));
+}
+
+function unknownCoding(coding: string): () => Gunzip {
+  return () => {
+    throw new Error(`content-encoding ${coding} was not asked for`);
+  };
+}
+
+/** A compressed body as text, cut off as soon as it inflates past `max` bytes (a small answer can inflate a lot). */
+async function decompressed(body: NodeJS.ReadableStream, decoders: Array<() => Gunzip>, max: number): Promise<string> {
+  const stages = decoders.map((make) => make());
+  const last = stages[stages.length - 1] as Gunzip;
+  const piped = pipeline([body, ...stages]);
+  // A failure of any stage also ends `last` with it, which the loop reads; this only keeps it from going unhandled.
+  piped.catch(() => undefined);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of last as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > max) throw new errors.ResponseExceededMaxSizeError();
+      chunks.push(chunk);
+    }
+  } finally {
+    // Cut off or failed: the pipeline's streams (the response's body among them) are ended, freeing the connection.
+    for (const stage of stages) stage.destroy();
+  }
+  await piped;
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 function errorCode(err: unknown): string {

@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SourceError } from '../../src/source/source-error.js';
 import { TransferHistoryClient, type ClientHooks } from '../../src/source/transfer-history-client.js';
@@ -640,6 +640,34 @@ describe('TransferHistoryClient bounds (a hostile or broken service)', () => {
     const err = await failure(collect(c, query()));
     expect(err.reason).toBe('response_too_large');
     expect(s.transfersRequests).toHaveLength(2);
+  });
+
+  it('retries a body that does not decompress like a garbled one, and reads brotli and gzip-then-deflate', async () => {
+    const page = JSON.stringify({ data: wireRecords(2, '2024-05-01T10:00:00Z'), next: '' });
+    const answers: Array<[string, Buffer]> = [
+      ['gzip', Buffer.from('not gzip at all')],
+      ['br', brotliCompressSync(page)],
+      ['gzip, deflate', deflateSync(gzipSync(page))],
+      ['zstd', Buffer.from(page)],
+    ];
+    const s = await fake({
+      intercept: ({ request, res, transfersSeen }) => {
+        if (request.kind !== 'transfers') return false;
+        const [encoding, body] = answers[Math.min(transfersSeen, answers.length - 1)] as [string, Buffer];
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding });
+        res.end(body);
+        return true;
+      },
+    });
+    const statuses: string[] = [];
+    const { c } = client(s.baseUrl, { retries: 2, hooks: { onRequest: (e, st) => statuses.push(`${e}:${st}`) } });
+    expect((await collect(c, query())).transfers).toHaveLength(2);
+    expect((await collect(c, query())).transfers).toHaveLength(2);
+    // A coding it did not ask for (zstd) is unreadable: retried, then invalid_response.
+    const err = await failure(collect(c, query()));
+    expect(err.reason).toBe('invalid_response');
+    expect(err.message).toMatch(/zstd was not asked for/);
+    expect(statuses).toEqual(['token:200', 'transfers:200', 'transfers:200', 'transfers:200', 'transfers:200', 'transfers:200']);
   });
 
   it('decompresses a compressed error body for its log excerpt', async () => {
