@@ -1,8 +1,10 @@
 /**
  * Occurrence times kept sorted for rules that only count: each distinct time once, with a running total of the
- * occurrences up to it, in typed arrays. 16 bytes per distinct time (times of the same millisecond share an
- * entry) and nothing for the garbage collector to trace, where a list of `{ time }` objects cost ~40 bytes per
- * transfer. Counting a window is two binary searches.
+ * occurrences up to it, in one typed array (time and total side by side). 16 bytes per distinct time (times of the
+ * same millisecond share an entry) and nothing for the garbage collector to trace, where a list of `{ time }`
+ * objects cost ~40 bytes per transfer. Counting a window is two binary searches. One array, not one for times and
+ * one for totals, and room for 4 entries to start with: an `error_burst` grouped by file makes a table per failure
+ * (each file is its own group), and the second array and its buffer were most of what each one cost.
  *
  * `resolution` rounds every time up to a multiple of it: 1 (the default) keeps times exact, so counts are the
  * same as with the full list; a coarser one bounds the entries by the span covered instead of by the traffic, at
@@ -11,24 +13,37 @@
  * its time, and leaves a window at most `resolution` late.
  */
 export class TimeCounts {
-  /** Distinct times, ascending, in [head, tail). */
-  private times: Float64Array;
-  /** Occurrences at or before each entry, counted from index 0 of the arrays (dropped entries included). */
-  private totals: Float64Array;
+  /**
+   * Entry i is at 2i and 2i + 1: its distinct time (ascending over [head, tail)) and the occurrences at or before
+   * it, counted from entry 0 (dropped entries included).
+   */
+  private data: Float64Array;
   private head = 0;
   private tail = 0;
 
   constructor(
     private readonly resolution = 1,
-    capacity = 8,
+    capacity = 4,
   ) {
-    this.times = new Float64Array(capacity);
-    this.totals = new Float64Array(capacity);
+    this.data = new Float64Array(capacity * 2);
+  }
+
+  /** Entries the array has room for. */
+  private get capacity(): number {
+    return this.data.length >> 1;
+  }
+
+  private timeAt(i: number): number {
+    return this.data[2 * i] as number;
+  }
+
+  private totalAt(i: number): number {
+    return this.data[2 * i + 1] as number;
   }
 
   /** Occurrences held (not yet dropped). */
   get size(): number {
-    return this.tail === this.head ? 0 : (this.totals[this.tail - 1] as number) - this.totalBefore(this.head);
+    return this.tail === this.head ? 0 : this.totalAt(this.tail - 1) - this.totalBefore(this.head);
   }
 
   /** Distinct times held: what the memory is (16 bytes each). */
@@ -38,40 +53,39 @@ export class TimeCounts {
 
   /** The latest time held (rounded to the resolution), if any. */
   get latest(): number | undefined {
-    return this.tail === this.head ? undefined : this.times[this.tail - 1];
+    return this.tail === this.head ? undefined : this.timeAt(this.tail - 1);
   }
 
   /** The earliest time held (rounded to the resolution), if any. */
   get earliest(): number | undefined {
-    return this.tail === this.head ? undefined : this.times[this.head];
+    return this.tail === this.head ? undefined : this.timeAt(this.head);
   }
 
   add(time: number, n = 1): void {
     const t = this.resolution === 1 ? time : Math.ceil(time / this.resolution) * this.resolution;
     const last = this.tail - 1;
-    if (last >= this.head && (this.times[last] as number) === t) {
-      (this.totals[last] as number) += n;
+    if (last >= this.head && this.timeAt(last) === t) {
+      (this.data[2 * last + 1] as number) += n;
       return;
     }
-    if (last < this.head || (this.times[last] as number) < t) {
+    if (last < this.head || this.timeAt(last) < t) {
       this.makeRoom();
-      this.times[this.tail] = t;
-      this.totals[this.tail] = this.totalBefore(this.tail) + n;
+      this.data[2 * this.tail] = t;
+      this.data[2 * this.tail + 1] = this.totalBefore(this.tail) + n;
       this.tail++;
       return;
     }
     // Late records are rare: insert in place, and every later running total grows by n.
     let at = this.firstAtOrAfter(t);
-    if ((this.times[at] as number) !== t) {
+    if (this.timeAt(at) !== t) {
       this.makeRoom();
       at = this.firstAtOrAfter(t); // making room may have moved the entries
-      this.times.copyWithin(at + 1, at, this.tail);
-      this.totals.copyWithin(at + 1, at, this.tail);
-      this.times[at] = t;
-      this.totals[at] = this.totalBefore(at);
+      this.data.copyWithin(2 * (at + 1), 2 * at, 2 * this.tail);
+      this.data[2 * at] = t;
+      this.data[2 * at + 1] = this.totalBefore(at);
       this.tail++;
     }
-    for (let j = at; j < this.tail; j++) (this.totals[j] as number) += n;
+    for (let j = at; j < this.tail; j++) (this.data[2 * j + 1] as number) += n;
   }
 
   /** Occurrences with time in (from, to]. */
@@ -90,12 +104,12 @@ export class TimeCounts {
     this.head = this.firstAfter(time);
     const live = this.tail - this.head;
     // Give memory back after a busy period: a table 8 times larger than what it holds shrinks to twice that.
-    if (this.times.length > 64 && live * 8 < this.times.length) this.reallocate(Math.max(8, live * 2));
+    if (this.capacity > 64 && live * 8 < this.capacity) this.reallocate(Math.max(8, live * 2));
   }
 
   /** Running total before index i (the occurrences of the entries before it, dropped ones included). */
   private totalBefore(i: number): number {
-    return i === 0 ? 0 : (this.totals[i - 1] as number);
+    return i === 0 ? 0 : this.totalAt(i - 1);
   }
 
   /** Index of the first entry after `time` (tail if none). */
@@ -104,7 +118,7 @@ export class TimeCounts {
     let hi = this.tail;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((this.times[mid] as number) <= time) lo = mid + 1;
+      if (this.timeAt(mid) <= time) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -115,7 +129,7 @@ export class TimeCounts {
     let hi = this.tail;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((this.times[mid] as number) < time) lo = mid + 1;
+      if (this.timeAt(mid) < time) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -123,21 +137,20 @@ export class TimeCounts {
 
   /** Room for one more entry at the tail: move the live entries to the front when half is dropped, else grow. */
   private makeRoom(): void {
-    if (this.tail < this.times.length) return;
+    const capacity = this.capacity;
+    if (this.tail < capacity) return;
     const live = this.tail - this.head;
-    this.reallocate(live * 2 <= this.times.length ? this.times.length : this.times.length * 2);
+    this.reallocate(live * 2 <= capacity ? capacity : capacity * 2);
   }
 
-  /** Move the live entries to index 0 of arrays of `capacity`, running totals rebased to start there. */
+  /** Move the live entries to index 0 of an array for `capacity` entries, running totals rebased to start there. */
   private reallocate(capacity: number): void {
     const live = this.tail - this.head;
     const base = this.totalBefore(this.head);
-    const times = capacity === this.times.length ? this.times : new Float64Array(capacity);
-    const totals = capacity === this.totals.length ? this.totals : new Float64Array(capacity);
-    times.set(this.times.subarray(this.head, this.tail), 0);
-    for (let i = 0; i < live; i++) totals[i] = (this.totals[this.head + i] as number) - base;
-    this.times = times;
-    this.totals = totals;
+    const data = capacity === this.capacity ? this.data : new Float64Array(capacity * 2);
+    data.set(this.data.subarray(2 * this.head, 2 * this.tail), 0);
+    for (let i = 0; i < live; i++) (data[2 * i + 1] as number) -= base;
+    this.data = data;
     this.head = 0;
     this.tail = live;
   }
