@@ -235,6 +235,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const latestDecided = this.decidable(latest, span);
     const decided = latestDecided ? latest : this.decidable(before, span) ? before : undefined;
     this.prune(before ?? latest ?? now - this.history);
+    // The deadlines a warning looks at: the one ahead, and the latest one while it is not decided yet.
+    const warnDeadlines = [latest !== undefined && !latestDecided ? latest : undefined, next];
 
     for (const key of this.keys) {
       const list = this.arrivals.get(key) ?? NO_ARRIVALS;
@@ -248,8 +250,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
         }
       }
       if (this.rule.warn_before > 0) {
-        // The deadline ahead, and the latest one while it is not decided yet.
-        for (const d of [latest !== undefined && !latestDecided ? latest : undefined, next]) {
+        for (const d of warnDeadlines) {
           if (d === undefined) continue;
           const warnAt = d - this.rule.warn_before;
           if (now < warnAt || complete === undefined || complete < warnAt || !this.covers(span, d)) continue;
