@@ -314,7 +314,7 @@ const TLS_ERROR = /CERT|SSL|TLS|EPROTO|ERR_OSSL/;
 const UNDICI_TIMEOUT = /^UND_ERR_\w+_TIMEOUT$/;
 
 /** What kind of failure a request error without a response is. */
-export function failureKind(err: unknown): 'timeout' | 'tls' | 'network' {
+function failureKind(err: unknown): 'timeout' | 'tls' | 'network' {
   const code = errorCode(err);
   if ((err instanceof Error && err.name === 'TimeoutError') || code === 'ETIMEDOUT' || UNDICI_TIMEOUT.test(code)) return 'timeout';
   if (TLS_ERROR.test(code)) return 'tls';
@@ -322,7 +322,7 @@ export function failureKind(err: unknown): 'timeout' | 'tls' | 'network' {
 }
 
 /** True when the caller's AbortSignal ended the request: that is a shutdown, not a source failure. */
-export function isAbort(err: unknown, signal?: AbortSignal): boolean {
+function isAbort(err: unknown, signal?: AbortSignal): boolean {
   return signal?.aborted === true || (err instanceof Error && err.name === 'AbortError');
 }
 

@@ -241,10 +241,10 @@ export class TransferHistoryClient {
     throw new SourceError(reason, `transfers request failed with HTTP ${response.statusCode}`, { statusCode: response.statusCode });
   }
 
-  private get(http: SourceHttp, url: URL, token: string, signal?: AbortSignal): Promise<SourceResponse> {
+  private async get(http: SourceHttp, url: URL, token: string, signal?: AbortSignal): Promise<SourceResponse> {
     // Defence in depth: resolveNextLink already refuses other origins, but the token must never leave.
     if (url.origin !== this.endpoints.base.origin) {
-      return Promise.reject(new SourceError('bad_next', `refusing to send the token to another origin (${url.protocol}//${url.host})`));
+      throw new SourceError('bad_next', `refusing to send the token to another origin (${url.protocol}//${url.host})`);
     }
     return http.get(url, { authorization: `Bearer ${token}`, accept: 'application/json' }, signal);
   }
