@@ -129,6 +129,48 @@ describe('missing_file', () => {
     expect(store.alerts().filter((a) => a.state === 'firing').map((a) => a.labels['phase'])).toEqual([undefined]);
   });
 
+  it('hands on its last evaluation while nothing that decides it has changed, and decides again as soon as something has', () => {
+    const { engine } = setup(rule('    warn_before: 30m'), MONDAY_MIDNIGHT);
+    const evaluate = (at: number, until: number = at) => {
+      const data: DataCompleteness = { completeUntil: () => until, completeFrom: () => MONDAY_MIDNIGHT };
+      const [evaluation] = engine.evaluate(at, data);
+      return evaluation;
+    };
+    const quiet = evaluate(MONDAY_DEADLINE - 2 * HOUR);
+    expect(quiet?.alerts).toEqual([]);
+    // Time passing before the warning is due, the data read further: the same evaluation.
+    expect(evaluate(MONDAY_DEADLINE - HOUR)).toBe(quiet);
+    // The warning's time comes.
+    const warning = evaluate(MONDAY_DEADLINE - 30 * MIN);
+    expect(warning?.alerts.map((a) => a.labels['phase'])).toEqual(['jeopardy']);
+    expect(evaluate(MONDAY_DEADLINE - 20 * MIN)).toBe(warning);
+    // The deadline passes but the data are not read up to it: the warning stands.
+    const awaiting = evaluate(MONDAY_DEADLINE + 4 * MIN, MONDAY_DEADLINE - MIN);
+    expect(awaiting).toEqual(warning);
+    expect(evaluate(MONDAY_DEADLINE + 5 * MIN, MONDAY_DEADLINE - MIN)).toBe(awaiting);
+    // Read past it: missing.
+    const missing = evaluate(MONDAY_DEADLINE + 6 * MIN);
+    expect(missing?.alerts.map((a) => a.labels['phase'] ?? 'missing')).toEqual(['missing']);
+    expect(evaluate(MONDAY_DEADLINE + 7 * MIN)).toBe(missing);
+    // A file stamped ahead of the clock (skew) counts once its time has come, not before and not never.
+    engine.observe(transfer({ time: MONDAY_DEADLINE + 20 * MIN }));
+    const ahead = evaluate(MONDAY_DEADLINE + 8 * MIN);
+    expect(ahead?.alerts).toHaveLength(1);
+    expect(ahead?.resolved).toEqual([]);
+    const arrived = evaluate(MONDAY_DEADLINE + 21 * MIN);
+    expect(arrived?.alerts).toEqual([]);
+    expect(arrived?.resolved?.map((c) => c.values['arrived_at_ms'])).toEqual([MONDAY_DEADLINE + 20 * MIN]);
+  });
+
+  it('a file read after an evaluation that is stamped before it is decided on at the next one', () => {
+    const { engine, step } = setup(rule(''), MONDAY_MIDNIGHT);
+    expect(step(MONDAY_DEADLINE + 10 * MIN).map((c) => c.to)).toEqual(['firing']);
+    expect(step(MONDAY_DEADLINE + 11 * MIN)).toEqual([]);
+    // A late file the poller reads only now (a slow source), stamped before both evaluations.
+    engine.observe(transfer({ time: MONDAY_DEADLINE + 5 * MIN }));
+    expect(step(MONDAY_DEADLINE + 12 * MIN).map((c) => c.to)).toEqual(['resolved']);
+  });
+
   it('calendar: excluded dates and weekdays have no deadline', () => {
     const holiday = Date.parse('2026-11-20T11:00:00Z'); // Friday
     const yaml = rule('    calendar: { exclude_dates: ["2026-11-20"], exclude_weekdays: [mon] }');
