@@ -77,8 +77,14 @@ export class AlertStore {
   /**
    * Each rule's evaluation as last applied. The rule engine hands a rule's evaluation on again, the same object,
    * while the rule observed nothing (RuleEngine): applied again, its alerts only need their `lastActiveAt`.
+   *
+   * `steadyAt`: the evaluation, applied again, found every alert it reports firing and no other; when it was last
+   * applied so. Until one of the rule's alerts is put or dropped, or the rule is applied the full way, an apply of
+   * that same evaluation only notes the time here, and the alerts' `lastActiveAt` is written into them (`settle`)
+   * before anything reads it. With 1,000 rules and ~1,400 firing alerts, checking and stamping every alert at every
+   * apply was a tenth of the bench pipeline's time.
    */
-  private readonly lastApplied = new Map<string, RuleEvaluation>();
+  private readonly lastApplied = new Map<string, { evaluation: RuleEvaluation; steadyAt: number | undefined }>();
   /** The fingerprints an evaluation kept active, cleared for each rule of an apply (one set, not one per rule). */
   private readonly activeScratch = new Set<string>();
   /** No resolved alert is due to be pruned before this (see `prune`); -Infinity: not known, walk them. */
@@ -227,6 +233,8 @@ export class AlertStore {
     if (!opts.force && !this.dirty && now - this.savedAt < LAST_ACTIVE_REFRESH_MS) return;
     // Cleared before the write: a change made while it is under way marks the next one.
     this.dirty = false;
+    // The steady rules' alerts were last active when their rule was last applied (they stay steady).
+    for (const [rule, { steadyAt }] of this.lastApplied) if (steadyAt !== undefined) this.activeUntil(rule, steadyAt);
     const journal = [...this.journal];
     const saved = new Set(journal.map((e) => e.id));
     try {
@@ -247,11 +255,16 @@ export class AlertStore {
     const changes: AlertChange[] = [];
     const active = this.activeScratch;
     for (const ev of evaluations) {
-      if (this.lastApplied.get(ev.rule) === ev && this.reportedAgain(ev, now)) continue;
+      const last = this.lastApplied.get(ev.rule);
+      if (last?.evaluation === ev && (last.steadyAt !== undefined || this.reportedAgain(ev, now))) {
+        last.steadyAt = now;
+        continue;
+      }
+      this.settle(ev.rule);
       active.clear();
       for (const candidate of ev.alerts) active.add(this.activate(ev.rule, candidate, now, changes));
       // (One that reports an alert twice is always applied the full way: `reportedAgain` counts alerts.)
-      if (active.size === ev.alerts.length) this.lastApplied.set(ev.rule, ev);
+      if (active.size === ev.alerts.length) this.lastApplied.set(ev.rule, { evaluation: ev, steadyAt: undefined });
       else this.lastApplied.delete(ev.rule);
       const stored = this.byRule.get(ev.rule);
       // Every alert of the rule is one it still reports (each reported one is the rule's: see `activate`): nothing
@@ -300,8 +313,23 @@ export class AlertStore {
     return true;
   }
 
+  /** A steady rule's alerts get the time it was last applied as their `lastActiveAt`, and it is steady no more. */
+  private settle(rule: string): void {
+    const last = this.lastApplied.get(rule);
+    const at = last?.steadyAt;
+    if (last === undefined || at === undefined) return;
+    last.steadyAt = undefined;
+    this.activeUntil(rule, at);
+  }
+
+  /** The rule's alerts were active until `at`. */
+  private activeUntil(rule: string, at: number): void {
+    for (const alert of this.byRule.get(rule)?.values() ?? []) if (alert.lastActiveAt < at) alert.lastActiveAt = at;
+  }
+
   /** An alert into both maps, in place of any of the same fingerprint. */
   private put(stored: StoredAlert): void {
+    this.settle(stored.rule);
     const before = this.byFingerprint.get(stored.fingerprint);
     if (before) this.drop(before);
     this.byFingerprint.set(stored.fingerprint, stored);
@@ -312,6 +340,7 @@ export class AlertStore {
 
   /** An alert out of both maps. */
   private drop(stored: StoredAlert): void {
+    this.settle(stored.rule);
     this.byFingerprint.delete(stored.fingerprint);
     const ofRule = this.byRule.get(stored.rule);
     ofRule?.delete(stored.fingerprint);
@@ -338,7 +367,11 @@ export class AlertStore {
   retainRules(ruleNames: readonly string[], now: number): AlertChange[] {
     const keep = new Set(ruleNames);
     const changes: AlertChange[] = [];
-    for (const rule of this.lastApplied.keys()) if (!keep.has(rule)) this.lastApplied.delete(rule);
+    for (const rule of this.lastApplied.keys()) {
+      if (keep.has(rule)) continue;
+      this.settle(rule);
+      this.lastApplied.delete(rule);
+    }
     for (const stored of [...this.byFingerprint.values()]) {
       if (stored.rule === SOURCE_DOWN_RULE || keep.has(stored.rule) || stored.state === 'resolved') continue;
       this.deactivate(stored, now, changes, undefined);

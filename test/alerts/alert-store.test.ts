@@ -279,6 +279,33 @@ describe('AlertStore, the same evaluation applied again (a rule that observed no
     expect(store.apply([{ rule: 'A', alerts: [] }], T0 + 15 * MIN).map((c) => c.to)).toEqual(['resolved']);
   });
 
+  it('applied again and again, its alerts stay active as of the last time: for keep_firing_for, and in the snapshot', async () => {
+    const state = new MemoryStateStore();
+    const store = new AlertStore({ clock: new ManualClock(T0 + 20 * MIN), logger, state });
+    const ev = { rule: 'A', alerts: [candidate(labels, { keepFiringFor: 5 * MIN })] };
+    store.apply([ev], T0);
+    for (let m = 1; m <= 10; m++) expect(store.apply([ev], T0 + m * MIN)).toEqual([]);
+    await store.flush({ force: true });
+    expect(((await state.load('alerts')) as { alerts: Array<{ lastActiveAt: number }> }).alerts.map((a) => a.lastActiveAt)).toEqual([T0 + 10 * MIN]);
+    expect(store.apply([ev], T0 + 12 * MIN)).toEqual([]);
+    // Cleared at T0+13m: held until T0+17m (last active T0+12m).
+    expect(store.apply([{ rule: 'A', alerts: [] }], T0 + 13 * MIN)).toEqual([]);
+    expect(store.alerts()[0]?.held).toMatchObject({ until: T0 + 17 * MIN });
+  });
+
+  it('an alert another rule reports meanwhile (same labels) is that rule’s, and the first rule’s next apply takes it back', () => {
+    const store = new AlertStore({ clock: new ManualClock(T0), logger, state: new MemoryStateStore() });
+    const ev = { rule: 'A', alerts: [candidate(labels)] };
+    store.apply([ev], T0);
+    store.apply([ev], T0 + MIN);
+    store.apply([ev], T0 + 2 * MIN);
+    store.apply([{ rule: 'B', alerts: [candidate(labels)] }], T0 + 3 * MIN);
+    // A reports it again with no B evaluation in between: it is A's again, firing, and B no longer holds it.
+    expect(store.apply([ev], T0 + 4 * MIN)).toEqual([]);
+    expect(store.apply([{ rule: 'B', alerts: [] }], T0 + 5 * MIN)).toEqual([]);
+    expect(store.alerts().map((a) => a.state)).toEqual(['firing']);
+  });
+
   it('still turns a pending alert firing once `for` has passed, and fires again an alert resolved meanwhile', () => {
     const store = new AlertStore({ clock: new ManualClock(T0), logger, state: new MemoryStateStore() });
     const ev = { rule: 'A', alerts: [candidate(labels, { for: 2 * MIN })] };
