@@ -85,6 +85,14 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   private stableUntil = -Infinity;
   /** Groups at or above the threshold at the last evaluation: when one drops below, its figures of now are reported. */
   private readonly above = new Set<string>();
+  /**
+   * The last evaluation, handed on again when an evaluation reports the same alerts (the same candidates, in the
+   * same order) and clears none: the alert store then passes over it in one step. A failure observed in a group
+   * that was firing already, or below the threshold and stays there, leaves every alert as it was; with 1,000 rules
+   * most rules observe a failure between two evaluations of a catch-up, and each new evaluation object had the
+   * store walk and stamp every alert of the rule.
+   */
+  private last: RuleEvaluation | undefined;
   private readonly builder: AlertBuilder;
   private readonly windowText: string;
   /** Whether a group's alert can stay as it was between evaluations (see Group.steady). */
@@ -179,7 +187,10 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
       if (group.failures.size === 0) this.groups.delete(key);
     }
     this.stableUntil = cleared.length > 0 ? now : stableUntil;
-    return { rule: this.rule.name, alerts, cleared };
+    const last = this.last;
+    if (last !== undefined && cleared.length === 0 && last.cleared?.length === 0 && sameCandidates(last.alerts, alerts)) return last;
+    this.last = { rule: this.rule.name, alerts, cleared };
+    return this.last;
   }
 
   unchangedUntil(): number {
@@ -229,6 +240,13 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   nextWakeup(): number | undefined {
     return undefined;
   }
+}
+
+/** The same candidate objects in the same order. */
+function sameCandidates(a: readonly AlertCandidate[], b: readonly AlertCandidate[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 export const errorBurstRuleType = defineRuleType<ErrorBurstRule>({
