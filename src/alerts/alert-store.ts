@@ -256,7 +256,7 @@ export class AlertStore {
     const active = this.activeScratch;
     for (const ev of evaluations) {
       const last = this.lastApplied.get(ev.rule);
-      if (last?.evaluation === ev && (last.steadyAt !== undefined || this.reportedAgain(ev, now))) {
+      if (last?.evaluation === ev && (last.steadyAt !== undefined || this.reportedAgain(ev))) {
         last.steadyAt = now;
         continue;
       }
@@ -297,18 +297,16 @@ export class AlertStore {
   }
 
   /**
-   * An evaluation applied before, applied again: when the rule's alerts are exactly the ones it reports and all of
-   * them fire, nothing can change but the time they were last active; true when that is so (and done). Otherwise
-   * (one pending, held, resolved or gone meanwhile) false, and the evaluation is applied the full way, which sets
-   * every `lastActiveAt` written here again.
+   * An evaluation applied before, applied again: true when the rule's alerts are exactly the ones it reports and all
+   * of them fire, so that nothing can change but the time they were last active (which the caller notes as the
+   * rule's `steadyAt`). Otherwise (one pending, held, resolved or gone meanwhile) false, and the evaluation is
+   * applied the full way.
    */
-  private reportedAgain(ev: RuleEvaluation, now: number): boolean {
+  private reportedAgain(ev: RuleEvaluation): boolean {
     const ofRule = this.byRule.get(ev.rule);
     if ((ofRule?.size ?? 0) !== ev.alerts.length) return false;
     for (const candidate of ev.alerts) {
-      const stored = ofRule?.get(this.fingerprintOf(candidate));
-      if (stored?.state !== 'firing') return false;
-      stored.lastActiveAt = now;
+      if (ofRule?.get(this.fingerprintOf(candidate))?.state !== 'firing') return false;
     }
     return true;
   }
