@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { StateStore } from '../state/state-store.js';
 import type { Clock } from '../util/clock.js';
 import { errorFields } from '../util/errors.js';
+import { sameItems } from '../util/same-items.js';
 import type { Logger } from '../util/logger.js';
 import type { Alert, AlertState } from './alert.js';
 import type { AlertCandidate, AlertChange, RuleEvaluation } from './alert-candidate.js';
@@ -158,7 +159,7 @@ export class AlertStore {
     for (const id of was.silenced) if (!silencedBy.includes(id)) this.record(stored, 'unsilenced', now, { silence_id: id });
     for (const fpBy of inhibitedBy) if (!was.inhibited.includes(fpBy)) this.record(stored, 'inhibited', now, { inhibited_by: fpBy });
     for (const fpBy of was.inhibited) if (!inhibitedBy.includes(fpBy)) this.record(stored, 'uninhibited', now, { inhibited_by: fpBy });
-    if (!sameList(was.silenced, silencedBy) || !sameList(was.inhibited, inhibitedBy)) {
+    if (!sameItems(was.silenced, silencedBy) || !sameItems(was.inhibited, inhibitedBy)) {
       stored.silencedBy = [...silencedBy];
       stored.inhibitedBy = [...inhibitedBy];
       this.dirty = true;
@@ -493,8 +494,4 @@ function toAlert(a: StoredAlert): Alert {
     values: { ...a.values },
     samples: a.samples.map((s) => ({ ...s })),
   };
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }

@@ -2,6 +2,7 @@ import type { Labels, TransferSample } from '../alerts/alert.js';
 import type { AlertCandidate } from '../alerts/alert-candidate.js';
 import { fingerprint } from '../alerts/fingerprint.js';
 import type { RuleBase } from './rule-schema.js';
+import { sameItems } from '../util/same-items.js';
 import { compileTemplate, variablesRead, type RenderTemplate, type TemplateContext } from './template.js';
 
 interface BuildInput {
@@ -95,9 +96,7 @@ export class AlertBuilder {
 
   private sameInput(a: BuildInput, b: BuildInput): boolean {
     if (!sameRecord(a.values, b.values) || !sameRecord(a.extraLabels, b.extraLabels)) return false;
-    const sa = a.samples ?? [];
-    const sb = b.samples ?? [];
-    if (sa.length !== sb.length || sa.some((s, i) => s !== sb[i])) return false;
+    if (!sameItems(a.samples ?? [], b.samples ?? [])) return false;
     if (this.displayRead === undefined) return sameRecord(a.display, b.display);
     for (const name of this.displayRead) if (a.display?.[name] !== b.display?.[name]) return false;
     return true;

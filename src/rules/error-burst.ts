@@ -6,6 +6,7 @@ import { formatDuration } from '../base/duration.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { formatTime } from '../util/format-time.js';
+import { sameItems } from '../util/same-items.js';
 import { groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
@@ -188,7 +189,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
     }
     this.stableUntil = cleared.length > 0 ? now : stableUntil;
     const last = this.last;
-    if (last !== undefined && cleared.length === 0 && last.cleared?.length === 0 && sameCandidates(last.alerts, alerts)) return last;
+    if (last !== undefined && cleared.length === 0 && last.cleared?.length === 0 && sameItems(last.alerts, alerts)) return last;
     this.last = { rule: this.rule.name, alerts, cleared };
     return this.last;
   }
@@ -240,13 +241,6 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   nextWakeup(): number | undefined {
     return undefined;
   }
-}
-
-/** The same candidate objects in the same order. */
-function sameCandidates(a: readonly AlertCandidate[], b: readonly AlertCandidate[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 export const errorBurstRuleType = defineRuleType<ErrorBurstRule>({
