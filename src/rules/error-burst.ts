@@ -6,7 +6,6 @@ import { formatDuration } from '../base/duration.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { formatTime } from '../util/format-time.js';
-import { sameItems } from '../util/same-items.js';
 import { groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
@@ -86,14 +85,6 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   private stableUntil = -Infinity;
   /** Groups at or above the threshold at the last evaluation: when one drops below, its figures of now are reported. */
   private readonly above = new Set<string>();
-  /**
-   * The last evaluation, handed on again when an evaluation reports the same alerts (the same candidates, in the
-   * same order) and clears none: the alert store then passes over it in one step. A failure observed in a group
-   * that was firing already, or below the threshold and stays there, leaves every alert as it was; with 1,000 rules
-   * most rules observe a failure between two evaluations of a catch-up, and each new evaluation object had the
-   * store walk and stamp every alert of the rule.
-   */
-  private last: RuleEvaluation | undefined;
   private readonly builder: AlertBuilder;
   private readonly windowText: string;
   /** Whether a group's alert can stay as it was between evaluations (see Group.steady). */
@@ -188,10 +179,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
       if (group.failures.size === 0) this.groups.delete(key);
     }
     this.stableUntil = cleared.length > 0 ? now : stableUntil;
-    const last = this.last;
-    if (last !== undefined && cleared.length === 0 && last.cleared?.length === 0 && sameItems(last.alerts, alerts)) return last;
-    this.last = { rule: this.rule.name, alerts, cleared };
-    return this.last;
+    return { rule: this.rule.name, alerts, cleared };
   }
 
   unchangedUntil(): number {

@@ -2,6 +2,7 @@ import type { RuleEvaluation } from '../alerts/alert-candidate.js';
 import type { Transfer } from '../source/transfer.js';
 import type { Clock } from '../util/clock.js';
 import { errorFields } from '../util/errors.js';
+import { sameItems } from '../util/same-items.js';
 import type { Logger } from '../util/logger.js';
 import { SeenTransfers } from '../util/seen-transfers.js';
 import { EventLoopShare, TimeSlice } from '../util/time-slice.js';
@@ -33,6 +34,14 @@ interface EngineEntry {
   last: RuleEvaluation | undefined;
   lastAt: number;
   lastUntil: number;
+  /**
+   * The evaluation last handed on. An evaluation with the same outcome (the same candidates firing, resolved and
+   * cleared, in the same order: builders hand an unchanged group's candidate back as it was) is handed on as this
+   * one, the same object, and the alert store passes over it in one step. A failure in a group that stays
+   * below its threshold asks a rule again for the same alerts; each new evaluation object had the store walk and
+   * stamp every alert of the rule.
+   */
+  handedOn: RuleEvaluation | undefined;
 }
 
 /**
@@ -109,7 +118,7 @@ export class RuleEngine {
     };
     this.entries = rules.map((rule) => {
       const evaluator = createEvaluator(rule, ctx);
-      return { rule, evaluator, history: evaluator.historyNeeded(), last: undefined, lastAt: 0, lastUntil: 0 };
+      return { rule, evaluator, history: evaluator.historyNeeded(), last: undefined, lastAt: 0, lastUntil: 0, handedOn: undefined };
     });
     const patternTests: SharedPatternTests = new Map();
     const matchers = new Map<string, TransferMatcher>();
@@ -195,7 +204,10 @@ export class RuleEngine {
     }
     entry.last = undefined;
     try {
-      const evaluation = entry.evaluator.evaluate(now, data);
+      let evaluation = entry.evaluator.evaluate(now, data);
+      const before = entry.handedOn;
+      if (before !== undefined && sameOutcome(before, evaluation)) evaluation = before;
+      entry.handedOn = evaluation;
       out.push(evaluation);
       const until = entry.evaluator.unchangedUntil?.(now);
       if (until !== undefined && until > now) {
@@ -245,4 +257,9 @@ export class RuleEngine {
     }
     return next;
   }
+}
+
+/** The same candidates firing, resolved and cleared, in the same order. */
+function sameOutcome(a: RuleEvaluation, b: RuleEvaluation): boolean {
+  return sameItems(a.alerts, b.alerts) && sameItems(a.resolved ?? [], b.resolved ?? []) && sameItems(a.cleared ?? [], b.cleared ?? []);
 }

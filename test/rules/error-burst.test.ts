@@ -148,25 +148,6 @@ describe('error_burst between evaluations', () => {
     expect(at('Bounds')).not.toBe(boundsBefore);
     expect(at('Bounds')).toContain('10:04');
   });
-
-  it('hands on the same evaluation while its alerts are the same, and a new one when a figure or an alert changes', () => {
-    const { engine, step } = setup(BURST);
-    const evaluation = (at: number) => engine.evaluate(at, completeUntil(at)).find((e) => e.rule === 'Burst');
-    for (let i = 0; i < 3; i++) engine.observe(transfer({ time: T0 + i * MIN, code: 36, user: 'BANK1' }));
-    step(T0 + 3 * MIN);
-    const firing = evaluation(T0 + 3 * MIN);
-    // A failure of another group, which stays below the threshold: the same alerts.
-    engine.observe(transfer({ time: T0 + 3 * MIN, code: 36, user: 'BANK2' }));
-    expect(evaluation(T0 + 4 * MIN)).toBe(firing);
-    // One more failure in the firing group: its count is 4 now.
-    engine.observe(transfer({ time: T0 + 4 * MIN, code: 36, user: 'BANK1' }));
-    const counted = evaluation(T0 + 5 * MIN);
-    expect(counted).not.toBe(firing);
-    expect(counted?.alerts.map((a) => a.values['count'])).toEqual([4]);
-    // BANK2 reaches the threshold: a second alert.
-    for (let i = 0; i < 2; i++) engine.observe(transfer({ time: T0 + 5 * MIN, code: 36, user: 'BANK2', id: `b2-${i}` }));
-    expect(evaluation(T0 + 6 * MIN)?.alerts.map((a) => a.labels['user']).sort()).toEqual(['BANK1', 'BANK2']);
-  });
 });
 
 describe('error_burst against a brute-force count', () => {

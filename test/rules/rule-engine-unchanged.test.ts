@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { AlertCandidate, RuleEvaluation } from '../../src/alerts/alert-candidate.js';
 import { ErrorBurstEvaluator } from '../../src/rules/error-burst.js';
 import { RuleEngine } from '../../src/rules/rule-engine.js';
 import { ManualClock } from '../../src/util/clock.js';
@@ -58,5 +59,52 @@ describe('RuleEngine, a rule that observed nothing since its last evaluation', (
     // ...and the burst alone when its first failure leaves the window (T0+10m): the count is 3 then.
     expect(at(10).find((e) => e.rule === 'Burst')?.alerts[0]?.values['count']).toBe(3);
     expect(evaluate).toHaveBeenCalledTimes(8);
+  });
+
+  it('hands on the evaluation it handed on last while a rule reports the same alerts, and a new one when a figure or an alert changes', () => {
+    const clock = new ManualClock(T0);
+    const engine = new RuleEngine(rulesFrom(RULES), { clock, logger: silentLogger(), sources: ['prod'] });
+    const burst = (m: number) => {
+      clock.set(T0 + m * MIN);
+      return engine.evaluate(T0 + m * MIN, completeUntil(T0 + m * MIN)).find((e) => e.rule === 'Burst');
+    };
+    for (const m of [0, 1, 2]) engine.observe(transfer({ time: T0 + m * MIN, code: 36, user: 'BANK1' }));
+    const firing = burst(3);
+    // A failure of another group, which stays below the threshold: the rule is asked again, for the same alerts.
+    engine.observe(transfer({ time: T0 + 3 * MIN, code: 36, user: 'BANK2' }));
+    expect(burst(4)).toBe(firing);
+    // One more failure in the firing group: its count is 4 now.
+    engine.observe(transfer({ time: T0 + 4 * MIN, code: 36, user: 'BANK1' }));
+    const counted = burst(5);
+    expect(counted).not.toBe(firing);
+    expect(counted?.alerts.map((a) => a.values['count'])).toEqual([4]);
+    // BANK2 reaches the threshold: a second alert.
+    for (let i = 0; i < 2; i++) engine.observe(transfer({ time: T0 + 5 * MIN, code: 36, user: 'BANK2', id: `b2-${i}` }));
+    expect(burst(6)?.alerts.map((a) => a.labels['user']).sort()).toEqual(['BANK1', 'BANK2']);
+  });
+
+  it('hands on the last evaluation only when what it resolves and clears is the same too', () => {
+    const clock = new ManualClock(T0);
+    const engine = new RuleEngine(rulesFrom(RULES), { clock, logger: silentLogger(), sources: ['prod'] });
+    const candidate = (user: string): AlertCandidate => ({ labels: { alertname: 'Burst', user }, annotations: {}, values: {}, samples: [], for: 0, keepFiringFor: 0 });
+    const [firing, low, lower] = [candidate('BANK1'), candidate('BANK2'), candidate('BANK3')];
+    const outcomes: RuleEvaluation[] = [
+      { rule: 'Burst', alerts: [firing], cleared: [low] },
+      { rule: 'Burst', alerts: [firing], cleared: [lower] },
+      { rule: 'Burst', alerts: [firing], cleared: [lower] },
+      { rule: 'Burst', alerts: [firing], cleared: [lower], resolved: [low] },
+    ];
+    // The rule `Quiet` reports nothing; `Burst` reports the outcomes above, one an evaluation.
+    vi.spyOn(ErrorBurstEvaluator.prototype, 'evaluate').mockImplementation(function (this: ErrorBurstEvaluator) {
+      return (this as unknown as { rule: { name: string } }).rule.name === 'Burst' ? (outcomes.shift() as RuleEvaluation) : { rule: 'Quiet', alerts: [] };
+    });
+    vi.spyOn(ErrorBurstEvaluator.prototype, 'unchangedUntil').mockReturnValue(T0);
+    const burst = () => engine.evaluate(T0, completeUntil(T0)).find((e) => e.rule === 'Burst');
+    const first = burst();
+    const second = burst();
+    expect(second).not.toBe(first);
+    expect(second?.cleared).toEqual([lower]);
+    expect(burst()).toBe(second);
+    expect(burst()?.resolved).toEqual([low]);
   });
 });
