@@ -71,6 +71,17 @@ describe('silence command against a daemon', () => {
     expect((missing as SilenceRequestError).status).toBe(404);
   });
 
+  it('names a daemon it cannot reach and the cause, never the password', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const down = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const err = await listSilences({ url: down, user: 'ana', password: 'pw-s3cr3t' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'daemon_unreachable' });
+    expect((err as Error).message).toMatch(new RegExp(`^cannot reach the daemon at ${down} \\(ECONNREFUSED: `));
+    expect((err as Error).message).not.toContain('pw-s3cr3t');
+  });
+
   it('runs as a command: add prints the id, list shows it, errors set exit codes', async () => {
     const out: string[] = [];
     const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {

@@ -1,4 +1,4 @@
-import { got, RequestError } from 'got';
+import { request } from 'undici';
 import type { Clock } from '../../../util/clock.js';
 import { httpStatusError, networkError } from './http-failure.js';
 
@@ -18,31 +18,50 @@ export interface PostJsonOptions {
   idempotencyKey?: string | undefined;
 }
 
+/** What is read of an answer's body before the connection is let go: the body itself is never used. */
+const MAX_DRAINED_BYTES = 64 * 1024;
+
 /**
  * POST a JSON body once. Retries are the dispatcher's job (it persists the outbox and honours
  * Retry-After), so the client never retries on its own. Throws a classified NotifyError.
+ *
+ * Through undici, the HTTP client the daemon already polls the service with: the notifications' own client (got
+ * and its seventeen packages) was loaded by every daemon at start for these single POSTs, and held about 8 MB of
+ * RSS (docs/benchmarks.md, nineteenth round). undici follows no redirect unless asked (a 3xx is an answer, and not
+ * a success), and `timeoutMs` bounds the whole exchange, headers and body, as got's `timeout.request` did.
  */
 export async function postJson(url: string, body: unknown, options: PostJsonOptions): Promise<void> {
-  let response;
+  const deadline = AbortSignal.timeout(options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+  let statusCode: number;
+  let retryAfter: string | string[] | undefined;
   try {
-    response = await got.post(url, {
-      json: body,
+    const response = await request(url, {
+      method: 'POST',
+      body: JSON.stringify(body),
       headers: {
         'user-agent': 'transfer-watch',
+        'content-type': 'application/json',
         ...(options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {}),
         ...options.headers,
       },
-      timeout: { request: options.timeoutMs },
-      retry: { limit: 0 },
-      throwHttpErrors: false,
-      followRedirect: false,
-      ...(options.signal ? { signal: options.signal } : {}),
+      signal,
     });
+    statusCode = response.statusCode;
+    retryAfter = response.headers['retry-after'];
+    await response.body.dump({ limit: MAX_DRAINED_BYTES, signal });
   } catch (err) {
-    const detail = err instanceof RequestError ? new Error(`${err.code}: ${err.message}`) : err;
-    throw networkError(options.kind, url, detail, options.secrets);
+    throw networkError(options.kind, url, failureOf(err, deadline, options.timeoutMs), options.secrets);
   }
-  if (response.statusCode < 200 || response.statusCode >= 300) {
-    throw httpStatusError(options.kind, url, response.statusCode, response.headers['retry-after'], options.clock);
+  if (statusCode < 200 || statusCode >= 300) {
+    throw httpStatusError(options.kind, url, statusCode, retryAfter, options.clock);
   }
+}
+
+/** Why no answer came, in words: the deadline, or the error's code and message (`ECONNREFUSED: connect ...`). */
+function failureOf(err: unknown, deadline: AbortSignal, timeoutMs: number): Error {
+  if (deadline.aborted) return new Error(`timed out after ${timeoutMs} ms`);
+  if (!(err instanceof Error)) return new Error(String(err));
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && !err.message.includes(code) ? new Error(`${code}: ${err.message}`) : err;
 }
