@@ -4,7 +4,7 @@ import type { ExtendOptions, Got } from 'got';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import type { Command } from 'commander';
-import { TransferWatchError, errorMessage } from '../util/errors.js';
+import { TransferWatchError, errorMessage, errorMessageWithCode } from '../util/errors.js';
 
 export const DEFAULT_DAEMON_URL = 'http://127.0.0.1:9464';
 
@@ -125,21 +125,18 @@ export function daemonClient(opts: DaemonClientOptions): DaemonClient {
   const http: DaemonRequest = async (url, options = {}) => {
     client ??= import('got').then(({ got }) => got.extend(settings));
     const send = await client;
-    try {
-      const res = await send(url, { ...options, responseType: 'text' });
-      return { statusCode: res.statusCode, headers: res.headers, body: res.body };
-    } catch (err) {
-      // got's errors carry the code the cause is named by (ECONNREFUSED, ETIMEDOUT, a certificate's).
-      const code = (err as { code?: unknown }).code;
-      throw typeof code === 'string' ? new Error(`${code}: ${errorMessage(err)}`) : err;
-    }
+    const res = await send(url, { ...options, responseType: 'text' });
+    return { statusCode: res.statusCode, headers: res.headers, body: res.body };
   };
   return { http, base: opts.url.replace(/\/+$/, ''), user };
 }
 
-/** A request the daemon never answered: the message names the URL and the cause (refused, TLS, timeout). */
+/**
+ * A request the daemon never answered: the message names the URL and the cause (refused, TLS, timeout), by the code
+ * got's errors carry.
+ */
 export function unreachable(url: string, err: unknown): TransferWatchError {
-  return new TransferWatchError('daemon_unreachable', `cannot reach the daemon at ${url} (${errorMessage(err)})`);
+  return new TransferWatchError('daemon_unreachable', `cannot reach the daemon at ${url} (${errorMessageWithCode(err)})`);
 }
 
 export interface ConnectionFlags {

@@ -4,7 +4,7 @@ import { createBrotliDecompress, createGunzip, createInflate, type Gunzip } from
 import { Agent, errors, request } from 'undici';
 import { parseRetryAfter } from '../base/retry-after.js';
 import { systemClock } from '../util/clock.js';
-import { errorMessage } from '../util/errors.js';
+import { errorMessage, errorMessageWithCode } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { redactSecrets } from '../util/redact.js';
 import { SourceError, type SourceErrorReason } from './source-error.js';
@@ -250,8 +250,7 @@ export class SourceHttp {
     }
     const kind = failureKind(err);
     onAttempt(kind);
-    const detail = code !== '' ? `${code}: ${errorMessage(err)}` : errorMessage(err);
-    const error = new SourceError(kind, `${endpoint} request failed (${kind}): ${detail}`);
+    const error = new SourceError(kind, `${endpoint} request failed (${kind}): ${errorMessageWithCode(err)}`);
     return { error, kind, retryable: kind === 'timeout' || RETRY_ERROR_CODES.has(code) };
   }
 }

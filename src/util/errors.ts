@@ -24,6 +24,15 @@ export function errorMessage(err: unknown): string {
 }
 
 /**
+ * `errorMessage`, led by the error's code when it has one (`ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9464`): how a
+ * request that got no answer says why, whichever HTTP client it went through.
+ */
+export function errorMessageWithCode(err: unknown): string {
+  const code: unknown = err instanceof Error ? Reflect.get(err, 'code') : undefined;
+  return typeof code === 'string' ? `${code}: ${errorMessage(err)}` : errorMessage(err);
+}
+
+/**
  * A thrown value as a log field (pino's `err` shape): its type and message, the code of our own errors, and the
  * stack only of unexpected ones (a TransferWatchError is a known condition; its stack would be noise). The
  * message is the same text `errorMessage` gives, so nothing more is said than before.

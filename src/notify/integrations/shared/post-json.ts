@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import type { Clock } from '../../../util/clock.js';
+import { errorMessageWithCode } from '../../../util/errors.js';
 import { httpStatusError, networkError } from './http-failure.js';
 
 export interface PostJsonOptions {
@@ -59,9 +60,6 @@ export async function postJson(url: string, body: unknown, options: PostJsonOpti
 }
 
 /** Why no answer came, in words: the deadline, or the error's code and message (`ECONNREFUSED: connect ...`). */
-function failureOf(err: unknown, deadline: AbortSignal, timeoutMs: number): Error {
-  if (deadline.aborted) return new Error(`timed out after ${timeoutMs} ms`);
-  if (!(err instanceof Error)) return new Error(String(err));
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' && !err.message.includes(code) ? new Error(`${code}: ${err.message}`) : err;
+function failureOf(err: unknown, deadline: AbortSignal, timeoutMs: number): string {
+  return deadline.aborted ? `timed out after ${timeoutMs} ms` : errorMessageWithCode(err);
 }
