@@ -5,6 +5,7 @@ import { SourceError } from '../../src/source/source-error.js';
 import { TransferHistoryClient, type ClientHooks } from '../../src/source/transfer-history-client.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { capturingLogger, collect, query, sourceConfig, T0 } from './client-fixtures.js';
+import { rejectionOf } from '../helpers/rejection.js';
 import { json, startFakeService, wireRecord, wireRecords, type FakeServiceOptions, type FakeTransferService } from './fake-transfer-service.js';
 
 const servers: FakeTransferService[] = [];
@@ -32,14 +33,7 @@ function client(baseUrl: string, extra: { hooks?: ClientHooks; retries?: number;
   return { c, retryDelays };
 }
 
-async function failure(p: Promise<unknown>): Promise<SourceError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(SourceError);
-  return err as SourceError;
-}
+const failure = (p: Promise<unknown>): Promise<SourceError> => rejectionOf(p, SourceError);
 
 describe('TransferHistoryClient pagination', () => {
   it('follows prefix-less next links under a base path, restoring dropped and emptied filters', async () => {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { postJson } from '../../../src/notify/integrations/shared/post-json.js';
 import { NotifyError } from '../../../src/notify/notification.js';
 import { ManualClock } from '../../../src/util/clock.js';
+import { rejectionOf } from '../../helpers/rejection.js';
 import { CaptureServer } from './capture-server.js';
 
 const clock = new ManualClock(Date.UTC(2026, 10, 27, 8, 0, 0));
@@ -32,14 +33,7 @@ async function silentServer(): Promise<{ url: string; close(): Promise<void>; re
   };
 }
 
-async function failureOf(work: Promise<unknown>): Promise<NotifyError> {
-  const err = await work.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(NotifyError);
-  return err as NotifyError;
-}
+const failureOf = (work: Promise<unknown>): Promise<NotifyError> => rejectionOf(work, NotifyError);
 
 describe('postJson', () => {
   const cleanup: Array<() => Promise<void>> = [];
