@@ -12,7 +12,8 @@ import { formatTime } from '../util/format-time.js';
 import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { BusinessCalendar, calendarSchema, unionCalendar, type LocalDay } from '../sla/business-calendar.js';
-import { judgeOccurrence, keyText, occurrenceId, type Arrival, type OccurrenceRecord } from '../sla/occurrence.js';
+import { judgeOccurrence, keyText, occurrenceId, type OccurrenceRecord } from '../sla/occurrence.js';
+import { indexAfter, timesIn } from './sorted-times.js';
 import { defineRuleType } from './rule-type.js';
 
 const DAY = 86_400_000;
@@ -122,7 +123,9 @@ export class MissingFileEvaluator implements RuleEvaluator {
   private readonly dateFormatter: Intl.DateTimeFormat;
   /**
    * For the ledger: the file and source of each arrival, by key, at the same index as its time in `arrivals`
-   * (parallel arrays: a Map of objects per arrival made the shipped-rules backfill grow by megabytes).
+   * (parallel arrays: a Map of objects per arrival made the shipped-rules backfill grow by megabytes). '' for an
+   * arrival that can be no occurrence's evidence (see `mayBeEvidence`): the file names of a window of a partner's
+   * thousands of files were most of what the rule held.
    */
   private readonly evidence = new Map<string, { files: string[]; sources: string[] }>();
   /** What was last recorded of each occurrence in view (by id), so an unchanged one is not recorded again. */
@@ -232,10 +235,26 @@ export class MissingFileEvaluator implements RuleEvaluator {
     if (this.ctx.keepEvidence) {
       let e = this.evidence.get(key);
       if (!e) this.evidence.set(key, (e = { files: [], sources: [] }));
-      e.files.splice(i, 0, t.file);
-      e.sources.splice(i, 0, t.source);
+      const kept = this.mayBeEvidence(list, i);
+      e.files.splice(i, 0, kept ? t.file : '');
+      e.sources.splice(i, 0, kept ? t.source : '');
     }
     return true;
+  }
+
+  /**
+   * Whether the arrival at `i` of `list` (sorted times) can be evidence of an occurrence: among the first
+   * `min_count` arrivals after the start of the window of a deadline it counts for. Those deadlines are before
+   * `time + window`; the latest of them has the latest window start, so the fewest arrivals before this one. The
+   * schedule's runs are taken with the excluded days (a later start than the latest real deadline's: more kept,
+   * never fewer). Arrivals seen later can only come before this one, or after it: one not kept now is never
+   * evidence; one kept may stop being evidence, and costs its name until it is pruned.
+   */
+  private mayBeEvidence(list: readonly number[], i: number): boolean {
+    const time = list[i] as number;
+    const deadline = this.schedule.atOrBefore(time + this.rule.window - 1);
+    if (deadline === undefined) return true;
+    return i - indexAfter(list, deadline - this.rule.window) < this.rule.min_count;
   }
 
   evaluate(now: number, data: DataCompleteness): RuleEvaluation {
@@ -286,7 +305,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     for (const key of this.keys) {
       const list = this.arrivals.get(key) ?? NO_ARRIVALS;
       if (decided !== undefined) {
-        const count = countIn(list, decided - this.rule.window, decided);
+        const count = timesIn(list, decided - this.rule.window, decided);
         if (count < this.rule.min_count) {
           const late = list.find((t) => t > decided && t <= now);
           const candidate = this.build(key, { phase: 'missing', deadline: decided, count, arrivedAt: late });
@@ -296,7 +315,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
       }
       for (const d of warnDeadlines) {
         if (d === undefined) continue;
-        const count = countIn(list, d - this.rule.window, now);
+        const count = timesIn(list, d - this.rule.window, now);
         if (count < this.rule.min_count) {
           alerts.push(this.build(key, { phase: 'jeopardy', deadline: d, count, arrivedAt: undefined }));
           break;
@@ -340,8 +359,14 @@ export class MissingFileEvaluator implements RuleEvaluator {
   }
 
   private occurrence(deadline: number, key: string, closesAt: number, span: { from: number; until: number } | undefined, now: number): OccurrenceRecord | undefined {
-    const judged = judgeOccurrence({ deadline, window: this.rule.window, minCount: this.rule.min_count, closesAt, arrivals: this.arrivalsOf(key), span, now });
+    const times = this.arrivals.get(key) ?? NO_ARRIVALS;
+    const judged = judgeOccurrence({ deadline, window: this.rule.window, minCount: this.rule.min_count, closesAt, times, span, now });
     if (!judged) return undefined;
+    const e = this.evidence.get(key);
+    const files: OccurrenceRecord['files'] = [];
+    for (let i = judged.evidence.from; i < judged.evidence.to; i++) {
+      files.push({ file: e?.files[i] ?? '', at: times[i] as number, source: e?.sources[i] ?? '' });
+    }
     const keyLabels = this.rule.for_each ? { [this.rule.for_each.label]: key } : {};
     return {
       kind: 'occurrence',
@@ -359,7 +384,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
       lateness_seconds: judged.outcome === 'late' && judged.arrivedAt !== null ? Math.round((judged.arrivedAt - deadline) / 1000) : null,
       count: judged.count,
       min_count: this.rule.min_count,
-      files: judged.files.map((a) => ({ file: a.file, at: a.time, source: a.source })),
+      files,
       closes_at: closesAt,
     };
   }
@@ -379,11 +404,6 @@ export class MissingFileEvaluator implements RuleEvaluator {
       deadline = following;
     }
     return out;
-  }
-
-  private arrivalsOf(key: string): Arrival[] {
-    const e = this.evidence.get(key);
-    return (this.arrivals.get(key) ?? []).map((time, i) => ({ time, file: e?.files[i] ?? '', source: e?.sources[i] ?? '' }));
   }
 
   /**
@@ -494,13 +514,13 @@ export class MissingFileEvaluator implements RuleEvaluator {
       const decidable = span !== undefined && span.until >= deadline && span.from <= windowStart;
       for (const key of this.keys) {
         const list = this.arrivals.get(key) ?? [];
-        const inWindow = list.filter((t) => t > windowStart && t <= Math.min(deadline, now));
-        const count = inWindow.length;
+        const first = indexAfter(list, windowStart);
+        const count = Math.max(0, indexAfter(list, Math.min(deadline, now)) - first);
         let status: ExpectedFile['status'];
         let arrivedAt: number | undefined;
         if (count >= this.rule.min_count) {
           status = 'arrived';
-          arrivedAt = inWindow[this.rule.min_count - 1];
+          arrivedAt = list[first + this.rule.min_count - 1];
         } else if (deadline > now) {
           // Past the warning time with too few: the page says what the warning says, not "not due yet".
           status = this.rule.warn_before > 0 && now >= deadline - this.rule.warn_before ? 'in_jeopardy' : 'not_due';
@@ -543,12 +563,6 @@ export class MissingFileEvaluator implements RuleEvaluator {
   }
 }
 
-/** Entries of a sorted list in (from, to]. */
-function countIn(list: readonly number[], from: number, to: number): number {
-  let n = 0;
-  for (const t of list) if (t > from && t <= to) n++;
-  return n;
-}
 
 export const missingFileRuleType = defineRuleType<MissingFileRule>({
   type: 'missing_file',

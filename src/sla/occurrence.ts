@@ -1,3 +1,4 @@
+import { indexAfter } from '../rules/sorted-times.js';
 import { z } from 'zod';
 
 /**
@@ -29,17 +30,15 @@ export const occurrenceSchema = z.object({
   lateness_seconds: z.number().nullable(),
   count: z.number().int(),
   min_count: z.number().int(),
-  /** Evidence: the files that counted, with when and from which source they arrived. */
+  /**
+   * Evidence: the arrivals that met `min_count`, in order, with when and from which source they came (all that came
+   * when fewer did); `count` says how many came. Not every arrival of an on-time window: a rule on a partner that
+   * sends thousands of files a day made a row, and a page of the report, of thousands of names.
+   */
   files: z.array(z.object({ file: z.string(), at: z.number(), source: z.string() })),
   closes_at: z.number(),
 });
 export type OccurrenceRecord = z.infer<typeof occurrenceSchema>;
-
-export interface Arrival {
-  time: number;
-  file: string;
-  source: string;
-}
 
 export interface OccurrenceInput {
   deadline: number;
@@ -47,8 +46,8 @@ export interface OccurrenceInput {
   minCount: number;
   /** When a late file stops counting: the next deadline, or deadline + sla.late_until if sooner. */
   closesAt: number;
-  /** Arrivals of this key, sorted by time. */
-  arrivals: readonly Arrival[];
+  /** Arrival times of this key, sorted. */
+  times: readonly number[];
   /** The successes of the rule's sources are read completely from `from` through `until` (undefined: not at all). */
   span: { from: number; until: number } | undefined;
   now: number;
@@ -59,7 +58,11 @@ export interface Judgement {
   final: boolean;
   arrivedAt: number | null;
   count: number;
-  files: Arrival[];
+  /**
+   * The arrivals that are its evidence (see OccurrenceRecord's `files`), as indexes into `times`: [from, to). The
+   * caller looks up their files: an arrival's file is kept only while it can be evidence (MissingFileEvaluator).
+   */
+  evidence: { from: number; to: number };
 }
 
 /**
@@ -75,21 +78,24 @@ export function judgeOccurrence(o: OccurrenceInput): Judgement | undefined {
   const start = o.deadline - o.window;
   if (o.now < o.deadline) return undefined;
   if (o.span === undefined || o.span.until < o.deadline) {
-    return o.now >= o.closesAt ? { outcome: 'no_data', final: false, arrivedAt: null, count: 0, files: [] } : undefined;
+    return o.now >= o.closesAt ? { outcome: 'no_data', final: false, arrivedAt: null, count: 0, evidence: { from: 0, to: 0 } } : undefined;
   }
   if (o.span.from > start) return undefined;
-  const inWindow = o.arrivals.filter((a) => a.time > start && a.time <= o.deadline);
-  if (inWindow.length >= o.minCount) {
-    return { outcome: 'on_time', final: true, arrivedAt: inWindow[o.minCount - 1]?.time ?? null, count: inWindow.length, files: inWindow };
+  // Counted by bisection, nothing copied: a window can hold tens of thousands of arrivals, and the two last
+  // deadlines of every key are judged at every evaluation.
+  const first = indexAfter(o.times, start);
+  const inWindow = indexAfter(o.times, o.deadline) - first;
+  const completing = first + o.minCount - 1;
+  if (inWindow >= o.minCount) {
+    return { outcome: 'on_time', final: true, arrivedAt: o.times[completing] ?? null, count: inWindow, evidence: { from: first, to: first + o.minCount } };
   }
+  // Late arrivals: (deadline, seenUntil], right after those of the window.
   const seenUntil = Math.min(o.span.until, o.closesAt);
-  const late = o.arrivals.filter((a) => a.time > o.deadline && a.time <= seenUntil);
-  const counted = [...inWindow, ...late];
-  if (counted.length >= o.minCount) {
-    const completing = counted[o.minCount - 1] as Arrival;
-    return { outcome: 'late', final: true, arrivedAt: completing.time, count: counted.length, files: counted.slice(0, o.minCount) };
+  const counted = Math.max(inWindow, indexAfter(o.times, seenUntil) - first);
+  if (counted >= o.minCount) {
+    return { outcome: 'late', final: true, arrivedAt: o.times[completing] ?? null, count: counted, evidence: { from: first, to: first + o.minCount } };
   }
-  return { outcome: 'missing', final: o.span.until >= o.closesAt, arrivedAt: null, count: counted.length, files: counted };
+  return { outcome: 'missing', final: o.span.until >= o.closesAt, arrivedAt: null, count: counted, evidence: { from: first, to: first + counted } };
 }
 
 /** `LABEL=VALUE,…` of a key, sorted by label. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AlertStore } from '../../src/alerts/alert-store.js';
 import type { DataCompleteness } from '../../src/rules/rule-evaluator.js';
 import { RuleEngine } from '../../src/rules/rule-engine.js';
+import type { OccurrenceRecord } from '../../src/sla/occurrence.js';
 import { MemoryStateStore } from '../../src/state/state-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
@@ -260,5 +261,66 @@ describe('missing_file across DST changes (America/New_York)', () => {
     const { engine } = setup(rule('', '0 8 * * *', 'Europe/Berlin'), Date.parse('2026-10-24T00:00:00Z'));
     expect(engine.nextWakeup(Date.parse('2026-10-24T12:00:00Z'))).toBe(Date.parse('2026-10-25T07:00:00Z')); // CET
     expect(engine.nextWakeup(Date.parse('2026-10-23T12:00:00Z'))).toBe(Date.parse('2026-10-24T06:00:00Z')); // CEST
+  });
+});
+
+describe('missing_file: the ledger', () => {
+  /** An engine telling the ledger, its occurrences, and a step that evaluates with the data read up to `at`. */
+  function ledger(ruleYaml: string, start: number) {
+    const clock = new ManualClock(start);
+    const told: OccurrenceRecord[] = [];
+    const engine = new RuleEngine(rulesFrom(ruleYaml), { clock, logger: silentLogger(), sources: ['prod'], onOccurrence: (o) => told.push(o) });
+    const step = (at: number) => {
+      clock.set(at);
+      engine.evaluate(at, { completeUntil: () => at, completeFrom: () => start });
+    };
+    const last = (deadline: number) => told.filter((o) => o.deadline === deadline).at(-1);
+    return { engine, step, last };
+  }
+  const arrival = (time: number, file: string) => transfer({ time, file, event: 'reception', eventCode: 5 });
+
+  it('an on-time occurrence keeps as evidence the min_count files that met it, in time order however they came, and counts them all', () => {
+    const { engine, step, last } = ledger(rule('    min_count: 2'), MONDAY_MIDNIGHT);
+    const D = MONDAY_DEADLINE;
+    for (const [hours, file] of [[7, 'EXTRATO_A.RET'], [5, 'EXTRATO_C.RET'], [3, 'EXTRATO_D.RET'], [2, 'EXTRATO_E.RET'], [6, 'EXTRATO_B.RET']] as const) {
+      engine.observe(arrival(D - hours * HOUR, file));
+    }
+    step(D + MIN);
+    expect(last(D)).toMatchObject({ outcome: 'on_time', count: 5, arrived_at: D - 6 * HOUR });
+    expect(last(D)?.files).toEqual([
+      { file: 'EXTRATO_A.RET', at: D - 7 * HOUR, source: 'prod' },
+      { file: 'EXTRATO_B.RET', at: D - 6 * HOUR, source: 'prod' },
+    ]);
+  });
+
+  it('a late occurrence keeps the arrivals that completed it; where windows overlap, each deadline its own first arrival', () => {
+    // Every hour, over the last three: an arrival counts for three deadlines.
+    const hourly = `
+rules:
+- name: PositionLate
+  type: missing_file
+  match: { event: [reception], file: ["POS_*"] }
+  deadline: "0 * * * *"
+  timezone: UTC
+  window: 3h
+  sla: { late_until: 30m }
+  severity: warning
+`;
+    const start = Date.parse('2026-11-23T06:00:00Z');
+    const at = (hhmm: string) => Date.parse(`2026-11-23T${hhmm}:00Z`);
+    const { engine, step, last } = ledger(hourly, start);
+    for (const [time, file] of [['10:30', 'POS_1'], ['10:40', 'POS_2'], ['11:30', 'POS_3'], ['11:45', 'POS_4']] as const) {
+      engine.observe(transfer({ time: at(time), file, event: 'reception', eventCode: 5 }));
+    }
+    step(at('12:00') + MIN);
+    expect(last(at('12:00'))?.files.map((f) => f.file)).toEqual(['POS_1']);
+    step(at('14:00') + MIN);
+    expect(last(at('14:00'))).toMatchObject({ outcome: 'on_time', count: 2 });
+    expect(last(at('14:00'))?.files.map((f) => f.file)).toEqual(['POS_3']);
+    // Nothing from 12:00 to 15:00 but one at 15:10: late for 15:00, and the file that made it so is named.
+    engine.observe(transfer({ time: at('15:10'), file: 'POS_5', event: 'reception', eventCode: 5 }));
+    step(at('15:20'));
+    expect(last(at('15:00'))).toMatchObject({ outcome: 'late', count: 1, arrived_at: at('15:10') });
+    expect(last(at('15:00'))?.files.map((f) => f.file)).toEqual(['POS_5']);
   });
 });

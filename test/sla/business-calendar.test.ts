@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { BusinessCalendar, calendarSchema } from '../../src/sla/business-calendar.js';
-import { judgeOccurrence, type Arrival } from '../../src/sla/occurrence.js';
+import { judgeOccurrence } from '../../src/sla/occurrence.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
@@ -52,22 +52,31 @@ describe('business calendars', () => {
 
 describe('judging an occurrence', () => {
   const D = 1_000_000_000;
-  const at = (t: number): Arrival => ({ time: t, file: 'F', source: 's' });
   const base = { deadline: D, window: 3_600_000, minCount: 2, closesAt: D + 86_400_000, span: { from: D - 7_200_000, until: D + 86_400_000 }, now: D + 86_400_000 };
 
   it('is on time with min_count in the window; late when the count is completed before the close (the completing arrival); else missing', () => {
-    expect(judgeOccurrence({ ...base, arrivals: [at(D - 10), at(D)] })).toMatchObject({ outcome: 'on_time', final: true, arrivedAt: D });
-    expect(judgeOccurrence({ ...base, arrivals: [at(D - 10), at(D + 60_000), at(D + 120_000)] })).toMatchObject({ outcome: 'late', final: true, arrivedAt: D + 60_000 });
-    expect(judgeOccurrence({ ...base, arrivals: [at(D - 10), at(D + 86_400_001)] })).toMatchObject({ outcome: 'missing', final: true, count: 1 });
+    expect(judgeOccurrence({ ...base, times: [D - 10, D] })).toMatchObject({ outcome: 'on_time', final: true, arrivedAt: D });
+    expect(judgeOccurrence({ ...base, times: [D - 10, D + 60_000, D + 120_000] })).toMatchObject({ outcome: 'late', final: true, arrivedAt: D + 60_000 });
+    expect(judgeOccurrence({ ...base, times: [D - 10, D + 86_400_001] })).toMatchObject({ outcome: 'missing', final: true, count: 1 });
     // An arrival before the window does not count.
-    expect(judgeOccurrence({ ...base, arrivals: [at(D - 3_600_000), at(D)] })).toMatchObject({ outcome: 'missing' });
+    expect(judgeOccurrence({ ...base, times: [D - 3_600_000, D] })).toMatchObject({ outcome: 'missing' });
+  });
+
+  it('keeps as evidence the arrivals that met min_count (all of them when fewer came), as indexes of the times, and counts every arrival', () => {
+    const before = D - 3_600_000;
+    // On time with four in the window: the first two are the evidence, four are counted.
+    expect(judgeOccurrence({ ...base, times: [before, D - 30, D - 20, D - 10, D] })).toMatchObject({ outcome: 'on_time', count: 4, arrivedAt: D - 20, evidence: { from: 1, to: 3 } });
+    // Late: the one in the window and the first late one.
+    expect(judgeOccurrence({ ...base, times: [D - 10, D + 60_000, D + 120_000] })).toMatchObject({ outcome: 'late', count: 3, evidence: { from: 0, to: 2 } });
+    // Missing: the one that came.
+    expect(judgeOccurrence({ ...base, times: [before, D - 10, D + 86_400_001] })).toMatchObject({ outcome: 'missing', count: 1, evidence: { from: 1, to: 2 } });
   });
 
   it('says nothing before the deadline or on a window not read from its start; missing stays open until the close is read; no_data when the data never came', () => {
-    expect(judgeOccurrence({ ...base, arrivals: [], now: D - 1 })).toBeUndefined();
-    expect(judgeOccurrence({ ...base, arrivals: [], span: { from: D - 60_000, until: D + 86_400_000 } })).toBeUndefined();
-    expect(judgeOccurrence({ ...base, arrivals: [], span: { from: 0, until: D + 1 }, now: D + 1 })).toMatchObject({ outcome: 'missing', final: false });
-    expect(judgeOccurrence({ ...base, arrivals: [], span: { from: 0, until: D - 1 }, now: D + 1 })).toBeUndefined();
-    expect(judgeOccurrence({ ...base, arrivals: [], span: undefined })).toMatchObject({ outcome: 'no_data', final: false });
+    expect(judgeOccurrence({ ...base, times: [], now: D - 1 })).toBeUndefined();
+    expect(judgeOccurrence({ ...base, times: [], span: { from: D - 60_000, until: D + 86_400_000 } })).toBeUndefined();
+    expect(judgeOccurrence({ ...base, times: [], span: { from: 0, until: D + 1 }, now: D + 1 })).toMatchObject({ outcome: 'missing', final: false });
+    expect(judgeOccurrence({ ...base, times: [], span: { from: 0, until: D - 1 }, now: D + 1 })).toBeUndefined();
+    expect(judgeOccurrence({ ...base, times: [], span: undefined })).toMatchObject({ outcome: 'no_data', final: false });
   });
 });
