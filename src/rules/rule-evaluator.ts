@@ -89,7 +89,7 @@ export interface EvaluatorContext {
   calendars?: ReadonlyMap<string, BusinessCalendar>;
   /** With a history: missing_file rules tell each occurrence of an expected file here when it changes (the SLA ledger). */
   onOccurrence?: (occurrence: OccurrenceRecord) => void;
-  /** Keep each arrival's file and source, for the ledger's evidence (a live ledger, or a backfill). */
+  /** Keep the file and source of each arrival that can be evidence, for the ledger (a live ledger, or a backfill). */
   keepEvidence?: boolean;
   /** What the rules of one engine derive from a transfer (its sample, its group keys), derived once for all of them. */
   parts: TransferParts;
