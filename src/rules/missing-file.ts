@@ -13,7 +13,7 @@ import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } 
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { BusinessCalendar, calendarSchema, unionCalendar, type LocalDay } from '../sla/business-calendar.js';
 import { judgeOccurrence, keyText, occurrenceId, type OccurrenceRecord } from '../sla/occurrence.js';
-import { indexAfter, timesIn } from './sorted-times.js';
+import { indexAfter, timesIn } from '../util/sorted-numbers.js';
 import { defineRuleType } from './rule-type.js';
 
 const DAY = 86_400_000;

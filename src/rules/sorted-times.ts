@@ -38,20 +38,3 @@ export function entriesIn<T extends { time: number }>(list: readonly T[], from: 
 export function countIn<T extends { time: number }>(list: readonly T[], from: number, to: number): number {
   return Math.max(0, firstAfter(list, to) - firstAfter(list, from));
 }
-
-/** Index of the first time after `time` in a sorted list of times (binary search). */
-export function indexAfter(times: readonly number[], time: number): number {
-  let lo = 0;
-  let hi = times.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((times[mid] as number) <= time) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** How many times of a sorted list are in (from, to]. */
-export function timesIn(times: readonly number[], from: number, to: number): number {
-  return Math.max(0, indexAfter(times, to) - indexAfter(times, from));
-}

@@ -1,4 +1,4 @@
-import { indexAfter } from '../rules/sorted-times.js';
+import { indexAfter } from '../util/sorted-numbers.js';
 import { z } from 'zod';
 
 /**
