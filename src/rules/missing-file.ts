@@ -307,7 +307,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
       if (decided !== undefined) {
         const count = timesIn(list, decided - this.rule.window, decided);
         if (count < this.rule.min_count) {
-          const late = list.find((t) => t > decided && t <= now);
+          const next = list[indexAfter(list, decided)];
+          const late = next !== undefined && next <= now ? next : undefined;
           const candidate = this.build(key, { phase: 'missing', deadline: decided, count, arrivedAt: late });
           if (late !== undefined) resolved.push(candidate);
           else alerts.push(candidate);
@@ -562,7 +563,6 @@ export class MissingFileEvaluator implements RuleEvaluator {
     return times.length > 0 ? Math.min(...times) : undefined;
   }
 }
-
 
 export const missingFileRuleType = defineRuleType<MissingFileRule>({
   type: 'missing_file',

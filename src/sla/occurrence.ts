@@ -1,5 +1,5 @@
-import { indexAfter } from '../util/sorted-numbers.js';
 import { z } from 'zod';
+import { indexAfter } from '../util/sorted-numbers.js';
 
 /**
  * One expected file at one deadline, for one expected key (contract section 11): how it turned out. Recorded by
