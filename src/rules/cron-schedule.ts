@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { indexAfter } from '../util/sorted-numbers.js';
 
 /** How many runs to step through one at a time before jumping straight to a far-away reference instead. */
 const MAX_STEPS = 16;
@@ -28,28 +29,14 @@ export class CronSchedule {
   after(t: number): number | undefined {
     this.cover(t);
     while (this.to <= t) if (!this.extendForward()) break;
-    let lo = 0;
-    let hi = this.runs.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((this.runs[mid] as number) > t) hi = mid;
-      else lo = mid + 1;
-    }
-    const run = this.runs[lo];
-    return run !== undefined && run > t ? run : undefined;
+    return this.runs[indexAfter(this.runs, t)];
   }
 
   /** The last run at or before `t` (epoch ms), or undefined if the pattern never ran before. */
   atOrBefore(t: number): number | undefined {
     this.cover(t);
-    let lo = 0;
-    let hi = this.runs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((this.runs[mid] as number) <= t) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo === 0 ? undefined : this.runs[lo - 1];
+    const i = indexAfter(this.runs, t);
+    return i === 0 ? undefined : this.runs[i - 1];
   }
 
   /** Make [from, to] contain `t`: step to it when it is a few runs away, else start again around it. */

@@ -476,8 +476,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
   private prune(oldestDeadline: number): void {
     const keepAfter = oldestDeadline - this.rule.window;
     for (const [key, list] of this.arrivals) {
-      let drop = 0;
-      while (drop < list.length && (list[drop] as number) <= keepAfter) drop++;
+      const drop = indexAfter(list, keepAfter);
       if (drop > 0) {
         this.arrivalsVersion++;
         const e = this.evidence.get(key);

@@ -1,6 +1,7 @@
 /**
  * Lookups in a sorted list of times (epoch ms) by bisection: a rule's arrivals and the SLA ledger's judgement count
- * them without walking them (src/rules/sorted-times.ts has the same for lists of objects with a time).
+ * them without walking them, and a cron schedule finds its runs around a time (src/rules/sorted-times.ts has the same
+ * for lists of objects with a time).
  */
 
 /** Index of the first time after `time` in a sorted list of times (binary search). */
