@@ -310,7 +310,7 @@ rules:
     const at = (hhmm: string) => Date.parse(`2026-11-23T${hhmm}:00Z`);
     const { engine, step, last } = ledger(hourly, start);
     for (const [time, file] of [['10:30', 'POS_1'], ['10:40', 'POS_2'], ['11:30', 'POS_3'], ['11:45', 'POS_4']] as const) {
-      engine.observe(transfer({ time: at(time), file, event: 'reception', eventCode: 5 }));
+      engine.observe(arrival(at(time), file));
     }
     step(at('12:00') + MIN);
     expect(last(at('12:00'))?.files.map((f) => f.file)).toEqual(['POS_1']);
@@ -318,7 +318,7 @@ rules:
     expect(last(at('14:00'))).toMatchObject({ outcome: 'on_time', count: 2 });
     expect(last(at('14:00'))?.files.map((f) => f.file)).toEqual(['POS_3']);
     // Nothing from 12:00 to 15:00 but one at 15:10: late for 15:00, and the file that made it so is named.
-    engine.observe(transfer({ time: at('15:10'), file: 'POS_5', event: 'reception', eventCode: 5 }));
+    engine.observe(arrival(at('15:10'), 'POS_5'));
     step(at('15:20'));
     expect(last(at('15:00'))).toMatchObject({ outcome: 'late', count: 1, arrived_at: at('15:10') });
     expect(last(at('15:00'))?.files.map((f) => f.file)).toEqual(['POS_5']);
