@@ -248,6 +248,30 @@ describe('error_burst against a brute-force count', () => {
     expect(evaluator.trackedGroups).toEqual({ groups: 0, toVisit: 0, above: 0 });
   });
 
+  it('visits only the groups that can fire: one that holds fewer failures than the threshold waits for the sweep', () => {
+    const [rule] = rulesFrom(BURST);
+    if (rule?.type !== 'error_burst') throw new Error('fixture is not an error_burst rule');
+    const evaluator = new ErrorBurstEvaluator({ ...rule, timezone: rule.timezone ?? 'UTC' });
+    for (let u = 0; u < 100; u++) evaluator.observe(transfer({ time: T0, code: 36, user: `U${u}` }));
+    for (const m of [0, 1, 2]) evaluator.observe(transfer({ time: T0 + m * MIN, code: 36, user: 'BANK1' }));
+    // Only BANK1 reached the threshold (3): the first evaluation visits it alone, and it fires.
+    expect(evaluator.trackedGroups).toEqual({ groups: 101, toVisit: 1, above: 0 });
+    expect(evaluator.evaluate(T0 + 3 * MIN).alerts.map((a) => a.labels['user'])).toEqual(['BANK1']);
+    // A cold group that reaches the threshold is visited again, and fires with every failure it holds.
+    evaluator.observe(transfer({ time: T0 + 4 * MIN, code: 36, user: 'U7' }));
+    expect(evaluator.trackedGroups.toVisit).toBe(1); // BANK1, firing
+    evaluator.observe(transfer({ time: T0 + 5 * MIN, code: 36, user: 'U7' }));
+    const fired = evaluator.evaluate(T0 + 5 * MIN).alerts;
+    expect(fired.map((a) => [a.labels['user'], a.values['count']])).toEqual([
+      ['BANK1', 3],
+      ['U7', 3],
+    ]);
+    // Every failure leaves the 10m window by T0+15m; the sweeps (a quarter window apart) let go of all 101 groups.
+    for (let m = 6; m <= 20; m++) evaluator.evaluate(T0 + m * MIN);
+    expect(evaluator.trackedGroups).toEqual({ groups: 0, toVisit: 0, above: 0 });
+    expect(evaluator.heldFailures).toBe(0);
+  });
+
   it('a cleared group held by keep_firing_for keeps the figures it cleared with, whatever comes below the threshold', () => {
     const { engine, store, step } = setup(BURST.replace('severity: critical', 'severity: critical\n    keep_firing_for: 5m'));
     for (const m of [0, 1, 2]) engine.observe(transfer({ time: T0 + m * MIN, code: 36 }));
