@@ -6,7 +6,6 @@ import { formatDuration } from '../base/duration.js';
 import type { Transfer } from '../source/transfer.js';
 import { AlertBuilder } from './alert-builder.js';
 import { formatTime } from '../util/format-time.js';
-import { groupLabels } from './group-key.js';
 import type { RuleEvaluator } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
@@ -14,7 +13,7 @@ import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
 import { TimeCounts } from './time-counts.js';
 import { MAX_SAMPLES, latestSamples } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
-import { TransferParts, type GroupKeyOf } from './transfer-parts.js';
+import { TransferParts, type GroupKeyOf, type GroupLabelsOf } from './transfer-parts.js';
 
 /** error_burst: at least `threshold` failed transfers within a sliding `window` (by occurrence time), per group. */
 export const errorBurstSchema = ruleSchema('error_burst', {
@@ -99,6 +98,8 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
 
   /** This rule's group key of a transfer, shared with the engine's other rules that group the same way. */
   private readonly keyOf: GroupKeyOf;
+  /** This rule's group labels of a transfer, shared in the same way. */
+  private readonly labelsOf: GroupLabelsOf;
 
   constructor(
     private readonly rule: ZonedRule<ErrorBurstRule>,
@@ -106,6 +107,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   ) {
     this.builder = new AlertBuilder(rule, DEFAULT_ANNOTATIONS);
     this.keyOf = parts.groupKeyOf(rule.group_by);
+    this.labelsOf = parts.groupLabelsOf(rule.group_by);
     this.windowText = formatDuration(rule.window);
     this.steadyAlerts = !this.builder.readsDisplay('window_start') && !this.builder.readsDisplay('window_end');
   }
@@ -113,16 +115,22 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   observe(t: Transfer): boolean {
     if (t.result !== 'error') return false;
     const key = this.keyOf(t);
+    const shown = { time: t.time, sample: this.parts.sample(t) };
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = { labels: groupLabels(t, this.rule.group_by), failures: new TimeCounts(), shown: [] }));
-    group.steady = undefined;
+    if (!group) {
+      // Made with its first sample in place: a push into an empty array makes room for 17, and grouped by file
+      // most groups never hold a second failure. Labels shared with the rules that group the same way.
+      this.groups.set(key, (group = { labels: this.labelsOf(t), failures: new TimeCounts(), shown: [shown], steady: undefined }));
+    } else {
+      group.steady = undefined;
+      insertByTime(group.shown, shown);
+    }
     group.failures.add(t.time);
     // A group holding fewer failures than the threshold (expired ones included) cannot fire before it observes
     // more, so the next evaluation has nothing to tell of it unless it was firing: the sweep prunes it. Grouped
     // by file, nearly every failure is a group of one, and 1,000 rules visited each of them at the evaluation
     // after it came.
     if (group.failures.size >= this.rule.threshold || this.above.has(key)) this.toVisit.add(key);
-    insertByTime(group.shown, { time: t.time, sample: this.parts.sample(t) });
     return true;
   }
 

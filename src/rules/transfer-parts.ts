@@ -1,10 +1,12 @@
-import type { TransferSample } from '../alerts/alert.js';
+import type { Labels, TransferSample } from '../alerts/alert.js';
 import type { LabelName, Transfer } from '../source/transfer.js';
-import { groupKey } from './group-key.js';
+import { groupKey, groupLabels } from './group-key.js';
 import { sampleOf } from './transfer-samples.js';
 
 /** A transfer's group key under one `group_by` list. */
 export type GroupKeyOf = (t: Transfer) => string;
+/** A transfer's group labels under one `group_by` list. */
+export type GroupLabelsOf = (t: Transfer) => Labels;
 
 /**
  * What the rules of one engine derive from the transfer being observed, derived once for all of them: the sample
@@ -21,6 +23,7 @@ export class TransferParts {
   private sampled: Transfer | undefined;
   private lastSample: TransferSample | undefined;
   private readonly keys = new Map<string, GroupKeyOf>();
+  private readonly labels = new Map<string, GroupLabelsOf>();
 
   sample(t: Transfer): TransferSample {
     if (t !== this.sampled || this.lastSample === undefined) {
@@ -37,6 +40,29 @@ export class TransferParts {
     if (!keyOf) this.keys.set(signature, (keyOf = rememberingLastKey([...names])));
     return keyOf;
   }
+
+  /**
+   * The group labels function for `names`, shared in the same way: a group's labels are made once for every rule
+   * that creates the group from the same transfer (never changed: alerts build their own label sets from them).
+   */
+  groupLabelsOf(names: readonly LabelName[]): GroupLabelsOf {
+    const signature = names.join('\u0000');
+    let labelsOf = this.labels.get(signature);
+    if (!labelsOf) this.labels.set(signature, (labelsOf = rememberingLastLabels([...names])));
+    return labelsOf;
+  }
+}
+
+function rememberingLastLabels(names: readonly LabelName[]): GroupLabelsOf {
+  let labelled: Transfer | undefined;
+  let labels: Labels = {};
+  return (t) => {
+    if (t !== labelled) {
+      labels = groupLabels(t, names);
+      labelled = t;
+    }
+    return labels;
+  };
 }
 
 function rememberingLastKey(names: readonly LabelName[]): GroupKeyOf {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RuleEngine } from '../../src/rules/rule-engine.js';
-import { groupKey } from '../../src/rules/group-key.js';
+import { groupKey, groupLabels } from '../../src/rules/group-key.js';
 import { TransferParts } from '../../src/rules/transfer-parts.js';
 import { sampleOf } from '../../src/rules/transfer-samples.js';
 import { ManualClock } from '../../src/util/clock.js';
@@ -29,6 +29,14 @@ describe('TransferParts', () => {
       expect(byUser(t)).toBe(groupKey(t, ['mft_instance', 'user']));
       expect(byFile(t)).toBe(groupKey(t, ['file']));
     }
+
+    // Group labels in the same way: one object per transfer for every rule grouping by the same labels.
+    const labelsByUser = parts.groupLabelsOf(['mft_instance', 'user']);
+    expect(parts.groupLabelsOf(['mft_instance', 'user'])).toBe(labelsByUser);
+    expect(labelsByUser(a)).toBe(labelsByUser(a));
+    expect(labelsByUser(a)).toEqual(groupLabels(a, ['mft_instance', 'user']));
+    expect(labelsByUser(b)).toEqual({ mft_instance: 'PROD01', user: 'BANK2' });
+    expect(parts.groupLabelsOf(['file'])(a)).toEqual({ file: 'A.RET' });
   });
 
   it('a rule engine’s rules that keep one transfer keep one sample of it, and their groups stay their own', () => {
