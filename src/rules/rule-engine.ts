@@ -188,19 +188,23 @@ export class RuleEngine {
   async evaluateInSlices(now: number, data: DataCompleteness): Promise<RuleEvaluation[]> {
     this.seen.prune(now);
     const out: RuleEvaluation[] = [];
-    // Each rule is a sizeable piece of work: look at the clock after every one.
+    // A rule evaluated is a sizeable piece of work: look at the clock after every one. A rule whose last evaluation
+    // stands costs a few nanoseconds, and reading the clock after each of those was most of an evaluation of 1,000
+    // rules that observed nothing.
     const slice = new TimeSlice(this.loop, 1);
+    let worked = false;
     for (const entry of this.entries) {
-      if (slice.spent()) await slice.yield();
-      this.evaluateEntry(entry, now, data, out);
+      if (worked && slice.spent()) await slice.yield();
+      worked = this.evaluateEntry(entry, now, data, out);
     }
     return out;
   }
 
-  private evaluateEntry(entry: EngineEntry, now: number, data: DataCompleteness, out: RuleEvaluation[]): void {
+  /** Adds the rule's evaluation to `out`; false when it was the last one, standing (nothing evaluated). */
+  private evaluateEntry(entry: EngineEntry, now: number, data: DataCompleteness, out: RuleEvaluation[]): boolean {
     if (entry.last !== undefined && now >= entry.lastAt && now < entry.lastUntil) {
       out.push(entry.last);
-      return;
+      return false;
     }
     entry.last = undefined;
     try {
@@ -219,6 +223,7 @@ export class RuleEngine {
       // One broken rule must not silence the others; its alerts stay as they were (it is left out).
       this.logger.error({ rule: entry.rule.name, err: errorFields(err) }, 'rule evaluation failed');
     }
+    return true;
   }
 
   historyNeeded(): number {

@@ -330,4 +330,17 @@ describe('AlertStore, the same evaluation applied again (a rule that observed no
     store.apply([ev], T0 + MIN);
     expect(store.alerts()[0]?.values).toEqual({ count: 3 });
   });
+
+  it('finds each rule’s last evaluation whatever the order of the list it comes in', () => {
+    const store = new AlertStore({ clock: new ManualClock(T0), logger, state: new MemoryStateStore() });
+    const a = { rule: 'A', alerts: [candidate({ ...labels, alertname: 'A' })] };
+    const b = { rule: 'B', alerts: [candidate({ ...labels, alertname: 'B' })] };
+    expect(store.apply([a, b], T0).map((c) => c.to)).toEqual(['firing', 'firing']);
+    expect(store.apply([a, b], T0 + MIN)).toEqual([]);
+    // The same evaluations in the other order: both still stand; then B reports nothing, wherever it comes.
+    expect(store.apply([b, a], T0 + 2 * MIN)).toEqual([]);
+    expect(store.apply([{ rule: 'B', alerts: [] }, a], T0 + 3 * MIN).map((c) => `${c.alert.labels['alertname']}:${c.to}`)).toEqual(['B:resolved']);
+    expect(store.apply([a, b], T0 + 4 * MIN).map((c) => `${c.alert.labels['alertname']}:${c.to}`)).toEqual(['B:firing']);
+    expect(store.alerts().map((x) => `${x.labels['alertname']}:${x.state}:${x.activeAt - T0}`).sort()).toEqual(['A:firing:0', `B:firing:${4 * MIN}`]);
+  });
 });

@@ -58,4 +58,19 @@ describe('RuleEngine.evaluateInSlices', () => {
     await engineWithData().evaluateInSlices(T0, completeUntil(T0));
     expect(turned).toBe(false);
   });
+
+  it('reads the clock only after a rule it evaluated, not after one whose last evaluation stands', async () => {
+    const engine = engineWithData();
+    const first = await engine.evaluateInSlices(T0, completeUntil(T0));
+    // Nothing observed since, and T0 + 1s is within every rule's steady span (its failures stay in the window).
+    let reads = 0;
+    vi.spyOn(performance, 'now').mockImplementation(() => (reads += 1) * 10);
+    const again = await engine.evaluateInSlices(T0 + 1000, completeUntil(T0 + 1000));
+    const standing = again.filter((e, i) => e === first[i]).length;
+    expect(standing).toBeGreaterThan(0);
+    // One look after each rule evaluated anew (the last one's excepted: nothing follows it), none after a standing one.
+    const evaluated = USERS - standing;
+    expect(reads).toBeLessThanOrEqual(evaluated);
+    expect(again).toEqual(engineWithData().evaluate(T0 + 1000, completeUntil(T0 + 1000)));
+  });
 });
