@@ -87,7 +87,8 @@ async function startSimulatorHosts(processes: number, sources: number, ratePerMi
       const count = Math.min(perHost, sources - urls.length);
       const child = spawn(process.execPath, [bundled.file, String(count), String(1000 + urls.length), String(ratePerMinute)], {
         cwd: bundled.root,
-        stdio: ['ignore', 'pipe', 'inherit'],
+        // stdin a pipe: the child exits when it closes (this process gone: see exit-with-parent.ts).
+        stdio: ['pipe', 'pipe', 'inherit'],
       });
       children.push(child);
       urls.push(...z.array(z.string()).parse(JSON.parse(await firstLineOf(child))));

@@ -9,6 +9,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { denseHistory } from './dense-history.js';
+import { exitWithParent } from './exit-with-parent.js';
 
 const minutes = Number(process.argv[2] ?? '1');
 const answerDelayMs = Number(process.argv[3] ?? '0');
@@ -59,7 +60,9 @@ server.listen(0, '127.0.0.1', () => {
   const port = typeof address === 'object' && address ? address.port : 0;
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}`, start: history.start, end: history.end })}\n`);
 });
-process.on('SIGTERM', () => {
+const stop = (): Promise<unknown> => {
   server.close();
-  void sim.close().finally(() => process.exit(0));
-});
+  return sim.close();
+};
+process.on('SIGTERM', () => void stop().finally(() => process.exit(0)));
+exitWithParent(stop);

@@ -15,7 +15,8 @@ export interface PageServer {
 /** `answerDelayMs`: each page answered that much later (a slower service); 0 answers at once. */
 export async function startPageServer(minutes: number, answerDelayMs = 0): Promise<PageServer> {
   const bundled = await bundleChild('bench/page-server-child.ts');
-  const child: ChildProcess = spawn(process.execPath, [bundled.file, String(minutes), String(answerDelayMs)], { cwd: bundled.root, stdio: ['ignore', 'pipe', 'inherit'] });
+  // stdin a pipe: the child exits when it closes (this process gone: see exit-with-parent.ts).
+  const child: ChildProcess = spawn(process.execPath, [bundled.file, String(minutes), String(answerDelayMs)], { cwd: bundled.root, stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await firstLineOf(child);
   const ready = readySchema.parse(JSON.parse(line));
   return {

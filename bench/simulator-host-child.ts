@@ -4,6 +4,7 @@
  * in processes of their own, not in the benchmark's or the replicas'. Prints the services' URLs as a JSON array.
  */
 import { startSimulator, type RunningSimulator } from '../src/simulator/start-simulator.js';
+import { exitWithParent } from './exit-with-parent.js';
 
 const [count, firstSeed, ratePerMinute] = process.argv.slice(2).map(Number);
 const sims: RunningSimulator[] = [];
@@ -11,6 +12,6 @@ for (let i = 0; i < (count ?? 1); i++) {
   sims.push(await startSimulator({ seed: (firstSeed ?? 1) + i, scenario: 'steady', ratePerMinute: ratePerMinute ?? 20 }));
 }
 process.stdout.write(`${JSON.stringify(sims.map((s) => s.url))}\n`);
-process.on('SIGTERM', () => {
-  void Promise.all(sims.map((s) => s.close())).finally(() => process.exit(0));
-});
+const stop = (): Promise<unknown> => Promise.all(sims.map((s) => s.close()));
+process.on('SIGTERM', () => void stop().finally(() => process.exit(0)));
+exitWithParent(stop);
