@@ -115,8 +115,23 @@ function word(w: number): void {
 
 function text(s: string): void {
   const n = s.length;
+  // `word`, written out with the lanes in locals for the string's pairs: the same words, without a load and a
+  // store of each lane per pair (a twentieth of the identity's time).
+  let a = lanes.a;
+  let b = lanes.b;
   let i = 0;
-  for (; i + 1 < n; i += 2) word(s.charCodeAt(i) | (s.charCodeAt(i + 1) << 16));
+  for (; i + 1 < n; i += 2) {
+    let k = Math.imul(s.charCodeAt(i) | (s.charCodeAt(i + 1) << 16), 0xcc9e2d51);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, 0x1b873593);
+    a ^= k;
+    a = (a << 13) | (a >>> 19);
+    a = (Math.imul(a, 5) + 0xe6546b64) | 0;
+    b = Math.imul(b ^ k, 0x85ebca6b);
+    b ^= b >>> 13;
+  }
+  lanes.a = a;
+  lanes.b = b;
   // A last odd code unit alone: the length that closes the string keeps "a" and "a\0" apart.
   if (i < n) word(s.charCodeAt(i));
   word(n ^ STRING_END);
