@@ -52,4 +52,19 @@ describe('RuleEngine deduplication', () => {
     expect(firing(T0 + DEDUP_SPAN + 1000)).toEqual([]);
     expect(engine.rememberedTransfers).toBe(0);
   });
+
+  it('forgets expired ids at most a minute of evaluations late, not at every evaluation', () => {
+    const { engine, firing } = setup();
+    // One kept transfer a minute, T0-29m10s .. T0-10s: each id is remembered until its transfer is DEDUP_SPAN old.
+    for (let i = 0; i < 30; i++) engine.observe(transfer({ time: T0 - i * MIN - 10_000, eventCode: 5, file: `REM_${i}.REM` }));
+    expect(engine.rememberedTransfers).toBe(30);
+    firing(T0 + 1000); // pruned here: none expired yet (T0-29m10s's id is remembered until T0+50s)
+    expect(engine.rememberedTransfers).toBe(30);
+    // That id expired at T0+50s, but the next prune is due a minute after the last one, at T0+61s.
+    firing(T0 + 55_000);
+    expect(engine.rememberedTransfers).toBe(30);
+    // Pruned again: the ids that expired by T0+3m30s (those of T0-29m10s .. T0-27m10s) are forgotten.
+    firing(T0 + 3 * MIN + 30_000);
+    expect(engine.rememberedTransfers).toBe(27);
+  });
 });
