@@ -329,7 +329,7 @@ export class AlertStore {
     return true;
   }
 
-  /** The rule's evaluation `ev` as applied the full way (its record, a new one). */
+  /** The rule's `evaluation`, applied the full way: its record, a new one. */
   private setApplied(rule: string, evaluation: RuleEvaluation): LastApplied {
     this.forgetApplied(rule);
     const applied: LastApplied = { evaluation, steadyAt: undefined, current: true };

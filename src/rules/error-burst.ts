@@ -71,8 +71,8 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
    * Keys of the groups whose outcome can differ from their last evaluation's: observed since (holding at least
    * `threshold` failures, or firing then), at or above the threshold then, or holding failures stamped after it.
    * Any other group is below the threshold and stays below until it observes more: evaluating it again would
-   * only prune it. With 1,000 rules
-   * grouping by file, visiting every group at each evaluation was most of the evaluation's cost.
+   * only prune it. With 1,000 rules grouping by file, visiting every group at each evaluation was most of the
+   * evaluation's cost.
    */
   private readonly toVisit = new Set<string>();
   /**
