@@ -6,6 +6,7 @@ import { IDENTITY_VERSION, identityOfVersion } from '../source/record-identity.j
 import type { PollConfig } from './poll-schema.js';
 import { nextWindow } from './poll-window.js';
 import { SeenTransfers } from '../util/seen-transfers.js';
+import { TimedIds } from '../util/timed-ids.js';
 import { RESULTS_OF, streamId, type StreamKind } from './stream-kind.js';
 import type { TransferPager } from './transfer-pager.js';
 
@@ -29,6 +30,11 @@ export interface StreamSnapshot {
    * because it is read from a state file, and SeenTransfers.from parses both forms.
    */
   seen: unknown;
+  /**
+   * Ids of the unreadable records counted in the overlap, in the same form (absent in state saved before they were
+   * kept apart: they were in `seen`, and may be counted once more after the upgrade).
+   */
+  invalid?: unknown;
   /** The version of the record identity `seen` holds ids of (absent in state saved before there were two: 1). */
   identity?: number;
   /** Ids of another identity version, restored and not yet past the overlap (see `restore`). */
@@ -91,7 +97,13 @@ export class PollStream {
   lastError: { reason: string; message: string; at: number } | undefined;
   /** Cycles in a row whose window was abandoned because of what the service answered. */
   private badAnswers = 0;
-  private seen = new SeenTransfers();
+  /** Ids of the transfers handed on, by their time (see TimedIds), until the overlap is past them. */
+  private seen = new TimedIds();
+  /**
+   * Ids of the unreadable records counted: kept apart, by the end of the window that fetched them (an unreadable
+   * record has no time to key it by, and the next window fetches it again with another end).
+   */
+  private invalid = new SeenTransfers();
   /** After an upgrade that changed the record identity: what the last overlap handed on, by the old ids. */
   private earlier: EarlierSeen | undefined;
 
@@ -132,6 +144,7 @@ export class PollStream {
       ...(this.lastSuccess !== undefined ? { lastSuccess: this.lastSuccess } : {}),
       identity: IDENTITY_VERSION,
       seen: this.seen.toJSON(),
+      invalid: this.invalid.toJSON(),
       ...(this.earlier ? { earlier: { identity: this.earlier.identity, seen: this.earlier.seen.toJSON() } } : {}),
     };
   }
@@ -148,7 +161,9 @@ export class PollStream {
     this.since = s.since ?? s.cursor;
     this.lastSuccess = s.lastSuccess;
     const saved = s.identity ?? 1;
-    this.seen = saved === IDENTITY_VERSION ? SeenTransfers.from(s.seen) : new SeenTransfers();
+    this.seen = saved === IDENTITY_VERSION ? TimedIds.from(s.seen) : new TimedIds();
+    // (unreadable records' ids are a hash of their raw JSON, the same in every version)
+    this.invalid = SeenTransfers.from(s.invalid);
     this.earlier = undefined;
     const earlier = saved === IDENTITY_VERSION ? s.earlier : { identity: saved, seen: s.seen };
     if (earlier === undefined) return;
@@ -202,7 +217,7 @@ export class PollStream {
           // Each bad record once, however often overlapping windows fetch it (as the valid ones).
           if (page.invalidIds) {
             // (an unreadable record's id is a hash of its raw JSON, the same in every version)
-            for (const id of page.invalidIds) if (this.seen.add(id, window.end) && !this.earlier?.seen.has(id)) invalid += 1;
+            for (const id of page.invalidIds) if (this.invalid.add(id, window.end) && !this.earlier?.seen.has(id)) invalid += 1;
           } else {
             invalid += page.invalid;
           }
@@ -245,6 +260,7 @@ export class PollStream {
       this.lastError = undefined;
       this.badAnswers = 0;
       this.seen.prune(window.end - poll.overlap);
+      this.invalid.prune(window.end - poll.overlap);
       this.earlier?.seen.prune(window.end - poll.overlap);
       if (this.earlier?.seen.size === 0) this.earlier = undefined;
       try {

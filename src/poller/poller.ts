@@ -39,6 +39,7 @@ function parseSnapshot(value: unknown): Record<string, StreamSnapshot> {
       ...(typeof r.since === 'number' ? { since: r.since } : {}),
       ...(typeof r.lastSuccess === 'number' ? { lastSuccess: r.lastSuccess } : {}),
       seen,
+      ...('invalid' in r ? { invalid: r.invalid } : {}),
       ...(typeof r.identity === 'number' ? { identity: r.identity } : {}),
       ...(isEarlierSeen(r.earlier) ? { earlier: r.earlier } : {}),
     };

@@ -245,7 +245,7 @@ const EMPTY = 0;
 const MAX_STORED = 0xffffffff;
 
 /** A time as kept in a slot: whole seconds since 1970 plus one (0 is an empty slot), clamped to what 32 bits hold. */
-function storedSecond(time: number): number {
+export function storedSecond(time: number): number {
   return Math.min(MAX_STORED, Math.max(1, Math.floor(time / 1000) + 1));
 }
 const MAX_LOAD = 0.7;
@@ -258,6 +258,15 @@ const SHRINK_FACTOR = 4;
  * the id it was read from.
  */
 const key: { hi: number; lo: number; of: string | undefined } = { hi: 0, lo: 0, of: undefined };
+
+/**
+ * The 64-bit key of an id (see SeenTransfers): the shared pair, to be read at once, before the next call of this
+ * or of any SeenTransfers method.
+ */
+export function idKey(id: string): { readonly hi: number; readonly lo: number } {
+  setKey(id);
+  return key;
+}
 
 /** The first 64 bits of a hex id (case-insensitive), else a 64-bit hash of the id, into `key`. */
 function setKey(id: string): void {

@@ -92,6 +92,22 @@ describe('Poller', () => {
     expect(invalidCounted.reduce((a, b) => a + b, 0)).toBe(1);
   });
 
+  it('counts an unreadable record once across a restart between two windows that fetch it', async () => {
+    const { clock, pager, make, invalidCounted } = setup([]);
+    pager.invalid.push({ id: 'b'.repeat(32), time: clock.now() - 50_000 });
+    const first = make();
+    await first.restore();
+    await first.streams[0]!.runCycle();
+    clock.advance(10_000);
+    // A new process on the state the first one saved (its unreadable records' ids are saved apart from the ids of
+    // the transfers, which are kept by their time).
+    const second = make();
+    await second.restore();
+    await second.streams[0]!.runCycle();
+    expect(pager.queries).toHaveLength(2);
+    expect(invalidCounted.reduce((a, b) => a + b, 0)).toBe(1);
+  });
+
   it('hands each transfer on once although overlapping windows fetch it again', async () => {
     const t0 = Date.UTC(2026, 10, 22, 11, 50, 0);
     const { clock, pager, sunk, make } = setup([transfer('a', t0), transfer('b', t0 + 1000)]);
