@@ -35,10 +35,7 @@ export class TransferParts {
 
   /** The group key function for `names`: one for every rule of the engine that groups by the same labels. */
   groupKeyOf(names: readonly LabelName[]): GroupKeyOf {
-    const signature = names.join('\u0000');
-    let keyOf = this.keys.get(signature);
-    if (!keyOf) this.keys.set(signature, (keyOf = rememberingLastKey([...names])));
-    return keyOf;
+    return sharedFor(this.keys, names, groupKey);
   }
 
   /**
@@ -46,33 +43,30 @@ export class TransferParts {
    * that creates the group from the same transfer (never changed: alerts build their own label sets from them).
    */
   groupLabelsOf(names: readonly LabelName[]): GroupLabelsOf {
-    const signature = names.join('\u0000');
-    let labelsOf = this.labels.get(signature);
-    if (!labelsOf) this.labels.set(signature, (labelsOf = rememberingLastLabels([...names])));
-    return labelsOf;
+    return sharedFor(this.labels, names, groupLabels);
   }
 }
 
-function rememberingLastLabels(names: readonly LabelName[]): GroupLabelsOf {
-  let labelled: Transfer | undefined;
-  let labels: Labels = {};
-  return (t) => {
-    if (t !== labelled) {
-      labels = groupLabels(t, names);
-      labelled = t;
-    }
-    return labels;
-  };
+/** The function of `cache` for the label list `names` (one per distinct list), made on first use. */
+function sharedFor<T>(cache: Map<string, (t: Transfer) => T>, names: readonly LabelName[], derive: (t: Transfer, names: readonly LabelName[]) => T): (t: Transfer) => T {
+  const signature = names.join('\u0000');
+  let of = cache.get(signature);
+  if (!of) {
+    const own = [...names];
+    cache.set(signature, (of = rememberingLast((t) => derive(t, own))));
+  }
+  return of;
 }
 
-function rememberingLastKey(names: readonly LabelName[]): GroupKeyOf {
-  let keyed: Transfer | undefined;
-  let key = '';
+/** `derive`, remembering its answer for the last transfer it was asked about (by identity). */
+function rememberingLast<T>(derive: (t: Transfer) => T): (t: Transfer) => T {
+  let last: Transfer | undefined;
+  let value: T | undefined;
   return (t) => {
-    if (t !== keyed) {
-      key = groupKey(t, names);
-      keyed = t;
+    if (t !== last) {
+      value = derive(t);
+      last = t;
     }
-    return key;
+    return value as T;
   };
 }
