@@ -123,38 +123,22 @@ export class SeenTransfers {
    */
   toJSON(): SeenSnapshot {
     this.moveSome(Infinity);
-    const keys = Buffer.allocUnsafe(this.count * 8);
-    const times = Buffer.allocUnsafe(this.count * 4);
-    let n = 0;
-    for (let i = 0; i < this.times.length; i++) {
-      const stored = this.times[i] as number;
-      if (stored === EMPTY) continue;
-      keys.writeUInt32BE(this.hi[i] as number, n * 8);
-      keys.writeUInt32BE(this.lo[i] as number, n * 8 + 4);
-      times.writeUInt32BE(stored, n * 4);
-      n++;
-    }
-    return { keys: keys.toString('base64', 0, n * 8), times: times.toString('base64', 0, n * 4) };
+    return writeSeenSnapshot(this.count, (put) => {
+      for (let i = 0; i < this.times.length; i++) {
+        const stored = this.times[i] as number;
+        if (stored !== EMPTY) put(this.hi[i] as number, this.lo[i] as number, stored);
+      }
+    });
   }
 
   /** A `toJSON` snapshot, or the [id, time] pairs older versions saved; anything unreadable is an empty set. */
   static from(snapshot: unknown): SeenTransfers {
-    if (Array.isArray(snapshot)) {
-      const pairs = snapshot.filter((e): e is [string, number] => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'number');
-      const seen = new SeenTransfers(pairs.length);
-      for (const [id, time] of pairs) seen.add(id, time);
-      return seen;
-    }
-    const s = snapshot as { keys?: unknown; times?: unknown } | null;
-    if (!s || typeof s.keys !== 'string' || typeof s.times !== 'string') return new SeenTransfers();
-    const keys = Buffer.from(s.keys, 'base64');
-    const times = Buffer.from(s.times, 'base64');
-    const n = Math.min(Math.floor(keys.length / 8), Math.floor(times.length / 4));
-    const seen = new SeenTransfers(n);
-    for (let i = 0; i < n; i++) {
-      const stored = times.readUInt32BE(i * 4);
-      if (stored !== EMPTY) seen.insert(keys.readUInt32BE(i * 8), keys.readUInt32BE(i * 8 + 4), stored);
-    }
+    const entries = readSeenSnapshot(snapshot);
+    const seen = new SeenTransfers(entries.count);
+    entries.forEach(
+      (id, time) => seen.add(id, time),
+      (hi, lo, stored) => seen.insert(hi, lo, stored),
+    );
     return seen;
   }
 
@@ -233,6 +217,52 @@ function findIn(his: Uint32Array, los: Uint32Array, times: Uint32Array, hi: numb
     if (times[i] === EMPTY) return -1;
     if (los[i] === lo && his[i] === hi) return i;
   }
+}
+
+/** Gives each entry of a table: its key's halves and its stored time (`storedSecond`). */
+type EntryPut = (hi: number, lo: number, stored: number) => void;
+
+/**
+ * The snapshot of a table of `count` ids, which `each` gives one by one: the form every table of transfer ids saves
+ * (SeenTransfers, TimedIds), so that each reads what the other saved.
+ */
+export function writeSeenSnapshot(count: number, each: (put: EntryPut) => void): SeenSnapshot {
+  const keys = Buffer.allocUnsafe(count * 8);
+  const times = Buffer.allocUnsafe(count * 4);
+  let n = 0;
+  each((hi, lo, stored) => {
+    keys.writeUInt32BE(hi, n * 8);
+    keys.writeUInt32BE(lo, n * 8 + 4);
+    times.writeUInt32BE(stored, n * 4);
+    n++;
+  });
+  return { keys: keys.toString('base64', 0, n * 8), times: times.toString('base64', 0, n * 4) };
+}
+
+/**
+ * The entries of a saved snapshot: as `writeSeenSnapshot` writes them (given as keys and stored times), or the
+ * [id, time] pairs older versions saved (given as such); `count` of them, to make room first. Anything unreadable
+ * holds none.
+ */
+export function readSeenSnapshot(snapshot: unknown): { count: number; forEach(pair: (id: string, time: number) => void, entry: EntryPut): void } {
+  if (Array.isArray(snapshot)) {
+    const pairs = snapshot.filter((e): e is [string, number] => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'number');
+    return { count: pairs.length, forEach: (pair) => pairs.forEach(([id, time]) => pair(id, time)) };
+  }
+  const s = snapshot as { keys?: unknown; times?: unknown } | null;
+  if (!s || typeof s.keys !== 'string' || typeof s.times !== 'string') return { count: 0, forEach: () => undefined };
+  const keys = Buffer.from(s.keys, 'base64');
+  const times = Buffer.from(s.times, 'base64');
+  const n = Math.min(Math.floor(keys.length / 8), Math.floor(times.length / 4));
+  return {
+    count: n,
+    forEach: (_pair, entry) => {
+      for (let i = 0; i < n; i++) {
+        const stored = times.readUInt32BE(i * 4);
+        if (stored !== EMPTY) entry(keys.readUInt32BE(i * 8), keys.readUInt32BE(i * 8 + 4), stored);
+      }
+    },
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { slotOf, slotsFor } from './hash-slots.js';
-import { idKey, storedSecond, type SeenSnapshot } from './seen-transfers.js';
+import { idKey, readSeenSnapshot, storedSecond, writeSeenSnapshot, type SeenSnapshot } from './seen-transfers.js';
 
 /**
  * Ids that always come with the same time, kept by that time to the second: what a poll stream has handed on
@@ -43,40 +43,24 @@ export class TimedIds {
 
   /** The ids and their times, as SeenTransfers saves them (a snapshot either can read). */
   toJSON(): SeenSnapshot {
-    const keys = Buffer.allocUnsafe(this.count * 8);
-    const times = Buffer.allocUnsafe(this.count * 4);
-    let n = 0;
-    for (const [second, ids] of this.seconds) {
-      const { table } = ids;
-      for (let at = 0; at < table.length; at += 2) {
-        const hi = table[at] as number;
-        const lo = table[at + 1] as number;
-        if (hi === 0 && lo === 0) continue;
-        keys.writeUInt32BE(hi, n * 8);
-        keys.writeUInt32BE(lo, n * 8 + 4);
-        times.writeUInt32BE(second, n * 4);
-        n++;
+    return writeSeenSnapshot(this.count, (put) => {
+      for (const [second, { table }] of this.seconds) {
+        for (let at = 0; at < table.length; at += 2) {
+          const hi = table[at] as number;
+          const lo = table[at + 1] as number;
+          if (hi !== 0 || lo !== 0) put(hi, lo, second);
+        }
       }
-    }
-    return { keys: keys.toString('base64', 0, n * 8), times: times.toString('base64', 0, n * 4) };
+    });
   }
 
   /** A snapshot as `toJSON` (or SeenTransfers) saves it, or the [id, time] pairs older versions saved; anything unreadable is an empty set. */
   static from(snapshot: unknown): TimedIds {
     const ids = new TimedIds();
-    if (Array.isArray(snapshot)) {
-      for (const e of snapshot) if (Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'number') ids.add(e[0], e[1]);
-      return ids;
-    }
-    const s = snapshot as { keys?: unknown; times?: unknown } | null;
-    if (!s || typeof s.keys !== 'string' || typeof s.times !== 'string') return ids;
-    const keys = Buffer.from(s.keys, 'base64');
-    const times = Buffer.from(s.times, 'base64');
-    const n = Math.min(Math.floor(keys.length / 8), Math.floor(times.length / 4));
-    for (let i = 0; i < n; i++) {
-      const second = times.readUInt32BE(i * 4);
-      if (second !== 0) ids.insert(keys.readUInt32BE(i * 8), keys.readUInt32BE(i * 8 + 4), second);
-    }
+    readSeenSnapshot(snapshot).forEach(
+      (id, time) => ids.add(id, time),
+      (hi, lo, second) => ids.insert(hi, lo, second),
+    );
     return ids;
   }
 
