@@ -283,7 +283,12 @@ export class AlertStore {
       active.clear();
       for (const candidate of ev.alerts) active.add(this.activate(ev.rule, candidate, now, changes));
       // (One that reports an alert twice is always applied the full way: `reportedAgain` counts alerts.)
-      byPosition[i] = active.size === ev.alerts.length ? this.setApplied(ev.rule, ev) : this.forgetApplied(ev.rule);
+      if (active.size === ev.alerts.length) {
+        byPosition[i] = this.setApplied(ev.rule, ev);
+      } else {
+        this.forgetApplied(ev.rule);
+        byPosition[i] = undefined;
+      }
       const stored = this.byRule.get(ev.rule);
       // Every alert of the rule is one it still reports (each reported one is the rule's: see `activate`): nothing
       // to end, as at most evaluations of most rules.
@@ -338,12 +343,11 @@ export class AlertStore {
   }
 
   /** The rule has no evaluation applied (none, or one to apply the full way next time). */
-  private forgetApplied(rule: string): undefined {
+  private forgetApplied(rule: string): void {
     const last = this.lastApplied.get(rule);
-    if (last === undefined) return undefined;
+    if (last === undefined) return;
     last.current = false;
     this.lastApplied.delete(rule);
-    return undefined;
   }
 
   /** A steady rule's alerts get the time it was last applied as their `lastActiveAt`, and it is steady no more. */
