@@ -11,7 +11,7 @@ import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { defineRuleType } from './rule-type.js';
 import { dropUpTo, firstAfter, insertByTime } from './sorted-times.js';
 import { TimeCounts } from './time-counts.js';
-import { MAX_SAMPLES, latestSamples } from './transfer-samples.js';
+import { MAX_SAMPLES, latestOf } from './transfer-samples.js';
 import { withDisplayZone, type ZonedRule } from './rule-evaluator.js';
 import { TransferParts, type GroupKeyOf, type GroupLabelsOf } from './transfer-parts.js';
 
@@ -36,11 +36,6 @@ const DEFAULT_ANNOTATIONS = {
   description: '{{count}} failed transfers in the last {{window}} (threshold {{threshold}}).',
 };
 
-interface Shown {
-  time: number;
-  sample: TransferSample;
-}
-
 /**
  * A group counts its failures and keeps samples only of the few a message can show: in a failure storm (every
  * transfer of an hour's window failing) its memory is 16 bytes per distinct failure time, not a sample each.
@@ -52,9 +47,10 @@ interface Group {
   /**
    * Sorted by time: the MAX_SAMPLES latest failures up to the last evaluation of this group, and every one
    * observed since. The latest failures within a window at any later evaluation are among these: a failure
-   * dropped here is older than MAX_SAMPLES kept ones, which leave the window after it.
+   * dropped here is older than MAX_SAMPLES kept ones, which leave the window after it. The samples themselves
+   * (each has its time), shared by every rule that observed the transfer: no object of its own per rule.
    */
-  shown: Shown[];
+  shown: TransferSample[];
   /**
    * A firing group's last alert, while nothing can change it: from the evaluation `at` that made it until `until`,
    * when its earliest failure leaves the window, or until a failure is observed (which drops it). A group firing
@@ -115,7 +111,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
   observe(t: Transfer): boolean {
     if (t.result !== 'error') return false;
     const key = this.keyOf(t);
-    const shown = { time: t.time, sample: this.parts.sample(t) };
+    const shown = this.parts.sample(t);
     let group = this.groups.get(key);
     if (!group) {
       // Made with its first sample in place: a push into an empty array makes room for 17, and grouped by file
@@ -176,7 +172,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
       }
       const firing = count >= this.rule.threshold;
       if (firing || above.has(key)) {
-        const samples = latestSamples(group.shown, end);
+        const samples = latestOf(group.shown, end);
         const candidate = this.candidate(group, count, samples, (display ??= this.display(windowStart, now)));
         (firing ? alerts : cleared).push(candidate);
         // Steady until its earliest failure leaves the window, if no failure waits in the future and the

@@ -9,10 +9,19 @@ export const MAX_SAMPLES = 5;
  * first (a message shows what happened last).
  */
 export function latestSamples(entries: readonly { sample: TransferSample }[], end = entries.length): TransferSample[] {
+  return latest(entries, end, (entry) => entry.sample);
+}
+
+/** `latestSamples` of a time-sorted list of the samples themselves. */
+export function latestOf(samples: readonly TransferSample[], end = samples.length): TransferSample[] {
+  return latest(samples, end, (sample) => sample);
+}
+
+function latest<T>(entries: readonly T[], end: number, sampleOf: (entry: T) => TransferSample): TransferSample[] {
   const samples: TransferSample[] = [];
   for (let i = Math.min(end, entries.length) - 1; i >= Math.max(0, end - MAX_SAMPLES); i--) {
     const entry = entries[i];
-    if (entry) samples.push(entry.sample);
+    if (entry !== undefined) samples.push(sampleOf(entry));
   }
   return samples;
 }
