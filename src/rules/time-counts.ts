@@ -163,12 +163,9 @@ export class TimeCounts {
 /**
  * A plain array of `n` doubles: V8 keeps them unboxed in one block, which the garbage collector does not trace, as
  * in a Float64Array, but allocates it several times faster (a typed array of 8 doubles cost ~300 ns, and `error_burst`
- * grouped by file makes one per failure). Grown by push, not `new Array(n)`, which makes a large array a dictionary.
+ * grouped by file makes one per failure) and in less memory (120 bytes against 272 for 8). Filled to size at once:
+ * grown by push, its block would be up to a third larger than it holds.
  */
 function doubles(n: number): number[] {
-  // The first table of every group: a literal, copied from its template in one step.
-  if (n === 8) return [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5];
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) out.push(0.5);
-  return out;
+  return new Array<number>(n).fill(0.5);
 }
