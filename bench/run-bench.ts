@@ -32,6 +32,12 @@ interface Sizes {
   manyRulesMinutes: number;
   /** Rounds of the floor, the client and each pipeline, in turns; each line is their median. */
   throughputRounds: number;
+  /**
+   * Rounds of the 1,000-rule lines: their slice is short (0.12 s of the floor in the full bench), so one round's
+   * ratio moves with whatever the machine does in that moment (0.25 to 0.96 in one process); more rounds, a steadier
+   * median, for ~0.8 s each.
+   */
+  manyRulesRounds: number;
   backfillRecords: number;
   scrapes: number;
   /** Backfills in a row whose scrapes are pooled for the scrape-during-a-backfill percentiles. */
@@ -54,9 +60,9 @@ interface Sizes {
 }
 
 const SIZES: Record<Sizes['mode'], Sizes> = {
-  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, throughputRounds: 5, backfillRecords: 1_000_000, scrapes: 200, scrapeBackfills: 3, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000 },
-  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 1, throughputRounds: 3, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000 },
-  micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, throughputRounds: 1, backfillRecords: 5_000, scrapes: 3, scrapeBackfills: 1, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30, manySources: 6, manySourcesMinutes: 0.25, manySourcesPerDay: 600_000 },
+  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, throughputRounds: 5, manyRulesRounds: 9, backfillRecords: 1_000_000, scrapes: 200, scrapeBackfills: 3, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000 },
+  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 1, throughputRounds: 3, manyRulesRounds: 5, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000 },
+  micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, throughputRounds: 1, manyRulesRounds: 1, backfillRecords: 5_000, scrapes: 3, scrapeBackfills: 1, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30, manySources: 6, manySourcesMinutes: 0.25, manySourcesPerDay: 600_000 },
 };
 
 /**
@@ -160,7 +166,7 @@ async function main(): Promise<void> {
   const rows: Array<[string, string, string]> = [];
   const results: Record<string, unknown> = { mode: sizes.mode, startedAt };
 
-  type PipelineLine = PipelineResult & { cadence: 'transfers' | 'daemon'; fetchRecordsPerSecond: number; ratioToFetch: number; rawRecordsPerSecond: number; ratioToRaw: number };
+  type PipelineLine = PipelineResult & { cadence: 'transfers' | 'daemon'; rounds: number; fetchRecordsPerSecond: number; ratioToFetch: number; rawRecordsPerSecond: number; ratioToRaw: number };
   let p100: PipelineLine | undefined;
   let clientVsRaw: number | undefined;
   let mtail: MtailResult | undefined;
@@ -199,7 +205,8 @@ async function main(): Promise<void> {
           manyRulesSliceRead = true;
         }
         // The floor, the client and the pipeline for the same slice, in turns: the same records, code as warm.
-        const rounds = (await inTurns(slice, sizes.throughputRounds, () => createPipeline(slice, benchRules(n), {}, undefined, undefined, cadence).run())).map(({ raw, fetch, then }) => ({
+        const lineRounds = n >= 1000 ? sizes.manyRulesRounds : sizes.throughputRounds;
+        const rounds = (await inTurns(slice, lineRounds, () => createPipeline(slice, benchRules(n), {}, undefined, undefined, cadence).run())).map(({ raw, fetch, then }) => ({
           raw,
           fetch,
           pipeline: then,
@@ -208,6 +215,7 @@ async function main(): Promise<void> {
         pipelines.push({
           ...p,
           cadence,
+          rounds: lineRounds,
           fetchRecordsPerSecond: median(rounds.map((r) => r.fetch.recordsPerSecond)),
           ratioToFetch: median(rounds.map((r) => r.pipeline.recordsPerSecond / r.fetch.recordsPerSecond)),
           rawRecordsPerSecond: median(rounds.map((r) => r.raw.recordsPerSecond)),
@@ -234,7 +242,7 @@ async function main(): Promise<void> {
       rows.push([
         `full pipeline, ${fmt(p.rules)} rules${judged ? '' : ', as the daemon'}`,
         `${fmt(p.recordsPerSecond)} records/s`,
-        `vs raw ${fmt(p.ratioToRaw, 2)}${goal} to ${fmt(p.rawRecordsPerSecond)} records/s; vs client ${fmt(p.ratioToFetch, 2)}${clientGoal} to ${fmt(p.fetchRecordsPerSecond)}; ${fmt(p.records)} records, ${p.evaluations} evaluations (${judged ? `every ${fmt(EVALUATE_EVERY)} transfers` : 'at most once a second, as the daemon evaluates a catch-up'}), ${p.alertsFiring} alerts firing; medians of ${sizes.throughputRounds} rounds of floor, client and pipeline in turns`,
+        `vs raw ${fmt(p.ratioToRaw, 2)}${goal} to ${fmt(p.rawRecordsPerSecond)} records/s; vs client ${fmt(p.ratioToFetch, 2)}${clientGoal} to ${fmt(p.fetchRecordsPerSecond)}; ${fmt(p.records)} records, ${p.evaluations} evaluations (${judged ? `every ${fmt(EVALUATE_EVERY)} transfers` : 'at most once a second, as the daemon evaluates a catch-up'}), ${p.alertsFiring} alerts firing; medians of ${p.rounds} rounds of floor, client and pipeline in turns`,
       ]);
     }
     p100 = pipelines.find((p) => p.rules === 100 && p.cadence === 'transfers');
