@@ -27,44 +27,59 @@ export function formatServiceTime(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
 /**
- * The minute of the last canonical DATAHORA read (`2024-05-01T12:00`) and its epoch ms: the records of a page are in
- * time order, dozens to a minute, so most share it and only their seconds need reading. One entry for the process
- * (it has one thread of JavaScript); none before the first.
+ * The minute of the last canonical DATAHORA read (`2024-05-01T12:00`) as one number (`202405011200`) and its epoch
+ * ms: the records of a page are in time order, dozens to a minute, so most share it and only their seconds need
+ * reading. One entry for the process (it has one thread of JavaScript); none before the first.
  */
-const lastMinute = { text: '', ms: 0 };
+const lastMinute = { key: -1, ms: 0 };
 
 /**
  * Epoch ms of a DATAHORA already in the canonical form (`2024-05-01T12:00:00.000Z`, which is then its own canonical
  * text), else undefined (another spelling, or not a time: `parseServiceTime` decides). Services send the canonical
- * form almost always: it is recognised by one simple pattern and its fields checked by arithmetic, so the general
- * parse and the formatting (5% of the client's time over a dense history) are left for the other spellings. A text
- * of the same minute as the one before has only its seconds and milliseconds read (`readRecord` 0.95 → 0.85 µs a record).
+ * form almost always: each of its characters is checked and its fields read by arithmetic, so the general parse and
+ * the formatting (5% of the client's time over a dense history) are left for the other spellings. A text of the
+ * same minute as the one before has its minute compared as a number and only its seconds and milliseconds used
+ * (`readRecord` 0.95 → 0.85 µs a record; the number, not `startsWith` on the minute's text: 67 → 26 ns).
  */
 export function canonicalServiceTime(text: string): number | undefined {
   if (text.length !== 24) return undefined;
+  // Each pair of digits reads -1 when either is not a digit, which every range test below refuses.
+  const century = twoDigitsAt(text, 0);
+  const years = twoDigitsAt(text, 2);
+  const month = twoDigitsAt(text, 5);
+  const day = twoDigitsAt(text, 8);
+  const hour = twoDigitsAt(text, 11);
+  const minute = twoDigitsAt(text, 14);
   const second = twoDigitsAt(text, 17);
   const millis = threeDigitsAt(text, 20);
-  // ':SS.mmmZ', the seconds below 60; -1 (a non-digit) fails the same tests.
-  if (text.charCodeAt(16) !== COLON || text.charCodeAt(19) !== DOT || text.charCodeAt(23) !== ZED || second < 0 || second > 59 || millis < 0) return undefined;
-  if (lastMinute.text !== '' && text.startsWith(lastMinute.text)) return lastMinute.ms + second * 1000 + millis;
-  if (!CANONICAL.test(text)) return undefined;
-  const year = digitsAt(text, 0, 4);
-  const month = digitsAt(text, 5, 2);
-  const day = digitsAt(text, 8, 2);
-  const hour = digitsAt(text, 11, 2);
-  const minute = digitsAt(text, 14, 2);
+  if (century < 0 || years < 0 || hour < 0 || minute < 0 || second < 0 || second > 59 || millis < 0) return undefined;
+  if (
+    text.charCodeAt(4) !== DASH ||
+    text.charCodeAt(7) !== DASH ||
+    text.charCodeAt(10) !== TEE ||
+    text.charCodeAt(13) !== COLON ||
+    text.charCodeAt(16) !== COLON ||
+    text.charCodeAt(19) !== DOT ||
+    text.charCodeAt(23) !== ZED
+  ) {
+    return undefined;
+  }
+  const year = century * 100 + years;
+  // Two digits a field, all of them digits: one number per minute text, and the same number only for the same text.
+  const key = (((year * 100 + month) * 100 + day) * 100 + hour) * 100 + minute;
+  if (key === lastMinute.key) return lastMinute.ms + second * 1000 + millis;
   // Out of range is not a time at all, and the general parse says so too.
   if (month < 1 || month > 12 || hour > 23 || minute > 59 || day < 1 || day > daysInMonth(year, month)) return undefined;
   // Date.UTC maps years 0-99 to 1900-1999: those (never seen from a service) take the general path.
   if (year < 100) return undefined;
   lastMinute.ms = Date.UTC(year, month - 1, day, hour, minute);
-  lastMinute.text = text.slice(0, 16);
+  lastMinute.key = key;
   return lastMinute.ms + second * 1000 + millis;
 }
 
+const DASH = 45;
+const TEE = 84;
 const COLON = 58;
 const DOT = 46;
 const ZED = 90;
@@ -81,13 +96,6 @@ function threeDigitsAt(text: string, at: number): number {
   const a = twoDigitsAt(text, at);
   const c = text.charCodeAt(at + 2) - 48;
   return a >= 0 && c >= 0 && c <= 9 ? a * 10 + c : -1;
-}
-
-/** The number the `len` ASCII digits at `at` spell (the caller has checked they are digits). */
-function digitsAt(text: string, at: number, len: number): number {
-  let v = 0;
-  for (let i = at; i < at + len; i++) v = v * 10 + text.charCodeAt(i) - 48;
-  return v;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

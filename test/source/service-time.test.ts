@@ -52,7 +52,20 @@ describe('canonicalServiceTime', () => {
 
   it('reads each text of a run sharing minutes as it reads it alone (the last minute is remembered)', () => {
     // Minutes, some out of range (hour 24, February 30), and tails, some not canonical (second 60, a letter, no Z).
-    const minute = fc.constantFrom('2024-05-01T12:00', '2024-05-01T12:01', '2024-05-01T24:00', '2023-02-30T00:00', '0099-01-01T00:00');
+    // ... and minutes not canonical next to them (a separator or a digit changed), which must not pass for the last one.
+    const minute = fc.constantFrom(
+      '2024-05-01T12:00',
+      '2024-05-01T12:01',
+      '2024-05-01T24:00',
+      '2023-02-30T00:00',
+      '0099-01-01T00:00',
+      '2024-05-01 12:00',
+      '2024/05-01T12:00',
+      '2024-05-01T12.00',
+      '2024-05-0aT12:00',
+      '2024-05-01T1:200',
+      '2o24-05-01T12:00',
+    );
     const tail = fc.oneof(
       fc.tuple(two(69), fc.integer({ min: 0, max: 999 })).map(([s, ms]) => `:${s}.${String(ms).padStart(3, '0')}Z`),
       fc.constantFrom(':0a.000Z', ':00.00aZ', ':00.000+', ':00,000Z', '-00.000Z', ':00.000Z '),
