@@ -44,7 +44,7 @@ const lastMinute = { key: -1, ms: 0 };
  */
 export function canonicalServiceTime(text: string): number | undefined {
   if (text.length !== 24) return undefined;
-  // Each pair of digits reads -1 when either is not a digit, which every range test below refuses.
+  // Each pair of digits reads -1 when either is not a digit: refused at once, before the minute is compared.
   const century = twoDigitsAt(text, 0);
   const years = twoDigitsAt(text, 2);
   const month = twoDigitsAt(text, 5);
@@ -53,7 +53,7 @@ export function canonicalServiceTime(text: string): number | undefined {
   const minute = twoDigitsAt(text, 14);
   const second = twoDigitsAt(text, 17);
   const millis = threeDigitsAt(text, 20);
-  if (century < 0 || years < 0 || hour < 0 || minute < 0 || second < 0 || second > 59 || millis < 0) return undefined;
+  if (century < 0 || years < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0 || second > 59 || millis < 0) return undefined;
   if (
     text.charCodeAt(4) !== DASH ||
     text.charCodeAt(7) !== DASH ||
