@@ -1,10 +1,11 @@
 /**
  * Occurrence times kept sorted for rules that only count: each distinct time once, with a running total of the
- * occurrences up to it, in one array of unboxed doubles (time and total side by side). 16 bytes per distinct time (times of the
- * same millisecond share an entry) and nothing for the garbage collector to trace, where a list of `{ time }`
- * objects cost ~40 bytes per transfer. Counting a window is two binary searches. One array, not one for times and
- * one for totals, and room for 4 entries to start with: an `error_burst` grouped by file makes a table per failure
- * (each file is its own group), and the second array and its buffer were most of what each one cost.
+ * occurrences up to it, in one array of unboxed doubles (time and total side by side; see `doubles`). 16 bytes per
+ * distinct time (times of the same millisecond share an entry) and nothing for the garbage collector to trace, where
+ * a list of `{ time }` objects cost ~40 bytes per transfer. Counting a window is two binary searches. One array,
+ * not one for times and one for totals, and room for 4 entries to start with: an `error_burst` grouped by file makes
+ * a table per failure (each file is its own group), and the second array and its buffer were most of what each one
+ * cost.
  *
  * `resolution` rounds every time up to a multiple of it: 1 (the default) keeps times exact, so counts are the
  * same as with the full list; a coarser one bounds the entries by the span covered instead of by the traffic, at
@@ -169,7 +170,10 @@ export class TimeCounts {
  */
 const SMALL_TABLE = 32;
 
-/** A table's block of `n` doubles (see SMALL_TABLE); a plain one filled to size at once (grown by push, it came out up to a third larger). */
+/**
+ * A table's block of `n` doubles (see SMALL_TABLE); a plain one filled to size at once (grown by push, it came out up
+ * to a third larger).
+ */
 function doubles(n: number): number[] | Float64Array {
   return n <= 2 * SMALL_TABLE ? new Array<number>(n).fill(0.5) : new Float64Array(n);
 }
