@@ -28,9 +28,17 @@ const CLI = path.join(root, 'dist/cli/main.js');
 interface Sizes {
   mode: 'full' | 'quick' | 'micro';
   throughputMinutes: number;
-  /** The 1,000-rule line reads a shorter slice: it is the slowest, and its ratio does not need more. */
+  /**
+   * The 1,000-rule line reads a shorter slice: it is the slowest, and its ratio does not need more. Not shorter than
+   * 3 minutes: over 1 minute (11,149 records) the first page's new groups and alerts were half the run, and the line
+   * read 0.34–0.37 where 5 minutes read 0.48–0.61 (docs/benchmarks.md, twenty-third round).
+   */
   manyRulesMinutes: number;
-  /** Rounds of the floor, the client and each pipeline, in turns; each line is their median. */
+  /**
+   * Rounds of the floor, the client and each pipeline, in turns; each line is their median. 7 in `--quick` too: there
+   * a round reads 0.1 s of the floor, and with 3 rounds the last line's client ratio read 0.74 and 0.96 in two runs
+   * a minute apart.
+   */
   throughputRounds: number;
   /**
    * Rounds of the 1,000-rule lines: their slice is short (0.12 s of the floor in the full bench), so one round's
@@ -61,7 +69,7 @@ interface Sizes {
 
 const SIZES: Record<Sizes['mode'], Sizes> = {
   full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, throughputRounds: 7, manyRulesRounds: 9, backfillRecords: 1_000_000, scrapes: 200, scrapeBackfills: 3, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000 },
-  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 1, throughputRounds: 3, manyRulesRounds: 5, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000 },
+  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 3, throughputRounds: 7, manyRulesRounds: 5, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000 },
   micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, throughputRounds: 1, manyRulesRounds: 1, backfillRecords: 5_000, scrapes: 3, scrapeBackfills: 1, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30, manySources: 6, manySourcesMinutes: 0.25, manySourcesPerDay: 600_000 },
 };
 
