@@ -21,6 +21,16 @@ import { denseHistory, RATE_PER_MINUTE } from './dense-history.js';
 import { measureManySources, type ManySourcesResult } from './bench-many-sources.js';
 import { measureRawFetch, startPageServer } from './page-server.js';
 import { median, medianRun } from './stats.js';
+import { stopPretenuring } from '../src/util/heap-growth.js';
+
+// The client and the pipelines are measured in this process, so it turns V8's allocation-site pretenuring off as the
+// daemon's CLI does (src/util/heap-growth.ts). With V8's default, some processes read the client at 0.65–0.72 of the
+// floor where others read 0.82–0.88. In one such process the scavenges took five times as long and there were three
+// times the full collections: what transfers allocated in the old generation, pointing at young strings, cost. In
+// alternating processes the client read 0.84–0.92 of the floor without pretenuring (eleven) and 0.82–0.86 with it
+// (twelve; docs/benchmarks.md, twenty-third round); the floor keeps nothing and reads the same. Node's other heap settings
+// stay: the daemon's young-generation cap and old-space growth trade speed for memory, and the floor is a bare loop.
+stopPretenuring();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(root, 'dist/cli/main.js');
