@@ -41,7 +41,7 @@ interface Sizes {
   /**
    * The 1,000-rule line reads a shorter slice: it is the slowest, and its ratio does not need more. Not shorter than
    * 3 minutes: over 1 minute (11,149 records) the first page's new groups and alerts were half the run, and the line
-   * read 0.34–0.37 where 5 minutes read 0.48–0.61 (docs/benchmarks.md, twenty-third round).
+   * read 0.34–0.37 where 5 minutes read 0.48–0.63 (docs/benchmarks.md, twenty-third round).
    */
   manyRulesMinutes: number;
   /**
