@@ -172,7 +172,8 @@ const SMALL_TABLE = 32;
 
 /**
  * A table's block of `n` doubles (see SMALL_TABLE); a plain one filled to size at once (grown by push, it came out up
- * to a third larger).
+ * to a third larger), with 0.5 rather than 0: filled with a small integer V8 makes the block one of tagged values
+ * (SMI elements), and the first time stored would copy it into a block of doubles.
  */
 function doubles(n: number): number[] | Float64Array {
   return n <= 2 * SMALL_TABLE ? new Array<number>(n).fill(0.5) : new Float64Array(n);
