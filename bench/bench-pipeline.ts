@@ -65,7 +65,11 @@ function queriesFor(h: BenchHistory) {
   ];
 }
 
-/** The floor: the real client over real HTTP, validating and normalising every record, nothing else. */
+/**
+ * The client line: the real client over real HTTP, validating and normalising every record, nothing else. A
+ * transfer's identity is not part of it: it is computed when first asked for, by what deduplicates (the pipeline
+ * lines' poll streams), as `query` never does.
+ */
 export async function measureFetch(h: BenchHistory): Promise<ThroughputResult> {
   let requests = 0;
   const client = new TransferHistoryClient({

@@ -136,7 +136,7 @@ function normalise(rec: Record<string, unknown>, source: string): Transfer {
     TIPOREC: optionalString(rec.TIPOREC, 'TIPOREC', FIELD_MAX_LENGTH.TIPOREC),
     DIAS: optionalInteger(rec.DIAS, 'DIAS'),
   };
-  return transferOf(record, recordIdentity(record), source, time);
+  return transferOf(record, undefined, source, time);
 }
 
 /** Validate and normalise one element of `data`. Never throws: a bad record gives a reason. */
@@ -160,24 +160,54 @@ export function readRecord(raw: unknown, source: string): Transfer | string {
 }
 
 /**
- * The typed transfer of a normalised record whose identity is known (parsed here, or sent between replicas).
- * `time` is DATAHORA as epoch ms when the caller has it already (parsing it again was 2% of the client).
+ * The typed transfer of a normalised record whose identity is known (sent between replicas), or is computed when
+ * first asked for (`id` undefined: read from a page). `time` is DATAHORA as epoch ms when the caller has it
+ * already (parsing it again was 2% of the client).
  */
-export function transferOf(record: ServiceRecord, id: string, source: string, time = Date.parse(record.DATAHORA)): Transfer {
-  return {
-    id,
-    source,
-    time,
-    instance: record.INSTANCE,
-    user: record.USUARIO,
-    eventCode: record.EVENTO,
-    event: eventName(record.EVENTO),
-    file: record.NOMEARQUIVO,
-    code: record.RESULTADO,
-    result: record.RESULTADO === 0 ? 'success' : 'error',
-    size: record.TAMARQUIVO,
-    message: record.MENSAGEM,
-    tags: record.TAGS,
-    record,
-  };
+export function transferOf(record: ServiceRecord, id: string | undefined, source: string, time = Date.parse(record.DATAHORA)): Transfer {
+  return new RecordTransfer(record, id, source, time);
+}
+
+/**
+ * A transfer read from a record. Its identity is computed on first use, not when the record is read: what
+ * deduplicates (the poller's streams, the rule engine, a replica sending transfers on) asks for it; `query`, which
+ * prints records, never does. Hashing every field was half of what the client does per record beyond fetching
+ * and parsing (0.51 of ~1.0 µs; docs/benchmarks.md, twenty-fourth round). Every transfer is of this one class, so
+ * reading `id` stays a single, inlined call wherever transfers go.
+ */
+class RecordTransfer implements Transfer {
+  readonly instance: string;
+  readonly user: string;
+  readonly eventCode: number;
+  readonly event: string;
+  readonly file: string;
+  readonly code: number;
+  readonly result: 'success' | 'error';
+  readonly size: number;
+  readonly message: string;
+  readonly tags: string;
+  #id: string | undefined;
+
+  constructor(
+    readonly record: ServiceRecord,
+    id: string | undefined,
+    readonly source: string,
+    readonly time: number,
+  ) {
+    this.#id = id;
+    this.instance = record.INSTANCE;
+    this.user = record.USUARIO;
+    this.eventCode = record.EVENTO;
+    this.event = eventName(record.EVENTO);
+    this.file = record.NOMEARQUIVO;
+    this.code = record.RESULTADO;
+    this.result = record.RESULTADO === 0 ? 'success' : 'error';
+    this.size = record.TAMARQUIVO;
+    this.message = record.MENSAGEM;
+    this.tags = record.TAGS;
+  }
+
+  get id(): string {
+    return (this.#id ??= recordIdentity(this.record));
+  }
 }

@@ -34,7 +34,10 @@ export interface ServiceRecord {
 }
 
 export interface Transfer {
-  /** Identity: a hash of every field except DIAS, computed on the normalised values. */
+  /**
+   * Identity: a hash of every field except DIAS, computed on the normalised values (when first read, for a
+   * transfer read from a page: see `transferOf`).
+   */
   readonly id: string;
   /** Name of the configured source it came from (label `source`). */
   readonly source: string;

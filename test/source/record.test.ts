@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { parseRecord } from '../../src/source/record.js';
+import { parseRecord, transferOf } from '../../src/source/record.js';
 import { IDENTITY_FIELDS, recordIdentity, recordIdentityV1 } from '../../src/source/record-identity.js';
 import type { Transfer } from '../../src/source/transfer.js';
 import { wireRecord } from './fake-transfer-service.js';
@@ -90,6 +90,15 @@ describe('parseRecord', () => {
     [wireRecord({ MENSAGEM: { text: 'x' } }), 'MENSAGEM is not a string'],
   ])('gives a reason instead of throwing for %j', (raw, expected) => {
     expect(reason(raw)).toBe(expected);
+  });
+
+  it("gives a read transfer its record's identity, and a transfer sent on with an id that id", () => {
+    const read = ok(wireRecord());
+    expect(read.id).toBe(recordIdentity(read.record));
+    expect(read.id).toBe(read.id);
+    // A replica's transfer stream carries ids: the receiving side keeps them as sent, without hashing again.
+    expect(transferOf(read.record, 'sent-id', 'prod').id).toBe('sent-id');
+    expect(transferOf(read.record, undefined, 'prod').id).toBe(read.id);
   });
 
   it('hashes to 16 hex digits', () => {
