@@ -46,9 +46,11 @@ interface Sizes {
    */
   manyRulesMinutes: number;
   /**
-   * Rounds of the floor, the client and each pipeline, in turns; each line is their median. 7 in `--quick` too: there
-   * a round reads 0.1 s of the floor, and with 3 rounds the last line's client ratio read 0.74 and 0.96 in two runs
-   * a minute apart.
+   * Rounds of the floor, the client and each pipeline, in turns; each line is their median. The same in `--quick`:
+   * there a round reads 0.1 s of the floor, and with 3 rounds the last line's client ratio read 0.74 and 0.96 in two
+   * runs a minute apart. One round's ratio moves by a fifth either way (0.69–1.24 for the client, 0.51–0.92 for the
+   * 100-rule pipeline in one process): 11 rounds, not 7, for a median that moves less between runs (a standard error
+   * of ~0.03 instead of ~0.04 for those spreads) at ~2 s a round.
    */
   throughputRounds: number;
   /**
@@ -79,8 +81,8 @@ interface Sizes {
 }
 
 const SIZES: Record<Sizes['mode'], Sizes> = {
-  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, throughputRounds: 7, manyRulesRounds: 9, backfillRecords: 1_000_000, scrapes: 200, scrapeBackfills: 3, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000 },
-  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 3, throughputRounds: 7, manyRulesRounds: 5, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000 },
+  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, throughputRounds: 11, manyRulesRounds: 9, backfillRecords: 1_000_000, scrapes: 200, scrapeBackfills: 3, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000 },
+  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 3, throughputRounds: 11, manyRulesRounds: 5, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000 },
   micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, throughputRounds: 1, manyRulesRounds: 1, backfillRecords: 5_000, scrapes: 3, scrapeBackfills: 1, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30, manySources: 6, manySourcesMinutes: 0.25, manySourcesPerDay: 600_000 },
 };
 
@@ -168,6 +170,20 @@ async function inTurns<T>(slice: BenchHistory, rounds: number, then: () => Promi
   return out;
 }
 
+/**
+ * Requests each reader makes before it is measured. The floor is `fetch`, whose code V8 keeps compiling for
+ * thousands of requests: over 20 minutes of history it read 308,000 records/s the first time and 430,000–440,000
+ * from its twentieth read on (~3,900 requests), while the client's reads levelled off after ~1,500 requests. With
+ * one read of warm-up, as before, every ratio to the floor was measured against a floor that was not yet what it
+ * becomes (docs/benchmarks.md, twenty-fourth round).
+ */
+const WARM_UP_REQUESTS = 5_000;
+
+/** Reads with `read` until WARM_UP_REQUESTS requests are made. */
+async function warmUp(read: () => Promise<ThroughputResult>): Promise<void> {
+  for (let requests = 0; requests < WARM_UP_REQUESTS; ) requests += (await read()).requests;
+}
+
 /** The answer time of the slower service of the throughput section (a database behind it, a longer network). */
 const SLOW_SERVICE_MS = 10;
 
@@ -199,11 +215,12 @@ async function main(): Promise<void> {
     let httpVsRaw: number;
     let fetch: ThroughputResult;
     try {
-      // Every page once, so each is then served from the child's cache; and a warm-up of each reader, so the
-      // first measured line does not pay for JIT compilation alone.
+      // Every page once, so each is then served from the child's cache; then each reader warmed up for
+      // WARM_UP_REQUESTS, so that no line is measured before its code is compiled as it will stay.
       await measureRawFetch(history);
-      await measureHttpLayer(history);
-      await measureFetch(history);
+      await warmUp(() => measureRawFetch(history));
+      await warmUp(() => measureHttpLayer(history));
+      await warmUp(() => measureFetch(history));
       // The floor and the client in turns, `throughputRounds` times: one read of the floor takes half a second and
       // moved by a fifth between runs of one bench (268,000–409,000 records/s), and a ratio of two such reads moved
       // with it. Each line is the median run; a ratio is the median of the rounds' ratios (each round's two reads
