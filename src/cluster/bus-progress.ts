@@ -29,12 +29,18 @@ export class BusProgress {
     for (const p of progress) if (!this.streams.has(p.stream)) this.streams.set(p.stream, p);
   }
 
+  /**
+   * Up to when every stream of that result kind is read, for rules that judge whole data. Undefined while one of
+   * them is still reading its way to the present (first start, restart, catch-up): a span that ends hours behind
+   * the clock would be judged as if it were now, and an alert fired on it resolved a moment later.
+   */
   completeUntil(source: string, result: 'success' | 'error'): number | undefined {
     let min: number | undefined;
     for (const s of this.expected.get(source) ?? []) {
       if (s.result !== result) continue;
-      const cursor = this.streams.get(s.stream)?.cursor;
-      if (cursor === undefined) return undefined;
+      const stream = this.streams.get(s.stream);
+      const cursor = stream?.cursor;
+      if (cursor === undefined || stream?.catchingUp === true) return undefined;
       min = min === undefined ? cursor : Math.min(min, cursor);
     }
     return min;

@@ -10,6 +10,8 @@ export interface StreamProgress {
   cursor?: number;
   since?: number;
   lastSuccess?: number;
+  /** The stream has windows left to read before it reaches the present (a first start, a restart, a catch-up). */
+  catchingUp?: boolean;
 }
 
 export type BusEntry = { id: string; transfers: Transfer[] } | { id: string; progress: StreamProgress[] };

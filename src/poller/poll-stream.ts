@@ -94,6 +94,12 @@ export class PollStream {
   cursor: number | undefined;
   since: number | undefined;
   lastSuccess: number | undefined;
+  /**
+   * True until a cycle has read up to `now - delay`: at the start (the restored cursor may be hours old) and while
+   * the windows of a catch-up are still being read. Rules that judge the data's span wait meanwhile: a window read
+   * hours behind the clock is not the present ("no transfer in 2h" of a morning not read yet).
+   */
+  catchingUp = true;
   lastError: { reason: string; message: string; at: number } | undefined;
   /** Cycles in a row whose window was abandoned because of what the service answered. */
   private badAnswers = 0;
@@ -159,6 +165,7 @@ export class PollStream {
   restore(s: StreamSnapshot): void {
     this.cursor = s.cursor;
     this.since = s.since ?? s.cursor;
+    this.catchingUp = true;
     this.lastSuccess = s.lastSuccess;
     const saved = s.identity ?? 1;
     this.seen = saved === IDENTITY_VERSION ? TimedIds.from(s.seen) : new TimedIds();
@@ -208,7 +215,10 @@ export class PollStream {
         maxWindow: poll.max_window,
         initialLookback: poll.initial_lookback,
       });
-      if (!window) break;
+      if (!window) {
+        this.catchingUp = false;
+        break;
+      }
       const started = performance.now();
       let fresh = 0;
       let invalid = 0;
@@ -256,6 +266,7 @@ export class PollStream {
       total += fresh;
       this.cursor = window.end;
       this.since ??= window.start;
+      this.catchingUp = !window.caughtUp;
       this.lastSuccess = clock.now();
       this.lastError = undefined;
       this.badAnswers = 0;

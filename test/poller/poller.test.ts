@@ -108,6 +108,33 @@ describe('Poller', () => {
     expect(invalidCounted.reduce((a, b) => a + b, 0)).toBe(1);
   });
 
+  it('is catching up from its start until a window reaches the present, and again after a restart on old state', async () => {
+    // Five failures in the second of the three windows (pages of two): its third page can fail alone.
+    const t0 = Date.UTC(2026, 10, 22, 10, 10, 0);
+    const history = [0, 1, 2, 3, 4].map((i) => transfer(`t${i}`, t0 + i * 60_000));
+    const { clock, pager, make } = setup(history, config({ initial_lookback: '3h' }));
+    const poller = make();
+    await poller.restore();
+    const stream = poller.streams[0]!;
+    expect(stream.catchingUp).toBe(true);
+    // The second of the three windows fails: the catch-up is not over, whatever the cursor says.
+    pager.failOnPage = 2;
+    await stream.runCycle();
+    expect(stream.cursor).toBeDefined();
+    expect(stream.catchingUp).toBe(true);
+    pager.failOnPage = undefined;
+    await stream.runCycle();
+    expect(stream.cursor).toBe(clock.now() - 30_000);
+    expect(stream.catchingUp).toBe(false);
+    // A restart two hours later: the saved cursor is not the present until the windows in between are read.
+    clock.advance(2 * 3_600_000);
+    const again = make();
+    await again.restore();
+    expect(again.streams[0]!.catchingUp).toBe(true);
+    await again.streams[0]!.runCycle();
+    expect(again.streams[0]!.catchingUp).toBe(false);
+  });
+
   it('hands each transfer on once although overlapping windows fetch it again', async () => {
     const t0 = Date.UTC(2026, 10, 22, 11, 50, 0);
     const { clock, pager, sunk, make } = setup([transfer('a', t0), transfer('b', t0 + 1000)]);

@@ -187,5 +187,6 @@ export function streamProgress(poller: Poller | undefined): StreamProgress[] {
     ...(s.cursor !== undefined ? { cursor: s.cursor } : {}),
     ...(s.since !== undefined ? { since: s.since } : {}),
     ...(s.lastSuccess !== undefined ? { lastSuccess: s.lastSuccess } : {}),
+    ...(s.catchingUp ? { catchingUp: true } : {}),
   }));
 }
