@@ -13,7 +13,7 @@ export class ConfigError extends TransferWatchError {
    * What could still be read of an invalid config, so `check` can go on with the next stages (rule files,
    * web config) and list their problems in the same run.
    */
-  partial: { ruleFiles: string[]; dir: string; webConfigFile?: string; unsetVariables?: Problem[] } | undefined;
+  partial: { ruleFiles: string[]; dir: string; webConfigFile?: string; calendars?: string[]; unsetVariables?: Problem[] } | undefined;
 
   constructor(problems: Problem[]) {
     const first = problems[0];

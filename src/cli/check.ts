@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError } from '../base/config-error.js';
 import type { LoadedConfig } from '../config/load-config.js';
@@ -55,7 +56,8 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
   const ruleDir = loaded?.dir ?? partial?.dir;
   if (ruleDir !== undefined && rulePatterns.length > 0) {
     try {
-      const rules = await loadRuleFiles(rulePatterns, ruleDir, loaded ? { calendars: new Set(Object.keys(loaded.config.calendars)) } : {});
+      const calendars = loaded ? Object.keys(loaded.config.calendars) : partial?.calendars;
+      const rules = await loadRuleFiles(rulePatterns, ruleDir, calendars ? { calendars: new Set(calendars) } : {});
       problems.push(...rules.problems);
       ruleFiles = rules.files;
     } catch (err) {
@@ -74,10 +76,16 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
     }
   }
 
-  // Problems and warnings in one list, sorted by file and line; only problems fail the check.
+  // Problems and warnings in one list, in the order the files are read — the config, its rule files as rule_files
+  // names them, the web config — then by line; only problems fail the check.
   const lines = [...problems, ...warnings.map((w) => ({ ...w, message: `warning: ${w.message}` }))];
   const secrets = loaded?.secrets ?? [];
-  lines.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col);
+  const fileOrder = new Map<string, number>();
+  for (const file of [configFile, path.resolve(configFile), ...(loaded ? [loaded.file] : []), ...ruleFiles, ...(webConfigFile ? [webConfigFile] : [])]) {
+    if (!fileOrder.has(file)) fileOrder.set(file, fileOrder.size);
+  }
+  const orderOf = (file: string): number => fileOrder.get(file) ?? fileOrder.size;
+  lines.sort((a, b) => orderOf(a.file) - orderOf(b.file) || a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col);
   for (const p of lines) out.stderr(redactSecrets(formatProblem(p), secrets));
   if (problems.length > 0) return EXIT_FAILURE;
   out.stdout(`OK: ${configFile}`);

@@ -215,14 +215,19 @@ function expandInDocument(
   return failed;
 }
 
-/** The rule files (and web config) an invalid config names, when it names them readably: `check` goes on with them. */
-function partialOf(data: unknown, dir: string): { ruleFiles: string[]; dir: string; webConfigFile?: string } {
+/**
+ * The rule files (and web config, and calendar names) an invalid config names, when it names them readably: `check`
+ * goes on with them, so a rule's unknown calendar is reported in the same run as the config's own problems.
+ */
+function partialOf(data: unknown, dir: string): { ruleFiles: string[]; dir: string; webConfigFile?: string; calendars?: string[] } {
   const record = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
   const files = Array.isArray(record.rule_files) ? record.rule_files.filter((f): f is string => typeof f === 'string' && f !== '') : [];
   const abs = (p: string): string => (isAbsolute(p) ? p : join(dir, p));
   const server = typeof record.server === 'object' && record.server !== null ? (record.server as Record<string, unknown>) : {};
   const web = typeof server.web_config_file === 'string' ? server.web_config_file : undefined;
-  return { ruleFiles: files.map(abs), dir, ...(web ? { webConfigFile: abs(web) } : {}) };
+  const calendars = record.calendars;
+  const calendarNames = calendars === undefined || calendars === null ? [] : typeof calendars === 'object' && !Array.isArray(calendars) ? Object.keys(calendars) : undefined;
+  return { ruleFiles: files.map(abs), dir, ...(web ? { webConfigFile: abs(web) } : {}), ...(calendarNames ? { calendars: calendarNames } : {}) };
 }
 
 /** As the YAML composer resolves an untagged plain scalar (core schema: null, bool, int, float, else string). */

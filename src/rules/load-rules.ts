@@ -131,7 +131,11 @@ export function issueProblems(y: PositionedYaml, base: (string | number)[], issu
 const fileSchema = z.strictObject({ rules: z.array(z.unknown()).default([]) });
 
 /** Parse one rule file's text into rules and problems (positions point into this file). */
-export function parseRuleFile(file: string, text: string): { rules: RuleDefinition[]; problems: Problem[]; positions: Map<RuleDefinition, Problem> } {
+export function parseRuleFile(
+  file: string,
+  text: string,
+  opts: { calendars?: ReadonlySet<string> } = {},
+): { rules: RuleDefinition[]; problems: Problem[]; positions: Map<RuleDefinition, Problem> } {
   const y = parseYamlWithPositions(file, text);
   const rules: RuleDefinition[] = [];
   const positions = new Map<RuleDefinition, Problem>();
@@ -151,15 +155,19 @@ export function parseRuleFile(file: string, text: string): { rules: RuleDefiniti
       problems.push(problemAt(y, type === undefined ? ['rules', i] : ['rules', i, 'type'], message));
       return;
     }
+    // Each problem names its rule: "threshold: expected a number" alone does not say which of 40 rules.
+    const name = typeof item === 'object' && item !== null && 'name' in item && typeof item.name === 'string' ? `rule "${item.name}"` : `rules[${i}]`;
+    // The calendar is checked on what was written, beside the schema's problems: one run of `check` lists both.
+    const calendarProblem = unknownCalendar(y, i, item, name, opts.calendars);
+    if (calendarProblem) problems.push(calendarProblem);
     // Parse through the registry's own tuple so the result keeps its precise type.
     const parsed = RULE_TYPES.find((t) => t.type === ruleType.type)?.schema.safeParse(item);
     if (!parsed) return;
     if (!parsed.success) {
-      // Each problem names its rule: "threshold: expected a number" alone does not say which of 40 rules.
-      const name = typeof item === 'object' && item !== null && 'name' in item && typeof item.name === 'string' ? `rule "${item.name}"` : `rules[${i}]`;
       problems.push(...issueProblems(y, ['rules', i], parsed.error.issues, ruleType.schema).map((p) => ({ ...p, message: `${name}: ${p.message}` })));
       return;
     }
+    if (calendarProblem) return;
     if (parsed.data.name === SOURCE_DOWN_ALERTNAME) {
       problems.push(problemAt(y, ['rules', i, 'name'], `name: "${SOURCE_DOWN_ALERTNAME}" is the built-in source alert; choose another name`));
       return;
@@ -173,6 +181,20 @@ export function parseRuleFile(file: string, text: string): { rules: RuleDefiniti
     positions.set(parsed.data, problemAt(y, ['rules', i, 'name'], ''));
   });
   return { rules, problems, positions };
+}
+
+/** A rule's `calendar:` that names no calendar of the config, pointed at its own line. */
+function unknownCalendar(y: PositionedYaml, i: number, item: unknown, name: string, calendars: ReadonlySet<string> | undefined): Problem | undefined {
+  if (!calendars || typeof item !== 'object' || item === null || !('calendar' in item)) return undefined;
+  const calendar = item.calendar;
+  if (typeof calendar !== 'string' || calendars.has(calendar)) return undefined;
+  const known = [...calendars];
+  const hint = nearestKey(calendar, known);
+  return problemAt(
+    y,
+    ['rules', i, 'calendar'],
+    `${name}: calendar: unknown calendar "${calendar}"${hint ? ` (did you mean "${hint}"?)` : ''}; the config's calendars: ${known.length > 0 ? known.join(', ') : 'none'}`,
+  );
 }
 
 /**
@@ -192,7 +214,7 @@ export async function loadRuleFiles(patterns: string[], baseDir: string, opts: {
       problems.push({ file, line: 1, col: 1, message: `cannot read rule file: ${errorMessage(err)}` });
       continue;
     }
-    const parsed = parseRuleFile(file, text);
+    const parsed = parseRuleFile(file, text, opts);
     problems.push(...parsed.problems);
     for (const rule of parsed.rules) {
       const at = parsed.positions.get(rule) ?? { file, line: 1, col: 1, message: '' };
@@ -202,16 +224,6 @@ export async function loadRuleFiles(patterns: string[], baseDir: string, opts: {
         continue;
       }
       firstByName.set(rule.name, at);
-      const calendar = 'calendar' in rule ? rule.calendar : undefined;
-      if (opts.calendars && typeof calendar === 'string' && !opts.calendars.has(calendar)) {
-        const known = [...opts.calendars];
-        const hint = nearestKey(calendar, known);
-        problems.push({
-          ...at,
-          message: `rule "${rule.name}": calendar: unknown calendar "${calendar}"${hint ? ` (did you mean "${hint}"?)` : ''}; the config's calendars: ${known.length > 0 ? known.join(', ') : 'none'}`,
-        });
-        continue;
-      }
       rules.push(rule);
     }
   }

@@ -100,6 +100,48 @@ describe('transfer-watch check: every problem of every stage in one run', () => 
     ]);
   });
 
+  it('a key typo, an unknown receiver and a rule with an unknown calendar among its other problems: all in one run, config first, the calendar at its own line', async () => {
+    // Rule file names sort before the config's: the order is the order the files are read, not the alphabet's.
+    await mkdir(join(dir, 'cal', 'a-rules'), { recursive: true });
+    await writeFile(
+      join(dir, 'cal', 'a-rules', 'r.yaml'),
+      [
+        'rules:',
+        '  - name: Statement',
+        '    type: missing_file',
+        '    match: { file: ["*.RET"] }',
+        '    deadline: "0 8 * * 1-5"',
+        '    timezone: America/Sao_Paulo',
+        '    calendar: B3',
+        '    severty: warning',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'cal', 'z-config.yaml'),
+      [
+        'sources:',
+        '  - { name: prod, base_url: "https://mft.example.com/api", username: u, password: p, timeuot: 5s }',
+        'rule_files: [a-rules/*.yaml]',
+        'calendars:',
+        '  br-sp: { holidays: { country: BR, region: SP } }',
+        'receivers: [{ name: oncall, console: {} }]',
+        'route: { receiver: on-call }',
+        '',
+      ].join('\n'),
+    );
+    const r = await runCli(['check', '--config', join(dir, 'cal', 'z-config.yaml')]);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.trimEnd().split('\n').map((l) => l.slice(l.indexOf('/cal/') + 5));
+    expect(lines).toEqual([
+      'z-config.yaml:2:86: unknown key "timeuot" in sources[0] (did you mean "timeout"?)',
+      'z-config.yaml:7:20: route.receiver: unknown receiver "on-call" (did you mean "oncall"?)',
+      'a-rules/r.yaml:2:5: rule "Statement": missing required key "window"',
+      'a-rules/r.yaml:7:15: rule "Statement": calendar: unknown calendar "B3"; the config\'s calendars: br-sp',
+      'a-rules/r.yaml:8:5: rule "Statement": unknown key "severty" (did you mean "severity"?)',
+    ]);
+  });
+
   it('the shipped example passes on a clean environment: each unset variable is one warning at its first use', async () => {
     const example = fileURLToPath(new URL('../../config.example.yaml', import.meta.url));
     const r = await runCli(['check', '--config', example]);
