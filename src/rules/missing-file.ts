@@ -148,6 +148,12 @@ export class MissingFileEvaluator implements RuleEvaluator {
    * hours and a rule that expects nothing soon has nothing to say; both were worked out again at every evaluation
    * (each page of a catch-up): with 250 such rules of 1,000, a fifth of the bench pipeline's evaluations.
    */
+  /**
+   * The deadline each key's "in jeopardy" warning was last raised for: when the warning is no longer due, its
+   * resolved message says how it ended (the file came in time, or the deadline passed and it is missing) instead of
+   * repeating "not received yet".
+   */
+  private warned = new Map<string, number>();
   private last: { at: number; version: number; decided: number | undefined; warnLatest: number | undefined; warnNext: number | undefined; evaluation: RuleEvaluation } | undefined;
 
   constructor(
@@ -314,16 +320,51 @@ export class MissingFileEvaluator implements RuleEvaluator {
           else alerts.push(candidate);
         }
       }
+      let warning: number | undefined;
       for (const d of warnDeadlines) {
         if (d === undefined) continue;
         const count = timesIn(list, d - this.rule.window, now);
         if (count < this.rule.min_count) {
           alerts.push(this.build(key, { phase: 'jeopardy', deadline: d, count, arrivedAt: undefined }));
+          warning = d;
           break;
         }
       }
+      const warnedFor = this.warned.get(key);
+      if (warning !== undefined) this.warned.set(key, warning);
+      else if (warnedFor !== undefined) {
+        this.warned.delete(key);
+        resolved.push(this.jeopardyEnded(key, warnedFor, list, now));
+      }
     }
     return { rule: this.rule.name, alerts, resolved };
+  }
+
+  /**
+   * The last words of a key's "in jeopardy" warning for deadline `d`, which is no longer due: the file came before
+   * the deadline, or the deadline passed without it (the missing alert, or its late arrival, takes the story on).
+   * Its summary and description say so in every channel, whatever the rule's warn_annotations say of the warning.
+   */
+  private jeopardyEnded(key: string, d: number, list: readonly number[], now: number): AlertCandidate {
+    const from = d - this.rule.window;
+    const count = timesIn(list, from, Math.min(now, d));
+    const candidate = this.render(this.groupLabels(key), { phase: 'jeopardy', deadline: d, count, arrivedAt: undefined });
+    const shown = this.ctx.displayTimezone ?? this.rule.timezone;
+    const deadline = formatTime(d, this.rule.timezone);
+    let ending: string;
+    if (count >= this.rule.min_count) {
+      const arrived = list[indexAfter(list, from) + this.rule.min_count - 1] as number;
+      ending = `no longer in jeopardy: the file arrived at ${formatTime(arrived, shown)}, before its deadline ${deadline}`;
+    } else {
+      ending = `the deadline ${deadline} passed without the file: it is reported missing`;
+    }
+    const annotations = {
+      ...candidate.annotations,
+      summary: `${this.rule.name}: ${ending}`,
+      description: `${count} of ${this.rule.min_count} expected transfers arrived by the deadline ${deadline}.`,
+      resolution: ending,
+    };
+    return { ...candidate, annotations };
   }
 
   /**

@@ -116,6 +116,12 @@ describe('missing_file', () => {
     // The file arrives before the deadline: the warning resolves and nothing fires at the deadline.
     engine.observe(transfer({ time: MONDAY_DEADLINE - 10 * MIN }));
     expect(step(MONDAY_DEADLINE - 5 * MIN).map((c) => c.to)).toEqual(['resolved']);
+    // Its resolved message says how it ended, not "not received yet" again.
+    const ended = store.alerts()[0];
+    expect(ended?.annotations['summary']).toBe(
+      'StatementMissing: no longer in jeopardy: the file arrived at 2026-11-23 07:50:00 -03:00 (America/Sao_Paulo), before its deadline 2026-11-23 08:00:00 -03:00 (America/Sao_Paulo)',
+    );
+    expect(ended?.annotations['description']).toBe('1 of 1 expected transfers arrived by the deadline 2026-11-23 08:00:00 -03:00 (America/Sao_Paulo).');
     expect(step(MONDAY_DEADLINE + MIN)).toEqual([]);
   });
 
@@ -128,6 +134,10 @@ describe('missing_file', () => {
       ['missing', 'firing'],
     ]);
     expect(store.alerts().filter((a) => a.state === 'firing').map((a) => a.labels['phase'])).toEqual([undefined]);
+    // The warning's own last words, for a channel that gets it apart from the missing alert (grouped by phase).
+    expect(store.alerts().find((a) => a.labels['phase'] === 'jeopardy')?.annotations['summary']).toBe(
+      'StatementMissing: the deadline 2026-11-23 08:00:00 -03:00 (America/Sao_Paulo) passed without the file: it is reported missing',
+    );
   });
 
   it('hands on its last evaluation while nothing that decides it has changed, and decides again as soon as something has', () => {
