@@ -84,8 +84,14 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
    * not steady, failures stamped ahead) or it cleared a group (a figure told once).
    */
   private stableUntil = -Infinity;
-  /** Groups at or above the threshold at the last evaluation: when one drops below, its figures of now are reported. */
+  /**
+   * Groups at or above the threshold at the last evaluation, and those below it whose alert `keep_firing_for` still
+   * holds: while one is below, its figures of now are reported at each evaluation, so the resolved message tells the
+   * count of the window it resolved in (not of the evaluation it first dropped below).
+   */
   private readonly above = new Set<string>();
+  /** Until when the alert store may keep a cleared group's alert firing (keep_firing_for after it last fired, at most). */
+  private readonly heldUntil = new Map<string, number>();
   private readonly builder: AlertBuilder;
   private readonly windowText: string;
   /** Whether a group's alert can stay as it was between evaluations (see Group.steady). */
@@ -151,6 +157,7 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
       if (!group) {
         toVisit.delete(key);
         above.delete(key);
+        this.heldUntil.delete(key);
         continue;
       }
       const steady = group.steady;
@@ -182,15 +189,26 @@ export class ErrorBurstEvaluator implements RuleEvaluator {
           group.steady = { at: now, until: earliest + this.rule.window, candidate };
         }
       }
-      // A group firing now is visited next time (to tell when it stops), as is one with failures still to come.
-      if (firing) above.add(key);
-      else above.delete(key);
-      if (firing || future) toVisit.add(key);
+      // A group firing now is visited next time (to tell when it stops), as is one with failures still to come, and
+      // one whose alert keep_firing_for still holds (its figures are told until it resolves).
+      // The store holds the alert until keep_firing_for after the last evaluation it was firing in, which was before
+      // this one: told until then from the first evaluation below (a figure too many is ignored by the store).
+      let heldUntil = this.heldUntil.get(key);
+      if (!firing && heldUntil === undefined && above.has(key) && this.rule.keep_firing_for > 0) this.heldUntil.set(key, (heldUntil = now + this.rule.keep_firing_for));
+      const held = !firing && heldUntil !== undefined && now < heldUntil;
+      if (firing) {
+        above.add(key);
+        this.heldUntil.delete(key);
+      } else if (!held) {
+        above.delete(key);
+        this.heldUntil.delete(key);
+      }
+      if (firing || future || held) toVisit.add(key);
       else toVisit.delete(key);
       // A group visited next time for a reason other than a steady alert can change by then.
       if (group.steady) stableUntil = Math.min(stableUntil, group.steady.until);
-      else if (firing || future) stableUntil = now;
-      if (group.failures.size === 0) this.groups.delete(key);
+      else if (firing || future || held) stableUntil = now;
+      if (group.failures.size === 0 && !held) this.groups.delete(key);
     }
     this.stableUntil = cleared.length > 0 ? now : stableUntil;
     return { rule: this.rule.name, alerts, cleared };

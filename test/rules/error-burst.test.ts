@@ -272,16 +272,30 @@ describe('error_burst against a brute-force count', () => {
     expect(evaluator.heldFailures).toBe(0);
   });
 
-  it('a cleared group held by keep_firing_for keeps the figures it cleared with, whatever comes below the threshold', () => {
+  it('a cleared group held by keep_firing_for tells the figures of the window it resolves in', () => {
     const { engine, store, step } = setup(BURST.replace('severity: critical', 'severity: critical\n    keep_firing_for: 5m'));
     for (const m of [0, 1, 2]) engine.observe(transfer({ time: T0 + m * MIN, code: 36 }));
     step(T0 + 9 * MIN);
     expect(step(T0 + 10 * MIN)).toEqual([]); // T0 left the window: 2 failures, held firing until T0+14m
     expect(store.alerts()[0]).toMatchObject({ state: 'firing', values: { count: 2 } });
     engine.observe(transfer({ time: T0 + 10.5 * MIN, code: 36 }));
-    expect(step(T0 + 12 * MIN)).toEqual([]); // one failure in the window now, still below
+    engine.observe(transfer({ time: T0 + 11 * MIN, code: 36 }));
+    // (T0+2m, T0+12m]: the failures at 10.5 and 11 minutes, still below the threshold.
+    expect(step(T0 + 12 * MIN)).toEqual([]);
     expect(store.alerts()[0]).toMatchObject({ state: 'firing', values: { count: 2 } });
-    expect(step(T0 + 14 * MIN).map((c) => [c.to, c.alert.values['count']])).toEqual([['resolved', 2]]);
+    // At its resolution the window (T0+4m, T0+14m] holds those two: its message says 2, and says it of that window.
+    const [resolved] = step(T0 + 14 * MIN);
+    expect([resolved?.to, resolved?.alert.values['count']]).toEqual(['resolved', 2]);
+    // A held group whose failures all left the window says 0, and a failure after its resolution starts afresh.
+    const again = setup(BURST.replace('severity: critical', 'severity: critical\n    keep_firing_for: 15m'));
+    for (const m of [0, 1, 2]) again.engine.observe(transfer({ time: T0 + m * MIN, code: 36 }));
+    again.step(T0 + 2 * MIN);
+    again.step(T0 + 10 * MIN);
+    again.step(T0 + 13 * MIN); // every failure left the window: still held (until T0+17m)
+    expect(again.store.alerts()[0]).toMatchObject({ state: 'firing', values: { count: 0 } });
+    again.engine.observe(transfer({ time: T0 + 15 * MIN, code: 36 }));
+    const [end] = again.step(T0 + 17 * MIN);
+    expect([end?.to, end?.alert.values['count']]).toEqual(['resolved', 1]);
   });
 
   it('in a failure storm keeps counts, and samples only of the failures a message can show', () => {
