@@ -168,6 +168,8 @@ describe('renderStatusPage', () => {
         sends: [
           { at: NOW - 1_000, receiver: 'oncall', integration: 'slack', outcome: 'sent', status: 'firing', alerts: ['Burst'], attempts: 2 },
           { at: NOW - 2_000, receiver: 'oncall', integration: 'slack', outcome: 'failed', status: 'firing', alerts: ['Burst'], attempts: 1, error: 'HTTP 503' },
+          { at: NOW - 3_000, receiver: 'oncall', integration: 'slack', outcome: 'retrying', status: 'firing', alerts: ['Burst'], attempts: 1, error: 'HTTP 503' },
+          { at: NOW - 4_000, receiver: 'oncall', integration: 'slack', outcome: 'gave_up', status: 'firing', alerts: ['Burst'], attempts: 5, error: 'HTTP 503' },
         ],
       }),
       OPTS,
@@ -181,7 +183,8 @@ describe('renderStatusPage', () => {
     expect(page).toContain('dr <span class="badge down">down</span>');
     expect(page).toContain('<span class="error">unauthorized</span>: HTTP 401');
     expect(page).toContain('32 s');
-    expect(page).toContain('oncall (slack) <span class="muted">1 sent, 1 failed (recent)</span>');
+    // In the history's words: a retried attempt is not called failed.
+    expect(page).toContain('oncall (slack) <span class="muted">1 sent, 1 failed, 1 retrying, 1 gave up (recent)</span>');
     expect(page).toContain('<span class="error">HTTP 503</span>');
     expect(page).toContain('<strong>1/2</strong> sources up');
   });

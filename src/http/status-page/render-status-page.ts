@@ -239,13 +239,16 @@ function notificationsSection(data: StatusPageData): SafeHtml {
     receivers.length === 0
       ? html`<p class="muted">No notifications sent since the daemon started.</p>`
       : receivers.map(([name, sends]) => {
-          const failures = sends.filter((s) => s.outcome !== 'sent').length;
+          // Counted in the history's words: an attempt that will be retried is "retrying", not "failed".
+          const counts = new Map<string, number>([['sent', 0]]);
+          for (const s of sends) counts.set(s.outcome, (counts.get(s.outcome) ?? 0) + 1);
+          const tally = [...counts].filter(([outcome, n]) => n > 0 || outcome === 'sent').map(([outcome, n]) => `${n} ${outcome.replace('_', ' ')}`);
           const items = sends.slice(0, 10).map(
             (s) => html`<li class="send ${s.outcome}"><span class="badge ${s.outcome}">${s.outcome.replace('_', ' ')}</span> ${s.status} ${s.alerts.join('; ')} <span class="muted">${time(s.at, data.timezone, data.now)}${
               s.attempts > 1 ? `, attempt ${s.attempts}` : ''
             }</span>${s.error ? html`<br><span class="error">${s.error}</span>` : ''}</li>`,
           );
-          return html`<div class="receiver"><h3>${name} <span class="muted">${sends.length - failures} sent, ${failures} failed (recent)</span></h3><ul class="sends">${items}</ul></div>`;
+          return html`<div class="receiver"><h3>${name} <span class="muted">${tally.join(', ')} (recent)</span></h3><ul class="sends">${items}</ul></div>`;
         });
   return html`<section id="notifications" data-section="notifications"><h2>Recent notifications</h2>${body}</section>`;
 }
