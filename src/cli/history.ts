@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { parseDuration } from '../base/duration.js';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
+import { formatCellTime } from '../util/format-time.js';
 import { connection, daemonClient, unreachable, withConnection, type ConnectionFlags, type DaemonClientOptions } from './daemon-http-client.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
@@ -47,6 +48,8 @@ export interface HistoryCommandOptions {
   /** Follow `next` until the range is exhausted. */
   all: boolean;
   format: (typeof HISTORY_FORMATS)[number];
+  /** The zone of the table's times; default: the daemon's `display_timezone` (its pages' zone). */
+  timezone?: string | undefined;
 }
 
 /** The daemon answered with an error status (exit 1). */
@@ -99,7 +102,29 @@ export async function fetchHistory(client: DaemonClientOptions, o: HistoryComman
   if (o.format === 'csv') return csv;
   const key = o.kind === 'notifications' ? 'attempts' : 'events';
   if (o.format === 'json') return `${JSON.stringify({ [key]: rows, next: cursor }, null, 2)}\n`;
-  return table(o.kind, rows) + (cursor && !o.all ? `(more: --all, or --to before the oldest shown)\n` : '');
+  const zone = o.timezone ?? (await displayZone(http));
+  return table(o.kind, rows, zone) + (cursor && !o.all ? `(more: --all, or --to before the oldest shown)\n` : '');
+}
+
+/** The daemon's `display_timezone`, from its status (UTC from a daemon too old to say). */
+async function displayZone(http: ReturnType<typeof daemonClient>): Promise<string> {
+  let res;
+  try {
+    res = await http.http(`${http.base}/api/v1/status`);
+  } catch (err) {
+    throw unreachable(http.base, err);
+  }
+  const status = z.object({ displayTimezone: z.string() }).safeParse(res.statusCode === 200 ? safeJson(res.body) : undefined);
+  return status.success && validZone(status.data.displayTimezone) ? status.data.displayTimezone : 'UTC';
+}
+
+function validZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function safeJson(text: string): unknown {
@@ -120,7 +145,6 @@ export function terminalCell(value: string): string {
   return value.replace(/[\r\n\t]+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-const time = (iso: string): string => iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 const labelText = (l: Record<string, string>): string =>
   Object.keys(l)
     .filter((k) => k !== 'alertname')
@@ -128,16 +152,22 @@ const labelText = (l: Record<string, string>): string =>
     .map((k) => `${k}=${JSON.stringify(l[k] ?? '')}`)
     .join(', ');
 
-function table(kind: HistoryKind, rows: unknown[]): string {
+/** The table people read, its times in `zone` (the headers name it), as the daemon's pages show them. */
+function table(kind: HistoryKind, rows: unknown[], zone: string): string {
+  const time = (iso: string): string => {
+    const ms = Date.parse(iso);
+    return Number.isNaN(ms) ? iso : formatCellTime(ms, zone);
+  };
+  const at = `AT (${zone})`;
   let lines: string[][];
   if (kind === 'alerts') {
-    lines = [['AT (UTC)', 'EVENT', 'ALERTNAME', 'FINGERPRINT', 'LABELS', 'BY']];
+    lines = [[at, 'EVENT', 'ALERTNAME', 'FINGERPRINT', 'LABELS', 'BY']];
     for (const r of rows as Array<z.infer<typeof alertEvent>>) lines.push([time(r.at), r.event, r.labels['alertname'] ?? '', r.fingerprint, labelText(r.labels), r.silence_id ?? r.inhibited_by ?? '']);
   } else if (kind === 'notifications') {
-    lines = [['AT (UTC)', 'RECEIVER', 'INTEGRATION', 'STATUS', 'OUTCOME', 'ATTEMPT', 'MS', 'TITLE', 'ERROR']];
+    lines = [[at, 'RECEIVER', 'INTEGRATION', 'STATUS', 'OUTCOME', 'ATTEMPT', 'MS', 'TITLE', 'ERROR']];
     for (const r of rows as Array<z.infer<typeof attempt>>) lines.push([time(r.at), r.receiver, r.integration, r.status, r.outcome, String(r.attempt), String(r.duration_ms), r.title, r.error ?? '']);
   } else {
-    lines = [['AT (UTC)', 'EVENT', 'SILENCE', 'BY', 'ENDS (UTC)', 'COMMENT']];
+    lines = [[at, 'EVENT', 'SILENCE', 'BY', `ENDS (${zone})`, 'COMMENT']];
     for (const r of rows as Array<z.infer<typeof silenceEvent>>) lines.push([time(r.at), r.event, r.silence_id, r.created_by, time(r.ends_at), r.comment]);
   }
   const safe = lines.map((l) => l.map(terminalCell));
@@ -165,7 +195,8 @@ export function registerHistory(program: Command): void {
       .option('--limit <n>', 'records per page (1-1000)', '100')
       .option('--all', 'follow the pages to the end of the range')
       .option('--format <format>', `output: ${HISTORY_FORMATS.join(', ')}`, 'table')
-      .action(async (o: ConnectionFlags & { filter: string[]; since: string; from?: string; to?: string; fingerprint?: string; limit: string; all?: boolean; format: string }) => {
+      .option('--timezone <zone>', "the table's time zone (IANA name; default: the daemon's display_timezone)")
+      .action(async (o: ConnectionFlags & { filter: string[]; since: string; from?: string; to?: string; fingerprint?: string; limit: string; all?: boolean; format: string; timezone?: string }) => {
         let options: HistoryCommandOptions;
         try {
           const now = Date.now();
@@ -173,7 +204,8 @@ export function registerHistory(program: Command): void {
           const limit = Number(o.limit);
           if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new TransferWatchError('invalid_limit', '--limit must be a whole number from 1 to 1000');
           const from = timeFlag('from', o.from, now) ?? now - parseDuration(o.since);
-          options = { kind, filters: o.filter, from, to: timeFlag('to', o.to, now), fingerprint: o.fingerprint, limit, all: o.all ?? false, format: o.format as HistoryCommandOptions['format'] };
+          if (o.timezone !== undefined && !validZone(o.timezone)) throw new TransferWatchError('invalid_timezone', `--timezone: "${o.timezone}" is not an IANA time zone (e.g. America/Sao_Paulo)`);
+          options = { kind, filters: o.filter, from, to: timeFlag('to', o.to, now), fingerprint: o.fingerprint, limit, all: o.all ?? false, format: o.format as HistoryCommandOptions['format'], timezone: o.timezone };
         } catch (err) {
           process.stderr.write(`history: ${errorMessage(err)}\n`);
           process.exitCode = EXIT_USAGE;

@@ -3,6 +3,7 @@ import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError } from '../base/config-error.js';
 import { parseDuration } from '../base/duration.js';
+import { timeZone } from '../base/schema-helpers.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { formatProblem } from '../base/problem.js';
 import type { SourceConfig } from '../config/schema.js';
@@ -12,6 +13,7 @@ import { TransferHistoryClient, type TransfersQuery } from '../source/transfer-h
 import type { ServiceRecord, Transfer } from '../source/transfer.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { errorMessage } from '../util/errors.js';
+import { formatCellTime, formatTime } from '../util/format-time.js';
 import { createLogger } from '../util/logger.js';
 import { redactSecrets } from '../util/redact.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
@@ -46,6 +48,8 @@ const queryOptionsSchema = z.object({
   /** Page size (`limit`), 1..1000; default `poll.page_size`. */
   limit: z.coerce.number().int().min(1).max(1000).optional(),
   format: z.enum(QUERY_FORMATS).default('table'),
+  /** The zone of the table's times; default: the config's `display_timezone` (the pages' and messages' zone). */
+  timezone: timeZone().optional(),
 });
 export type QueryOptions = z.input<typeof queryOptionsSchema>;
 
@@ -100,7 +104,7 @@ export async function runQuery(rawOptions: unknown, io: QueryIo): Promise<number
 
   const logger = createLogger({ level: loaded.config.log.level, destination: { write: (line: string) => void io.stderr.write(line) } });
   const client = new TransferHistoryClient({ source, logger, ...(io.retryDelay ? { retryDelay: io.retryDelay } : {}) });
-  const output = outputFor(options.format, io.stdout);
+  const output = outputFor(options.format, io.stdout, options.timezone ?? loaded.config.display_timezone);
   const progress = io.stderr.isTTY === true;
   let fetched = 0;
   let invalid = 0;
@@ -204,7 +208,7 @@ interface Output {
   end(window?: { start: number; end: number; source: string }): void;
 }
 
-function outputFor(format: QueryFormat, stdout: QueryIo['stdout']): Output {
+function outputFor(format: QueryFormat, stdout: QueryIo['stdout'], zone: string): Output {
   switch (format) {
     case 'ndjson':
       return {
@@ -239,7 +243,7 @@ function outputFor(format: QueryFormat, stdout: QueryIo['stdout']): Output {
       const all: Transfer[] = [];
       return {
         add: (ts) => void all.push(...ts),
-        end: (window) => void stdout.write(formatTable(all, window)),
+        end: (window) => void stdout.write(formatTable(all, zone, window)),
       };
     }
   }
@@ -253,11 +257,6 @@ function csvRow(record: ServiceRecord): string {
   return csvLine(FIELDS.map((f) => record[f]));
 }
 
-/** `2024-05-01 12:00:00` (UTC; the header says so). */
-function utc(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, '');
-}
-
 /**
  * Values come from the monitored service: control characters (a newline, or an ESC sequence that would
  * drive the terminal) are shown as visible escapes so one row stays one line and nothing is executed.
@@ -268,10 +267,11 @@ function printable(text: string, max = 120): string {
   return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
 }
 
-function formatTable(transfers: Transfer[], window?: { start: number; end: number; source: string }): string {
-  const header = ['TIME (UTC)', 'INSTANCE', 'USER', 'EVENT', 'RESULT', 'CODE', 'SIZE', 'FILE', 'MESSAGE'];
+/** The table people read, its times in `zone` (the header names it), as the status page and messages show them. */
+function formatTable(transfers: Transfer[], zone: string, window?: { start: number; end: number; source: string }): string {
+  const header = [`TIME (${zone})`, 'INSTANCE', 'USER', 'EVENT', 'RESULT', 'CODE', 'SIZE', 'FILE', 'MESSAGE'];
   const rows = transfers.map((t) => [
-    utc(t.time),
+    formatCellTime(t.time, zone),
     printable(t.instance),
     printable(t.user),
     printable(t.event),
@@ -287,7 +287,7 @@ function formatTable(transfers: Transfer[], window?: { start: number; end: numbe
       .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
       .join('  ')
       .trimEnd();
-  const span = window ? ` from ${window.source} between ${utc(window.start)} UTC and ${utc(window.end)} UTC` : '';
+  const span = window ? ` from ${window.source} between ${formatTime(window.start, zone)} and ${formatTime(window.end, zone)}` : '';
   const summary = `${transfers.length} transfer${transfers.length === 1 ? '' : 's'}${span}\n`;
   if (rows.length === 0) return summary;
   return `${[line(header), ...rows.map(line)].join('\n')}\n\n${summary}`;
@@ -311,6 +311,7 @@ export function registerQuery(program: Command): void {
     .option('--tags <tags>', "the interface's tags parameter, as given (default: the source's tags)")
     .option('--limit <n>', 'page size, 1..1000 (default: poll.page_size)')
     .addOption(new Option('--format <format>', 'output format').choices(QUERY_FORMATS).default('table'))
+    .option('--timezone <zone>', "the table's time zone (IANA name; default: the config's display_timezone)")
     .action(async (opts: unknown) => {
       // Writing to a closed pipe (`| head`) is not a failure of the query.
       process.stdout.on('error', (err: NodeJS.ErrnoException) => {

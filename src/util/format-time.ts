@@ -46,6 +46,17 @@ export function formatRfc3339(epochMs: number, timeZone: string): string {
   return `${t.year}-${t.month}-${t.day}T${t.hour}:${t.minute}:${t.second}${offset}`;
 }
 
+/**
+ * A table cell's time (the CLI's tables), whose column header names the zone: `2026-11-22 10:04:05` in UTC, and
+ * `2026-11-22 07:04:05 -03:00` elsewhere (the offset tells the two 01:30 of a DST change apart).
+ */
+export function formatCellTime(epochMs: number, timeZone: string): string {
+  const t = zonedTime(epochMs, timeZone);
+  const local = `${t.year}-${t.month}-${t.day} ${t.hour}:${t.minute}:${t.second}`;
+  if (isUtc(timeZone)) return local;
+  return `${local} ${t.gmtOffset === 'GMT' ? '+00:00' : t.gmtOffset.replace(/^GMT/, '')}`;
+}
+
 /** The local date (`YYYY-MM-DD`) of an instant in a zone. */
 export function localDateIn(epochMs: number, timeZone: string): string {
   const t = zonedTime(epochMs, timeZone);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -170,6 +170,23 @@ describe('transfer-watch query', () => {
     expect(lines[1]).toContain('line1\\x0aline2');
     expect(r.stdout).not.toContain('\u001b');
     expect(r.stdout).toContain('1 transfer from prod between 2024-05-01 11:00:00 UTC and 2024-05-01 12:00:00 UTC');
+  });
+
+  it('prints the table in the config’s display_timezone, as the pages do, or in --timezone', async () => {
+    const s = await service({ records: [wireRecord({ DATAHORA: '2024-05-01T11:05:06Z' })] });
+    const file = configFor(s);
+    writeFileSync(file, `${readFileSync(file, 'utf8')}\ndisplay_timezone: America/Sao_Paulo\n`);
+    const r = await run({ config: file, start: '2024-05-01T11:00:00Z', end: '2024-05-01T12:00:00Z' });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toMatch(/^TIME \(America\/Sao_Paulo\)\s+INSTANCE/);
+    expect(lines[1]).toMatch(/^2024-05-01 08:05:06 -03:00 /);
+    expect(r.stdout).toContain('between 2024-05-01 08:00:00 -03:00 (America/Sao_Paulo) and 2024-05-01 09:00:00 -03:00 (America/Sao_Paulo)');
+    const utc = await run({ config: file, start: '2024-05-01T11:00:00Z', end: '2024-05-01T12:00:00Z', timezone: 'UTC' });
+    expect(utc.stdout.split('\n')[1]).toMatch(/^2024-05-01 11:05:06 /);
+    const bad = await run({ config: file, timezone: 'Mars/Olympus' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('timezone');
   });
 
   it('shows a progress line on stderr only when stderr is a TTY', async () => {

@@ -66,7 +66,7 @@ describe.skipIf(!existsSync(CLI)).each(BACKENDS)('history through the built daem
         rules: [{ name: 'TransferErrorBurst', type: 'error_burst', group_by: ['user'], threshold: 3, window: '20s', severity: 'critical' }],
         receivers: [{ name: 'oncall', webhook: { url: `${hook.url}/hook`, send_resolved: true } }],
         route: { receiver: 'oncall', group_by: ['alertname', 'user'], group_wait: '300ms', group_interval: '1s', repeat_interval: '1h' },
-        extra: { history },
+        extra: { history, display_timezone: 'America/Sao_Paulo' },
       });
       await s.start();
       const status = z.object({ history: z.string(), historyStore: z.object({ where: z.string().optional() }).passthrough() }).parse(JSON.parse(await s.statusText()));
@@ -194,6 +194,11 @@ describe.skipIf(!existsSync(CLI)).each(BACKENDS)('history through the built daem
       const table = await runCli(['history', 'notifications', '--url', s.url, '--filter', 'receiver="oncall"', '--since', '1h']);
       expect(table.code).toBe(0);
       expect(table.stdout.split('\n').filter((l) => / oncall +webhook /.test(l))).toHaveLength(attempts.length);
+      // In the zone the daemon's pages use (display_timezone), named in the header, each time with its offset.
+      expect(table.stdout.split('\n')[0]).toMatch(/^AT \(America\/Sao_Paulo\) +RECEIVER/);
+      expect(table.stdout.split('\n')[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d -03:00 /);
+      const utcTable = await runCli(['history', 'notifications', '--url', s.url, '--since', '1h', '--timezone', 'UTC']);
+      expect(utcTable.stdout.split('\n')[0]).toMatch(/^AT \(UTC\) +RECEIVER/);
       const cliCsv = await runCli(['history', 'alerts', '--url', s.url, '--format', 'csv', '--filter', 'user="BANK2"', '--since', '1h']);
       expect(cliCsv.code).toBe(0);
       expect(cliCsv.stdout.trim().split('\r\n')).toHaveLength(1 + bank2.length);

@@ -43,7 +43,7 @@ describe('Notifier.recentSends', () => {
     // The webhook still carries both, the warning resolved.
     expect(hook.sent.at(-1)?.alerts.map((a) => `${a.state}:${a.labels.phase ?? ''}`).sort()).toEqual(['firing:', 'resolved:jeopardy']);
   });
-  it('records failed (redacted) and sent attempts, newest first', async () => {
+  it('records retried (redacted) and sent attempts in the history’s words, newest first', async () => {
     const clock = new ManualClock(T0);
     const hook = new FakeIntegration();
     const notifier = webhookNotifier(clock, hook, { group_by: ['alertname'], group_wait: '30s', group_interval: '5m' });
@@ -57,7 +57,7 @@ describe('Notifier.recentSends', () => {
     const recent = notifier.recentSends();
     expect(recent.map((r) => [r.outcome, r.receiver, r.integration, r.status, r.alerts.join(','), r.attempts])).toEqual([
       ['sent', 'ops', 'webhook', 'firing', 'Burst {mft_instance=PROD1}', 2],
-      ['failed', 'ops', 'webhook', 'firing', 'Burst {mft_instance=PROD1}', 1],
+      ['retrying', 'ops', 'webhook', 'firing', 'Burst {mft_instance=PROD1}', 1],
     ]);
     expect(recent[1]?.error).toContain('503');
     expect(recent[1]?.error).not.toContain('SECRETSECRET');

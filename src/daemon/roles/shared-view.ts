@@ -70,7 +70,8 @@ const leaderEntrySchema: z.ZodType<LeaderBoardEntry> = z.object({
       at: z.number(),
       receiver: z.string(),
       integration: z.string(),
-      outcome: z.enum(['sent', 'failed', 'given_up']),
+      // (`given_up`: the word of a replica of an earlier version, during a rolling upgrade)
+      outcome: z.enum(['sent', 'failed', 'retrying', 'gave_up', 'given_up']).transform((o) => (o === 'given_up' ? 'gave_up' : o)),
       status: z.enum(['firing', 'resolved']),
       alerts: z.array(z.string()),
       attempts: z.number(),
@@ -242,6 +243,8 @@ export class SharedView {
     return {
       ready: this.opts.ready(),
       startedAt: new Date(this.opts.startedAt).toISOString(),
+      // The zone people read times in (pages, messages, the CLI's tables).
+      displayTimezone: config.display_timezone,
       ...(cluster.description.shown ? { ha: this.clusterView() } : {}),
       sources: config.sources.map((s) => {
         const streams = this.streamsOf(s.name) ?? [];

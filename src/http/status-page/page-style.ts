@@ -15,7 +15,7 @@ ul{list-style:none;padding:0;margin:0}
 .alert.firing{border-left:4px solid var(--red)}.alert.pending{border-left:4px solid var(--amber)}.alert.silenced{opacity:.8;border-left-color:var(--muted)}
 .summary{margin:.3rem 0}.since{color:var(--muted)}
 .badge{display:inline-block;font-size:.78rem;padding:0 .4rem;border-radius:.8rem;border:1px solid currentColor;white-space:nowrap}
-.badge.firing,.badge.missing,.badge.down,.badge.failed,.badge.given_up{color:var(--red)}.badge.pending,.badge.late,.badge.awaiting_data,.badge.in_jeopardy{color:var(--amber)}
+.badge.firing,.badge.missing,.badge.down,.badge.failed,.badge.gave_up{color:var(--red)}.badge.pending,.badge.retrying,.badge.late,.badge.awaiting_data,.badge.in_jeopardy{color:var(--amber)}
 .badge.arrived,.badge.up,.badge.sent{color:var(--green)}.badge.silenced,.badge.not_due,.badge.sev,.badge.inhibited{color:var(--muted)}
 .labels{display:flex;flex-wrap:wrap;gap:.25rem;margin:.3rem 0}.label{font:12px/1.5 ui-monospace,Menlo,Consolas,monospace;background:var(--bg);border:1px solid var(--line);border-radius:.3rem;padding:0 .3rem;overflow-wrap:anywhere}.label-name{color:var(--muted)}
 .scroll{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{text-align:left;vertical-align:top;padding:.3rem .4rem;border-bottom:1px solid var(--line);overflow-wrap:anywhere}td.rule{overflow-wrap:normal;word-break:keep-all;white-space:nowrap}

@@ -228,12 +228,13 @@ export class DeliverStage {
     this.opts.hooks.onNotification?.(entry.receiver, entry.integration, 'failed');
     const now = this.opts.clock.now();
     entry.lastError = this.opts.redact(entry.receiver, errorMessage(err));
-    this.record(entry, 'failed', entry.lastError);
     const retryable = err instanceof NotifyError ? err.retryable : true;
     // Cut short by a stop or a lost lease (not the receiver's answer): whoever sends next tells its own attempt.
+    const outcome = this.abort.signal.aborted ? 'failed' : retryable && now < entry.giveUpAt ? 'retrying' : 'failed';
+    this.record(entry, outcome, entry.lastError);
     await this.tellAttempt(
       entry,
-      this.abort.signal.aborted ? 'failed' : retryable && now < entry.giveUpAt ? 'retrying' : 'failed',
+      outcome,
       entry.attempts,
       this.abort.signal.aborted ? `cut short: this process stopped sending (${entry.lastError}); the receiver may have it` : entry.lastError,
       durationMs,
@@ -280,7 +281,7 @@ export class DeliverStage {
       'NOTIFICATION DROPPED: giving up, this notification was not delivered',
     );
     this.opts.hooks.onGiveUp?.(entry.receiver, entry.integration);
-    this.record(entry, 'given_up', this.opts.redact(entry.receiver, reason));
+    this.record(entry, 'gave_up', this.opts.redact(entry.receiver, reason));
     await this.tellAttempt(entry, 'gave_up', entry.attempts, this.opts.redact(entry.receiver, reason), 0, `${this.attemptKey(entry)}:gave_up`);
     // Recorded as if sent, so the same content is not retried at every flush; a change or the repeat interval sends again.
     this.nflog.set(entry.key, { firing: entry.firing, resolved: entry.resolved, sentAt: now, seq: entry.id });

@@ -3,8 +3,11 @@ export interface SendOutcome {
   at: number;
   receiver: string;
   integration: string;
-  /** `given_up`: the notification was abandoned (not retryable, or retried for too long). */
-  outcome: 'sent' | 'failed' | 'given_up';
+  /**
+   * In the history's words (its attempts' `outcome`): `retrying` failed and will be tried again, `failed` failed and
+   * will not be by this process (a stop cut it short, or it was not retryable), `gave_up` abandoned for good.
+   */
+  outcome: 'sent' | 'failed' | 'retrying' | 'gave_up';
   /** The notification's status: a firing or a resolved group. */
   status: 'firing' | 'resolved';
   /** The notification's alerts, each named with its labels (`TransferErrorBurst {user=BANK1}`), deduplicated. */
