@@ -207,21 +207,32 @@ export class LeaseCoordinator implements Coordinator {
    * later token repeats one) before anything else can take them, then let the daemon write back its state.
    */
   private async reseed(): Promise<void> {
-    this.opts.logger.warn(
-      { leases: [...this.held.keys()] },
-      'Redis restarted empty (its data is gone, no replica holds a lease there): restoring the leases this replica holds and writing back its state',
-    );
+    // Said once it is known what happened: another replica may have noticed first and taken leases back already.
+    const restored: string[] = [];
+    const takenBy: Record<string, string> = {};
     for (const [name, h] of [...this.held]) {
       try {
         const ok = await this.opts.redis.set(this.key(name), `${this.opts.replica}#${h.token}`, 'PX', this.opts.ttlMs, 'NX');
         const counter = `${this.opts.prefix}fence:${name}`;
         const current = Number((await this.opts.redis.get(counter)) ?? 0);
         if (current < h.token) await this.opts.redis.set(counter, String(h.token));
-        if (ok !== 'OK') this.lose(name, `taken by replica ${(await this.opts.redis.get(this.key(name)))?.split('#')[0] ?? '?'} after Redis restarted empty`);
+        if (ok === 'OK') restored.push(name);
+        else {
+          const holder = (await this.opts.redis.get(this.key(name)))?.split('#')[0] ?? '?';
+          takenBy[name] = holder;
+        }
       } catch {
         /* the renewals below decide */
       }
     }
+    const taken = Object.keys(takenBy);
+    this.opts.logger.warn(
+      { restored, ...(taken.length > 0 ? { takenBy } : {}) },
+      `Redis restarted empty (its data is gone): ${restored.length > 0 ? `restored the leases this replica held (${restored.join(', ')})` : 'no lease of this replica to restore'}${
+        taken.length > 0 ? `; ${taken.length} had been taken back by another replica first (${taken.map((n) => `${n}: ${takenBy[n]}`).join(', ')})` : ''
+      }; writing back this replica's state`,
+    );
+    for (const [name, holder] of Object.entries(takenBy)) this.lose(name, `taken by replica ${holder} after Redis restarted empty`);
     this.opts.onRedisReset?.();
   }
 

@@ -1,4 +1,5 @@
 import { pino, type Logger as PinoLogger, type DestinationStream, type LevelWithSilent } from 'pino';
+import { errorFields } from './errors.js';
 
 export type Logger = PinoLogger;
 
@@ -41,9 +42,21 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      serializers: { err: logErr },
     },
     options.destination ?? pino.destination({ fd: 1, sync: false }),
   );
+}
+
+/**
+ * The `err` of a log line: its kind, message and code. Call sites pass `errorFields(err)` (a plain object) or an
+ * error itself; pino's own serializer named the first `"type":"Object"` with an empty stack and no word of what
+ * failed. Kept as given when it is already that shape.
+ */
+export function logErr(value: unknown): unknown {
+  if (value instanceof Error) return errorFields(value);
+  if (typeof value === 'object' && value !== null && typeof Reflect.get(value, 'type') === 'string' && typeof Reflect.get(value, 'message') === 'string') return value;
+  return errorFields(value);
 }
 
 /** A logger that discards everything, for tests that do not read logs. */

@@ -250,9 +250,10 @@ describe.skipIf(!existsSync(CLI)).each(BACKENDS)('history through the built daem
         const page = attemptsSchema.parse(await (await fetch(`${s.url}/api/v1/history/notifications`)).json()).attempts;
         return page.length >= 2 ? page.reverse() : undefined;
       }, 20_000);
+      // The request sent again after the restart is the second attempt, not a second "attempt 1".
       expect(attempts.map((a) => [a.outcome, a.attempt])).toEqual([
         ['failed', 1],
-        ['sent', 1],
+        ['sent', 2],
       ]);
       expect(attempts[0]?.error).toMatch(/^interrupted: the daemon stopped while this request was in flight/);
       // Both requests reached the receiver (the held one too), with one Idempotency-Key: the repeat can be dropped.

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { StateStore } from '../../state/state-store.js';
 import type { Logger } from '../../util/logger.js';
+import { errorFields, isFencedError } from '../../util/errors.js';
 
 export const NFLOG_STATE_KEY = 'nflog';
 
@@ -155,8 +156,10 @@ export class NotificationLog {
     try {
       await this.compact();
     } catch (err) {
-      // The journal stays and is replayed again next time: nothing is lost.
-      this.logger.warn({ key: NFLOG_STATE_KEY, err: err instanceof Error ? err.message : String(err) }, 'cannot compact the notification log');
+      // The journal stays and is replayed again next time: nothing is lost. A fenced refusal is no fault: this replica
+      // does not lead (a follower restoring the log at its start), and the leader compacts it.
+      if (isFencedError(err)) this.logger.debug({ key: NFLOG_STATE_KEY }, 'notification log not compacted here: this replica does not lead; the leader compacts it');
+      else this.logger.warn({ key: NFLOG_STATE_KEY, err: errorFields(err) }, 'cannot compact the notification log; its journal is kept and replayed');
     }
   }
 }

@@ -196,6 +196,9 @@ export class DeliverStage {
       // One id per request, told before it goes out: a process killed while it is in flight leaves that record,
       // and the request sent again after the restart is another one.
       const attemptId = `${this.attemptKey(entry)}:${entry.attempts + 1}:${this.opts.clock.now()}`;
+      await this.outbox.beginAttempt(entry).catch(() => {
+        /* only the attempt's number after a crash is at stake; the outbox write itself is reported where it fails */
+      });
       await this.tellAttempt(entry, 'in_flight', entry.attempts + 1, null, 0, attemptId);
       const started = performance.now();
       try {

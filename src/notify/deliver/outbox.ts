@@ -68,6 +68,8 @@ const entrySchema = z.object({
   lastError: z.string().optional(),
 });
 const snapshotSchema = z.object({ version: z.literal(1), nextId: z.number().int(), entries: z.array(z.unknown()) });
+/** A journal record of the outbox: an attempt of entry `id` began (see `beginAttempt`). */
+const begunSchema = z.object({ begun: z.object({ id: z.number().int(), attempt: z.number().int().min(1) }) });
 
 export class Outbox {
   private entries: OutboxEntry[] = [];
@@ -143,6 +145,24 @@ export class Outbox {
       }
     }
     this.entries.sort((a, b) => a.id - b.id);
+    // Attempts that began after the snapshot (a process killed while one was in flight): they count, so the request
+    // sent again after the restart is the next attempt, not a second "attempt 1".
+    const byId = new Map(this.entries.map((e) => [e.id, e]));
+    for (const record of await this.state.journal(OUTBOX_STATE_KEY)) {
+      const begun = begunSchema.safeParse(record);
+      if (!begun.success) continue;
+      const entry = byId.get(begun.data.begun.id);
+      if (entry) entry.attempts = Math.max(entry.attempts, begun.data.begun.attempt);
+    }
+  }
+
+  /**
+   * Note that an attempt of `entry` begins (its number: `entry.attempts + 1`), before the request goes out: one cheap
+   * journal record, which the next snapshot replaces. Durable enough for a killed process; a refused write only
+   * loses the count.
+   */
+  async beginAttempt(entry: OutboxEntry): Promise<void> {
+    await this.state.append(OUTBOX_STATE_KEY, { begun: { id: entry.id, attempt: entry.attempts + 1 } });
   }
 
   async persist(): Promise<void> {
