@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type SqliteDatabase } from 'kysely';
 import type { Pool } from 'pg';
@@ -138,6 +138,10 @@ async function openSqlite(file: string): Promise<SqliteDatabase> {
     'PRAGMA busy_timeout = 5000',
   ];
   try {
+    // Private like every other state file (0600): SQLite would create it with the umask's mode (0644), and makes its
+    // -wal and -shm files with the database file's own mode. A file of an earlier version is narrowed too.
+    closeSync(openSync(file, 'a', 0o600));
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
     const builtin = await loadNodeSqlite();
     if (builtin) {
       const database = new builtin.DatabaseSync(file);
