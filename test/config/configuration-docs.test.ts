@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load-config.js';
 import { configSchema } from '../../src/config/schema.js';
 import { schemaKeysAt } from '../../src/base/schema-keys.js';
+import { INTEGRATION_KINDS } from '../../src/notify/integrations/registry.js';
 
 const DOC = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
 
@@ -27,6 +28,14 @@ describe('docs/configuration.md', () => {
     // A key counts as documented when it appears as a word inside inline code (`tls.ca_file`, `{ start_time: ... }`).
     const missing = [...keys].filter((k) => !new RegExp('`[^`\\n]*\\b' + k + '\\b[^`\\n]*`').test(DOC));
     expect(missing).toEqual([]);
+  });
+
+  it('lists every integration in the receivers table, each with a section of its own', () => {
+    const table = DOC.slice(DOC.indexOf('## receivers'), DOC.indexOf('### receivers[]'));
+    for (const kind of INTEGRATION_KINDS) {
+      expect(table, kind).toMatch(new RegExp('^\\| `' + kind + '` \\|', 'm'));
+      expect(DOC, kind).toContain(`### receivers[].${kind}`);
+    }
   });
 
   it('has an example that passes validation', async () => {
