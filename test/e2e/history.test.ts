@@ -209,7 +209,9 @@ describe.skipIf(!existsSync(CLI)).each(BACKENDS)('history through the built daem
       expect(page.match(/notification <span class="badge/g)).toHaveLength(4);
       expect(page).toContain('retrying');
       const search = await (await fetch(`${s.url}/history?filter=${encodeURIComponent('user="BANK2"')}&since=1h`)).text();
-      expect(search).toContain('silenced <span class="muted">by silence');
+      // The silence named with who made it and why, and the silences' own events listed.
+      expect(search).toContain(`silenced <span class="muted">by silence ${silenceId} — by ana: “bank maintenance”</span>`);
+      expect(search).toMatch(/<section id="silences"[\s\S]*<td data-label="Event">created<\/td>[\s\S]*ana: “bank maintenance”/);
       expect(search).toContain(`/history?fingerprint=${bank2[0]!.fingerprint}`);
       const badSearch = await fetch(`${s.url}/history?filter=${encodeURIComponent('user=~"("')}`);
       expect(badSearch.status).toBe(400);

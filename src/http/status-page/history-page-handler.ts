@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { parseDuration } from '../../base/duration.js';
 import { parseMatchers, type Matcher } from '../../notify/matcher.js';
 import { errorMessage } from '../../util/errors.js';
+import type { SilenceEventRecord } from '../../history/history-records.js';
 import { decodeCursor, encodeCursor, type HistoryReader } from '../history-routes.js';
 import { HISTORY_SINCE_CHOICES, renderHistoryPage, type HistoryPageData } from './render-history-page.js';
 import type { PageReply } from './status-page-handler.js';
@@ -18,6 +19,15 @@ export interface HistoryPageDeps {
 /** A timeline shows at most this many events and attempts of one alert (the API pages through more). */
 const TIMELINE_LIMIT = 500;
 const RESULTS_LIMIT = 100;
+const SILENCE_LIMIT = 1_000;
+
+/**
+ * The newest silence events, whatever the range: an alert silenced today may name a silence made last month, and
+ * the page says who made it and why. Silences are made by hand, so the newest SILENCE_LIMIT cover them.
+ */
+async function silenceEvents(history: HistoryReader, now: number): Promise<SilenceEventRecord[]> {
+  return (await history.silenceEvents({ matchers: [], from: 0, to: now, limit: SILENCE_LIMIT })).items;
+}
 
 /** `GET /history`: the search of past alerts and one alert's timeline (`?fingerprint=`). */
 export async function historyPage(req: IncomingMessage, deps: HistoryPageDeps): Promise<PageReply> {
@@ -54,8 +64,9 @@ export async function historyPage(req: IncomingMessage, deps: HistoryPageDeps): 
   try {
     if (fingerprint !== undefined && /^[0-9a-zA-Z_:.-]{1,128}$/.test(fingerprint)) {
       const range = { matchers: [], from: 0, to: now, limit: TIMELINE_LIMIT, fingerprint };
-      const [events, attempts] = await Promise.all([history.alertEvents(range), history.attempts(range)]);
+      const [events, attempts, silences] = await Promise.all([history.alertEvents(range), history.attempts(range), silenceEvents(history, now)]);
       data.timeline = { fingerprint, events: events.items, attempts: attempts.items };
+      data.silences = silences;
     } else {
       const cursorText = params.get('cursor');
       let cursor;
@@ -64,8 +75,11 @@ export async function historyPage(req: IncomingMessage, deps: HistoryPageDeps): 
       } catch {
         cursor = undefined;
       }
-      const page = await history.alertEvents({ matchers, from: now - parseDuration(since), to: now, limit: RESULTS_LIMIT, cursor });
+      const from = now - parseDuration(since);
+      const [page, silences] = await Promise.all([history.alertEvents({ matchers, from, to: now, limit: RESULTS_LIMIT, cursor }), silenceEvents(history, now)]);
       data.results = { events: page.items, next: encodeCursor(page.next) };
+      data.silences = silences;
+      data.silencesInRange = silences.filter((e) => e.at >= from);
     }
   } catch {
     data.problem = 'The history database does not answer; try again later.';

@@ -1,5 +1,5 @@
 import { formatTime } from '../../util/format-time.js';
-import type { AlertEventRecord, AttemptRecord } from '../../history/history-records.js';
+import type { AlertEventRecord, AttemptRecord, SilenceEventRecord } from '../../history/history-records.js';
 import { html, type SafeHtml } from './safe-html.js';
 import { PAGE_STYLE } from './page-style.js';
 
@@ -19,6 +19,13 @@ export interface HistoryPageData {
   /** Search results, newest first, and the cursor of the next page. */
   results?: { events: AlertEventRecord[]; next: string | null };
   timeline?: AlertTimeline;
+  /**
+   * Silence events, newest first: who silenced and why, for the alert events that name a silence, and the
+   * silences' own story (created, updated, expired) in the searched range.
+   */
+  silences?: SilenceEventRecord[];
+  /** The silence events of the searched range (with a search, not a timeline). */
+  silencesInRange?: SilenceEventRecord[];
   /** Why there is nothing to show (history disabled, database down, a bad filter). */
   problem?: string;
 }
@@ -38,22 +45,51 @@ function labelChips(labels: Record<string, string>): SafeHtml {
   return html`<div class="labels">${chips}</div>`;
 }
 
-function eventText(e: AlertEventRecord): SafeHtml {
-  if (e.event === 'silenced' || e.event === 'unsilenced') return html`${e.event} <span class="muted">by silence ${e.silence_id ?? ''}</span>`;
+/** Who made each silence and why: its newest event that carries them (created or updated). */
+function silenceAuthors(events: readonly SilenceEventRecord[] | undefined): Map<string, SilenceEventRecord> {
+  const out = new Map<string, SilenceEventRecord>();
+  for (const e of events ?? []) if (!out.has(e.silence_id)) out.set(e.silence_id, e);
+  return out;
+}
+
+function silenceText(id: string, silences: ReadonlyMap<string, SilenceEventRecord>): SafeHtml {
+  const s = silences.get(id);
+  return s ? html`${id} — by ${s.created_by}: “${s.comment}”` : html`${id}`;
+}
+
+function eventText(e: AlertEventRecord, silences: ReadonlyMap<string, SilenceEventRecord>): SafeHtml {
+  if (e.event === 'silenced' || e.event === 'unsilenced') return html`${e.event} <span class="muted">by silence ${silenceText(e.silence_id ?? '', silences)}</span>`;
   if (e.event === 'inhibited' || e.event === 'uninhibited') return html`${e.event} <span class="muted">by alert ${e.inhibited_by ?? ''}</span>`;
   return html`${e.event}`;
 }
 
+function matchersText(e: SilenceEventRecord): string {
+  return e.matchers.map((m) => `${m.name}${m.isRegex ? (m.isEqual ? '=~' : '!~') : m.isEqual ? '=' : '!='}${JSON.stringify(m.value)}`).join(', ');
+}
+
+function silencesSection(events: readonly SilenceEventRecord[], data: HistoryPageData): SafeHtml {
+  const rows = events.map(
+    (e) => html`<tr><td data-label="When">${when(e.at, data.timezone)}</td><td data-label="Event">${e.event}</td><td data-label="Silence">${e.silence_id}<br><span class="muted">${matchersText(e)}</span></td>
+<td data-label="Who and why">${e.created_by}: “${e.comment}”</td><td data-label="Active">${when(e.starts_at, data.timezone)} to ${when(e.ends_at, data.timezone)}</td></tr>`,
+  );
+  return html`<section id="silences" data-section="silences"><h2>Silence events <span class="muted">newest first</span></h2>${
+    rows.length === 0
+      ? html`<p class="muted">No silence was created, changed or expired in this time.</p>`
+      : html`<div class="scroll"><table class="stack"><thead><tr><th>When (${data.timezone})</th><th>Event</th><th>Silence</th><th>Who and why</th><th>Active</th></tr></thead><tbody>${rows}</tbody></table></div>`
+  }</section>`;
+}
+
 function attemptText(a: AttemptRecord): SafeHtml {
   const attempt = a.outcome === 'gave_up' ? '' : ` (attempt ${a.attempt}, ${Math.round(a.duration_ms)} ms)`;
-  return html`notification <span class="badge ${a.outcome === 'sent' ? 'sent' : 'failed'}">${a.outcome.replace('_', ' ')}</span> ${a.status} to ${a.receiver} <span class="muted">(${a.integration})</span>${attempt}<br><span class="muted">${a.title}</span>${
+  return html`notification <span class="badge ${a.outcome}">${a.outcome.replace('_', ' ')}</span> ${a.status} to ${a.receiver} <span class="muted">(${a.integration})</span>${attempt}<br><span class="muted">${a.title}</span>${
     a.error ? html`<br><span class="error">${a.error}</span>` : ''
   }`;
 }
 
 function timelineSection(t: AlertTimeline, data: HistoryPageData): SafeHtml {
   const first = t.events[t.events.length - 1] ?? t.events[0];
-  const rows = [...t.events.map((e) => ({ at: e.at, text: eventText(e), kind: 'event' })), ...t.attempts.map((a) => ({ at: a.at, text: attemptText(a), kind: 'attempt' }))].sort((a, b) => a.at - b.at);
+  const silences = silenceAuthors(data.silences);
+  const rows = [...t.events.map((e) => ({ at: e.at, text: eventText(e, silences), kind: 'event' })), ...t.attempts.map((a) => ({ at: a.at, text: attemptText(a), kind: 'attempt' }))].sort((a, b) => a.at - b.at);
   return html`<section id="timeline" data-section="timeline"><h2>Timeline of ${first?.labels['alertname'] ?? t.fingerprint} <span class="muted">${t.fingerprint}</span></h2>
 ${first ? labelChips(first.labels) : ''}${first?.annotations['summary'] ? html`<p class="summary">${first.annotations['summary']}</p>` : ''}
 ${
@@ -66,8 +102,9 @@ ${
 }
 
 function resultsSection(results: NonNullable<HistoryPageData['results']>, data: HistoryPageData): SafeHtml {
+  const silences = silenceAuthors(data.silences);
   const rows = results.events.map(
-    (e) => html`<tr><td data-label="When">${when(e.at, data.timezone)}</td><td data-label="Event">${eventText(e)}</td>
+    (e) => html`<tr><td data-label="When">${when(e.at, data.timezone)}</td><td data-label="Event">${eventText(e, silences)}</td>
 <td data-label="Alert"><a href="/history?fingerprint=${encodeURIComponent(e.fingerprint)}">${e.labels['alertname'] ?? e.fingerprint}</a>${labelChips(e.labels)}</td></tr>`,
   );
   const next = results.next
@@ -94,6 +131,7 @@ export function renderHistoryPage(data: HistoryPageData, nonce: string): string 
 ${data.problem ? html`<p class="notice error" role="status">${data.problem}</p>` : ''}
 ${data.timeline ? timelineSection(data.timeline, data) : ''}
 ${data.results ? resultsSection(data.results, data) : ''}
+${data.results && data.silencesInRange ? silencesSection(data.silencesInRange, data) : ''}
 </main>
 <footer class="muted">transfer-watch ${data.version} · times in ${data.timezone} · <a href="/api/v1/history/alerts">alert history (JSON)</a> · <a href="/api/v1/history/notifications">notification history (JSON)</a></footer>
 </body></html>
