@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { createLogger } from '../util/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { SCENARIO_NAMES, getScenario, isScenarioName, type ScenarioName } from '../simulator/scenarios.js';
-import { DEFAULT_PASSWORD, DEFAULT_RATE_PER_MINUTE, DEFAULT_USERNAME, startSimulator } from '../simulator/start-simulator.js';
+import { DEFAULT_HISTORY_DAYS, DEFAULT_PASSWORD, DEFAULT_RATE_PER_MINUTE, DEFAULT_USERNAME, startSimulator } from '../simulator/start-simulator.js';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
 interface SimulateOptions {
@@ -14,6 +14,7 @@ interface SimulateOptions {
   username: string;
   password: string;
   rate: number;
+  historyDays: number;
   control: boolean;
   generate: boolean;
   basePath: string;
@@ -53,6 +54,7 @@ export function registerSimulate(program: Command): void {
     .option('--username <u>', 'operator name accepted by POST /oauth/token', DEFAULT_USERNAME)
     .option('--password <p>', 'operator password accepted by POST /oauth/token', DEFAULT_PASSWORD)
     .option('--rate <n>', 'average generated transfers per minute', rate, DEFAULT_RATE_PER_MINUTE)
+    .option('--history-days <n>', 'days of history before today (00:00 UTC); nothing exists before', integerIn(0, 3_660), DEFAULT_HISTORY_DAYS)
     .option('--control', 'serve the test-only control API under /_sim/ (inject records, set faults, stats)', false)
     .option('--no-generate', 'no generated history: only records injected through the control API')
     .option('--base-path <path>', 'serve under a path prefix, e.g. /api (next links do not carry it)', '')
@@ -70,6 +72,7 @@ export function registerSimulate(program: Command): void {
           username: opts.username,
           password: opts.password,
           ratePerMinute: opts.rate,
+          historyDays: opts.historyDays,
           control: opts.control,
           generate: opts.generate,
           basePath: opts.basePath,
@@ -85,7 +88,7 @@ export function registerSimulate(program: Command): void {
           `transfer-watch simulator listening on ${running.url}`,
           `  base_url:  ${running.url}`,
           `  username:  ${opts.username}`,
-          `  scenario:  ${opts.scenario} (seed ${opts.seed}, ${opts.rate} transfers/minute${opts.generate ? '' : ', generation off'})`,
+          `  scenario:  ${opts.scenario} (seed ${opts.seed}, ${opts.rate} transfers/minute${opts.generate ? `, ${opts.historyDays} days of history` : ', generation off'})`,
           ...(opts.control ? [`  control:   ${new URL(running.url).origin}/_sim/ (records, faults, stats)`] : []),
           '',
         ].join('\n'),

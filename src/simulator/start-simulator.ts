@@ -22,6 +22,8 @@ export interface SimulatorOptions {
   ratePerMinute?: number;
   /** Epoch ms before which nothing is generated (default: 30 days before start-up, at 00:00 UTC). */
   historyStart?: number;
+  /** Days of history before the day of start-up (00:00 UTC), when `historyStart` is not given; default 30. */
+  historyDays?: number;
   /**
    * Generated minutes kept in memory (default 8). The failures query scans many minutes per page while the
    * successes query reads one minute over many pages; a benchmark reading both at once over a long dense slice
@@ -52,7 +54,7 @@ export const DEFAULT_USERNAME = 'demo';
 export const DEFAULT_PASSWORD = 'demo';
 export const DEFAULT_RATE_PER_MINUTE = 20;
 const DAY_MS = 86_400_000;
-const DEFAULT_HISTORY_DAYS = 30;
+export const DEFAULT_HISTORY_DAYS = 30;
 
 /** Starts the simulated transfer history service on a real HTTP port. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
@@ -60,7 +62,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const seed = options.seed ?? 1;
   const scenario = getScenario(options.scenario ?? 'steady');
   const logger = options.logger ?? silentLogger();
-  const historyStart = options.historyStart ?? Math.floor(clock.now() / DAY_MS) * DAY_MS - DEFAULT_HISTORY_DAYS * DAY_MS;
+  const historyStart = options.historyStart ?? Math.floor(clock.now() / DAY_MS) * DAY_MS - (options.historyDays ?? DEFAULT_HISTORY_DAYS) * DAY_MS;
   const basePath = (options.basePath ?? '').replace(/\/+$/, '');
   if (basePath !== '' && !basePath.startsWith('/')) throw new SimulatorError('SIM_START', `basePath must start with "/": ${basePath}`);
   const generator =

@@ -53,6 +53,20 @@ describe('transfer-watch simulate', () => {
     expect(await exited).toBe(0);
   });
 
+  it('--history-days sets how far back the history goes: nothing before it, records right after it', async () => {
+    const { child, output, exited } = run(['--port', '0', '--history-days', '70', '--rate', '5']);
+    const url = await waitForUrl(output, exited);
+    expect(output()).toContain('70 days of history');
+    const token = await getToken(url, 'demo', 'demo');
+    const start = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 70 * 86_400_000;
+    const before = await getAll(url, { start: start - 86_400_000, end: start - 1, limit: 1000 }, token);
+    expect(before.records).toEqual([]);
+    const after = await getAll(url, { start, end: start + 3_600_000, limit: 1000 }, token);
+    expect(after.records.length).toBeGreaterThan(0);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
   it('exits 2 on a usage error', async () => {
     const { output, exited } = run(['--scenario', 'no-such-scenario']);
     expect(await exited).toBe(2);
