@@ -2,19 +2,15 @@ import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import { errorFields, errorMessage, isFencedError } from '../../util/errors.js';
 import type { Config, SourceConfig } from '../../config/schema.js';
-import type { Alert } from '../../alerts/alert.js';
 import { LEADER_LEASE, type Cluster } from '../../cluster/cluster.js';
 import { BusProgress } from '../../cluster/bus-progress.js';
 import type { BusEntry } from '../../cluster/transfer-bus.js';
 import { coordinationDownCandidate } from '../../alerts/coordination-down.js';
-import { HISTORY_DOWN_AFTER_MS, historyDownCandidate } from '../../alerts/history-down.js';
-import { HistoryJournal } from '../../history/history-journal.js';
-import { HistoryRecorder } from '../../history/history-recorder.js';
+import type { HistoryRecorder } from '../../history/history-recorder.js';
+import type { OccurrenceRecord } from '../../sla/occurrence.js';
 import type { HistoryStore } from '../../history/history-store.js';
 import type { DeliveryAttempt } from '../../notify/deliver/deliver-stage.js';
-import { titleOf } from '../../notify/templates/template-context.js';
 import { BusinessCalendar } from '../../sla/business-calendar.js';
-import type { OccurrenceRecord } from '../../sla/occurrence.js';
 import { AlertStore } from '../../alerts/alert-store.js';
 import type { TransferWatchMetrics } from '../../metrics/transfer-watch-metrics.js';
 import { Notifier } from '../../notify/notifier.js';
@@ -27,16 +23,9 @@ import type { RuleDefinition } from '../../rules/registry.js';
 import type { ExpectedFile } from '../../rules/rule-evaluator.js';
 import type { LoadedSetup } from '../load-setup.js';
 import { streamProgress } from './source-polling-role.js';
-import { backfillSlaLedger } from './sla-backfill.js';
-import { SlaReportSchedules } from './sla-report-schedule.js';
+import { LeaderRecords } from './leader-records.js';
 import { TimeSlice, type EventLoopShare } from '../../util/time-slice.js';
 
-/** The record of a request the daemon died during: it went out, and nobody knows what the receiver did with it. */
-const INTERRUPTED = 'interrupted: the daemon stopped while this request was in flight; the receiver may have it (it is sent again)';
-/** An occurrence decided longer ago than this is a replay of history (after a restart), not counted in the metrics again. */
-const RECENT_DECISION_MS = 30 * 60_000;
-/** The label sets of at most this many alerts are kept with a notification attempt (all fingerprints are). */
-const MAX_ALERTS_RECORDED = 100;
 /** Rule windows are rebuilt from at most this much history after a restart or reload, whatever a rule asks. */
 const MAX_REPLAY_MS = 2 * 86_400_000;
 /** Rules are also evaluated on this tick, so `for`, deadlines and SourceDown do not wait for a poll. */
@@ -114,15 +103,26 @@ export class LeadingRole {
   private soon: NodeJS.Timeout | undefined;
   private lastEvaluatedAt = Number.NEGATIVE_INFINITY;
   private stopping = false;
-  /** Writes the history while leading (a new one at each takeover, on the journal the last leader left). */
-  private recorder: HistoryRecorder | undefined;
-  private reports: SlaReportSchedules | undefined;
+  /** What the leader writes to the history and the ledger, and the scheduled SLA reports. */
+  private readonly records: LeaderRecords;
 
-  constructor(private readonly opts: LeadingRoleOptions) {}
+  constructor(private readonly opts: LeadingRoleOptions) {
+    this.records = new LeaderRecords({
+      history: opts.history,
+      cluster: opts.cluster,
+      clock: opts.clock,
+      logger: opts.logger,
+      metrics: opts.metrics,
+      config: () => this.config,
+      rules: () => this.opts.setup().rules,
+      replayPoller: opts.replayPoller,
+      alerts: () => this.alerts,
+    });
+  }
 
   /** The history writer of this leadership, if leading with a history. */
   get history(): HistoryRecorder | undefined {
-    return this.leadingNow ? this.recorder : undefined;
+    return this.leadingNow ? this.records.current : undefined;
   }
 
   get leading(): boolean {
@@ -144,7 +144,7 @@ export class LeadingRole {
       clock: this.opts.clock,
       logger: this.logger,
       state: this.opts.cluster.leaderState,
-      recordHistory: this.opts.history !== undefined,
+      recordHistory: this.records.enabled,
       onResolved: (alert, at) => {
         if (alert.firedAt !== undefined) metrics.observeAlertDuration(alert.labels['alertname'] ?? '', (at - alert.firedAt) / 1000);
       },
@@ -175,7 +175,7 @@ export class LeadingRole {
     const epoch = ++this.leadership;
     this.notifier.halt();
     await this.alerts.restore();
-    const recorder = await this.newRecorder();
+    const recorder = await this.records.open();
     const notifier = this.newNotifier(recorder);
     await notifier.restore();
     const engine = this.newEngine(this.opts.setup().rules);
@@ -188,7 +188,7 @@ export class LeadingRole {
       await recorder?.stop();
       return notifier.halt();
     }
-    this.recorder = recorder;
+    this.records.begin(recorder);
     this.engine = engine;
     this.engineFrom = from;
     this.notifier = notifier;
@@ -199,53 +199,18 @@ export class LeadingRole {
     await this.evaluate();
     notifier.start();
     void this.consume(consumed, epoch);
-    void this.backfillLedger(epoch);
-    this.startReports();
+    this.records.startJobs(() => this.leads(epoch));
   }
 
-  /** Scheduled SLA reports (sla.reports), sent by the leader only. */
-  private startReports(): void {
-    this.reports?.stop();
-    this.reports = undefined;
-    const history = this.opts.history;
-    if (!history) return;
-    const reports = new SlaReportSchedules({
-      config: () => this.config,
-      rules: () => this.opts.setup().rules,
-      history,
-      state: this.opts.cluster.leaderState,
-      clock: this.opts.clock,
-      logger: this.logger,
-    });
-    this.reports = reports;
-    void reports.start();
-  }
-
-  /** The SLA ledger's backfill (sla.backfill), once per rule, by the leader, beside the live work. */
-  private async backfillLedger(epoch: number): Promise<void> {
-    const history = this.opts.history;
-    if (!history) return;
-    try {
-      await history.ensureSchema();
-      await backfillSlaLedger({
-        config: this.config,
-        rules: this.opts.setup().rules,
-        store: history,
-        replayPoller: this.opts.replayPoller,
-        clock: this.opts.clock,
-        logger: this.logger,
-        metrics: this.opts.metrics,
-        current: () => this.leadingNow && epoch === this.leadership && !this.stopping,
-      });
-    } catch (err) {
-      this.logger.warn({ err: errorFields(err) }, 'SLA backfill failed; it is tried again at the next start or leader change');
-    }
+  /** Whether leadership `epoch` is still this process's (work of an old one stops). */
+  private leads(epoch: number): boolean {
+    return this.leadingNow && epoch === this.leadership && !this.stopping;
   }
 
   /** Read the bus in order until leadership changes; each batch is applied, then evaluated and marked read. */
   private async consume(afterId: string, epoch: number): Promise<void> {
     const { cluster, logger } = this.opts;
-    const current = (): boolean => this.leadingNow && epoch === this.leadership && !this.stopping;
+    const current = (): boolean => this.leads(epoch);
     let last = afterId;
     while (current()) {
       let entries: BusEntry[];
@@ -296,10 +261,7 @@ export class LeadingRole {
     this.leadership++;
     this.withdrawFromBoard();
     this.notifier.halt();
-    void this.recorder?.stop();
-    this.recorder = undefined;
-    this.reports?.stop();
-    this.reports = undefined;
+    this.records.end();
     this.notifier = this.newNotifier();
     void this.notifier.reloadSilences().catch(() => undefined);
     this.logger.warn({ role: 'leader', lease: LEADER_LEASE, why }, 'no longer leading: rules and notifications are left to the holder of the leader lease');
@@ -404,11 +366,11 @@ export class LeadingRole {
       metrics.setSourceUp(source.name, !failing && !down);
     }
     this.applyCoordinationAlert(now);
-    this.applyHistoryAlert(now);
+    this.records.applyHistoryAlert(now);
     const all = this.alerts.alerts();
     metrics.setAlerts(all);
     this.notifier.update(all);
-    await this.recordMutes(all, now);
+    await this.records.mutes(all, this.notifier, now);
     metrics.setStateWriteOk(cluster.leaderState.lastWriteOk);
     try {
       await this.alerts.flush();
@@ -421,86 +383,8 @@ export class LeadingRole {
     }
     metrics.setStateWriteOk(cluster.leaderState.lastWriteOk);
     // After the snapshot: the alert events it journaled are durable before they are written to the database.
-    void this.recorder?.drain();
+    this.records.drain();
     this.scheduleWakeup(now);
-  }
-
-  /**
-   * Silenced/unsilenced and inhibited/uninhibited events, and silence events (created, updated, expired), for
-   * the history: the mute stage's verdict on each firing alert, compared with the last one recorded.
-   */
-  private async recordMutes(alerts: readonly Alert[], now: number): Promise<void> {
-    const recorder = this.recorder;
-    if (!recorder) return;
-    for (const a of alerts) {
-      if (a.state !== 'firing') continue;
-      const status = this.notifier.alertStatus(a);
-      this.alerts.setMuted(a.fingerprint, status.silencedBy, status.inhibitedBy, now);
-    }
-    try {
-      await recorder.silences(this.notifier.silences.list(), now);
-    } catch (err) {
-      this.logger.warn({ err: errorFields(err) }, 'silence events not journaled for the history; tried again at the next evaluation');
-    }
-  }
-
-  /** TransferWatchHistoryDown: the history database has refused writes for HISTORY_DOWN_AFTER_MS. */
-  private applyHistoryAlert(now: number): void {
-    const recorder = this.recorder;
-    if (!recorder || !this.opts.history) return;
-    const since = recorder.failingSince;
-    this.opts.metrics.setHistoryBacklog(recorder.backlog);
-    this.alerts.setBuiltin(historyDownCandidate(this.opts.history.opened.where, recorder.backlog), since !== undefined && now - since >= HISTORY_DOWN_AFTER_MS, now);
-  }
-
-  /** The history writer of a new leadership, on the journal the last leader left in the shared state. */
-  private async newRecorder(): Promise<HistoryRecorder | undefined> {
-    const { history, cluster, clock, metrics } = this.opts;
-    if (!history) return undefined;
-    const journal = new HistoryJournal(cluster.leaderState, this.logger);
-    await journal.restore();
-    return new HistoryRecorder({
-      store: history,
-      journal,
-      alerts: () => this.alerts,
-      clock,
-      logger: this.logger,
-      retentionMs: this.config.history.retention,
-      onUp: (up) => metrics.setHistoryUp(up),
-      onAlertEventsRecorded: () => void this.alerts.flush().catch(() => undefined),
-    });
-  }
-
-  /** A delivery attempt: into the history journal, and the first delivered firing notification of each alert timed. */
-  private async recordAttempt(recorder: HistoryRecorder, a: DeliveryAttempt): Promise<void> {
-    const n = a.notification;
-    if (a.outcome === 'sent' && n.status === 'firing') {
-      for (const alert of n.alerts) {
-        if (alert.state !== 'firing') continue;
-        const firedAt = this.alerts.notified(alert.fingerprint, a.at);
-        if (firedAt !== undefined) this.opts.metrics.observeTimeToNotify(alert.labels['alertname'] ?? '', (a.at - firedAt) / 1000);
-      }
-    }
-    const inFlight = a.outcome === 'in_flight';
-    await recorder.attempt(
-      {
-        kind: 'attempt',
-        id: a.id,
-        at: a.at,
-        receiver: a.receiver,
-        integration: a.integration,
-        status: n.status,
-        fingerprints: n.alerts.map((x) => x.fingerprint),
-        alerts: n.alerts.slice(0, MAX_ALERTS_RECORDED).map((x) => x.labels),
-        title: titleOf(n),
-        // What stays recorded if this process dies before the receiver answers (the outcome replaces it).
-        outcome: a.outcome === 'in_flight' ? 'failed' : a.outcome,
-        attempt: a.attempt,
-        error: inFlight ? INTERRUPTED : a.error,
-        duration_ms: a.durationMs,
-      },
-      { inFlight },
-    );
   }
 
   /** Deadlines and `warn_before` times are evaluated on time, not on the next tick. */
@@ -556,7 +440,7 @@ export class LeadingRole {
     this.alerts.retainRules(next.rules.map((r) => r.name), clock.now());
     this.notifier.reload(next.config, next.templates);
     // A missing_file rule added by the reload is filled from the service history (sla.backfill).
-    if (this.leadingNow) void this.backfillLedger(this.leadership);
+    if (this.leadingNow) void this.records.backfill(() => this.leads(this.leadership));
   }
 
   /** Shutdown: evaluate what is left, then save the alert state and deliver what can be within `graceMs`. */
@@ -569,8 +453,7 @@ export class LeadingRole {
     if (this.leadingNow) {
       await this.alerts.flush({ force: true }).catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'could not persist alert state at shutdown'));
       await this.notifier.stop(graceMs);
-      await this.recorder?.drain();
-      await this.recorder?.stop();
+      await this.records.close();
     } else {
       this.notifier.halt();
     }
@@ -579,8 +462,7 @@ export class LeadingRole {
 
   /** Leadership ends with the process: nothing to announce. */
   private stepDownQuietly(): void {
-    this.reports?.stop();
-    this.reports = undefined;
+    this.records.stopReports();
     this.leadingNow = false;
     this.leadership++;
     this.withdrawFromBoard();
@@ -599,22 +481,14 @@ export class LeadingRole {
       displayTimezone: this.config.display_timezone,
       calendars: new Map(Object.entries(this.config.calendars).map(([name, c]) => [name, new BusinessCalendar(c)])),
       loop: this.opts.loop,
-      ...(this.opts.history ? { onOccurrence: (o: OccurrenceRecord) => this.recordOccurrence(o) } : {}),
+      ...(this.records.enabled
+        ? {
+            onOccurrence: (o: OccurrenceRecord) => {
+              if (this.leadingNow) this.records.occurrence(o);
+            },
+          }
+        : {}),
     });
-  }
-
-  /**
-   * An occurrence of an expected file changed (the SLA ledger): journaled for the history database while leading,
-   * and counted when it is decided (not again when a restart replays the history behind it).
-   */
-  private recordOccurrence(o: OccurrenceRecord): void {
-    const recorder = this.recorder;
-    if (!recorder || !this.leadingNow) return;
-    const decidedAt = o.outcome === 'on_time' ? o.deadline : o.outcome === 'late' ? (o.arrived_at ?? o.deadline) : o.closes_at;
-    if ((o.final || o.outcome === 'no_data') && this.opts.clock.now() - decidedAt <= RECENT_DECISION_MS) {
-      this.opts.metrics.observeOccurrence(o.rule, o.outcome, o.key, o.lateness_seconds);
-    }
-    recorder.occurrence(o).catch((err: unknown) => this.logger.warn({ err: errorFields(err), rule: o.rule }, 'SLA occurrence not journaled; it is told again at the next evaluation after a restart'));
   }
 
   private newProgress(): BusProgress {
@@ -633,7 +507,7 @@ export class LeadingRole {
       hooks: {
         onNotification: (receiver, integration, outcome) => metrics.observeNotification(receiver, integration, outcome),
         onQueueLength: (n) => metrics.setNotificationQueueLength(n),
-        ...(recorder ? { onAttempt: (a: DeliveryAttempt) => this.recordAttempt(recorder, a) } : {}),
+        ...(recorder ? { onAttempt: (a: DeliveryAttempt) => this.records.attempt(recorder, a) } : {}),
       },
       silenceState: cluster.sharedState,
       onSilencesChanged: () => void cluster.silencesChanged(),

@@ -1,0 +1,241 @@
+import type { Alert } from '../../alerts/alert.js';
+import type { AlertStore } from '../../alerts/alert-store.js';
+import { HISTORY_DOWN_AFTER_MS, historyDownCandidate } from '../../alerts/history-down.js';
+import type { Cluster } from '../../cluster/cluster.js';
+import type { Config, SourceConfig } from '../../config/schema.js';
+import { HistoryJournal } from '../../history/history-journal.js';
+import { HistoryRecorder } from '../../history/history-recorder.js';
+import type { HistoryStore } from '../../history/history-store.js';
+import type { TransferWatchMetrics } from '../../metrics/transfer-watch-metrics.js';
+import type { DeliveryAttempt } from '../../notify/deliver/deliver-stage.js';
+import type { Notifier } from '../../notify/notifier.js';
+import { titleOf } from '../../notify/templates/template-context.js';
+import type { Poller } from '../../poller/poller.js';
+import type { RuleDefinition } from '../../rules/registry.js';
+import type { OccurrenceRecord } from '../../sla/occurrence.js';
+import type { Clock } from '../../util/clock.js';
+import { errorFields } from '../../util/errors.js';
+import type { Logger } from '../../util/logger.js';
+import { backfillSlaLedger } from './sla-backfill.js';
+import { SlaReportSchedules } from './sla-report-schedule.js';
+
+/** The record of a request the daemon died during: it went out, and nobody knows what the receiver did with it. */
+const INTERRUPTED = 'interrupted: the daemon stopped while this request was in flight; the receiver may have it (it is sent again)';
+/** An occurrence decided longer ago than this is a replay of history (after a restart), not counted in the metrics again. */
+const RECENT_DECISION_MS = 30 * 60_000;
+/** The label sets of at most this many alerts are kept with a notification attempt (all fingerprints are). */
+const MAX_ALERTS_RECORDED = 100;
+
+export interface LeaderRecordsOptions {
+  /** Where the history is written while this process leads (contract section 12); undefined: no history. */
+  history: HistoryStore | undefined;
+  cluster: Cluster;
+  clock: Clock;
+  logger: Logger;
+  metrics: TransferWatchMetrics;
+  config: () => Config;
+  rules: () => readonly RuleDefinition[];
+  /** A poller of one source that re-reads its history (the SLA backfill). */
+  replayPoller: (source: SourceConfig) => Poller;
+  /** The leader's alert store (alert events are journaled from it; TransferWatchHistoryDown is set on it). */
+  alerts: () => AlertStore;
+}
+
+/**
+ * What the leader writes down, beside the role that decides: the history (alert events, notification attempts,
+ * silence events, through a recorder of each leadership on the journal the last leader left), the SLA ledger
+ * (occurrences as the rules decide them, the backfill from the service's history) and the scheduled SLA reports.
+ * One per process; a leadership begins it (`begin`) and ends it (`end`), so a cluster of one and of three write
+ * the same records through the same code.
+ */
+export class LeaderRecords {
+  /** Writes the history while leading (a new one at each takeover). */
+  private recorder: HistoryRecorder | undefined;
+  private reports: SlaReportSchedules | undefined;
+
+  constructor(private readonly opts: LeaderRecordsOptions) {}
+
+  /** Whether there is a history to write (alert events are then recorded by the alert store). */
+  get enabled(): boolean {
+    return this.opts.history !== undefined;
+  }
+
+  /** The history writer of the current leadership, if any. */
+  get current(): HistoryRecorder | undefined {
+    return this.recorder;
+  }
+
+  /** A history writer for a leadership about to begin, on the journal the last leader left in the shared state. */
+  async open(): Promise<HistoryRecorder | undefined> {
+    const { history, cluster, clock, metrics, logger } = this.opts;
+    if (!history) return undefined;
+    const journal = new HistoryJournal(cluster.leaderState, logger);
+    await journal.restore();
+    return new HistoryRecorder({
+      store: history,
+      journal,
+      alerts: () => this.opts.alerts(),
+      clock,
+      logger,
+      retentionMs: this.opts.config().history.retention,
+      onUp: (up) => metrics.setHistoryUp(up),
+      onAlertEventsRecorded: () => void this.opts.alerts().flush().catch(() => undefined),
+    });
+  }
+
+  /** The leadership began with `recorder` (from `open`): it writes from now on, before the first evaluation. */
+  begin(recorder: HistoryRecorder | undefined): void {
+    this.recorder = recorder;
+  }
+
+  /** Once the leadership evaluates and reads the bus: the ledger is backfilled while `current()` holds, the reports start. */
+  startJobs(current: () => boolean): void {
+    void this.backfill(current);
+    this.startReports();
+  }
+
+  /** The leadership ended (stepped down): nothing more is written by this process. */
+  end(): void {
+    void this.recorder?.stop();
+    this.recorder = undefined;
+    this.stopReports();
+  }
+
+  /** Shutdown while leading: what is journaled is written first. */
+  async close(): Promise<void> {
+    await this.recorder?.drain();
+    await this.recorder?.stop();
+    this.recorder = undefined;
+    this.stopReports();
+  }
+
+  /** After an evaluation's snapshot: the alert events it journaled are durable, and go to the database. */
+  drain(): void {
+    void this.recorder?.drain();
+  }
+
+  stopReports(): void {
+    this.reports?.stop();
+    this.reports = undefined;
+  }
+
+  /**
+   * The SLA ledger's backfill (sla.backfill), once per rule the ledger was never filled for, beside the live work:
+   * at a takeover, and after a reload that added a missing_file rule.
+   */
+  async backfill(current: () => boolean): Promise<void> {
+    const history = this.opts.history;
+    if (!history) return;
+    try {
+      await history.ensureSchema();
+      await backfillSlaLedger({
+        config: this.opts.config(),
+        rules: this.opts.rules(),
+        store: history,
+        replayPoller: this.opts.replayPoller,
+        clock: this.opts.clock,
+        logger: this.opts.logger,
+        metrics: this.opts.metrics,
+        current,
+      });
+    } catch (err) {
+      this.opts.logger.warn({ err: errorFields(err) }, 'SLA backfill failed; it is tried again at the next start or leader change');
+    }
+  }
+
+  /**
+   * An occurrence of an expected file changed (the SLA ledger): journaled for the history database, and counted when
+   * it is decided (not again when a restart replays the history behind it).
+   */
+  occurrence(o: OccurrenceRecord): void {
+    const recorder = this.recorder;
+    if (!recorder) return;
+    const decidedAt = o.outcome === 'on_time' ? o.deadline : o.outcome === 'late' ? (o.arrived_at ?? o.deadline) : o.closes_at;
+    if ((o.final || o.outcome === 'no_data') && this.opts.clock.now() - decidedAt <= RECENT_DECISION_MS) {
+      this.opts.metrics.observeOccurrence(o.rule, o.outcome, o.key, o.lateness_seconds);
+    }
+    recorder
+      .occurrence(o)
+      .catch((err: unknown) => this.opts.logger.warn({ err: errorFields(err), rule: o.rule }, 'SLA occurrence not journaled; it is told again at the next evaluation after a restart'));
+  }
+
+  /** A delivery attempt: into the history journal, and the first delivered firing notification of each alert timed. */
+  async attempt(recorder: HistoryRecorder, a: DeliveryAttempt): Promise<void> {
+    const n = a.notification;
+    if (a.outcome === 'sent' && n.status === 'firing') {
+      const alerts = this.opts.alerts();
+      for (const alert of n.alerts) {
+        if (alert.state !== 'firing') continue;
+        const firedAt = alerts.notified(alert.fingerprint, a.at);
+        if (firedAt !== undefined) this.opts.metrics.observeTimeToNotify(alert.labels['alertname'] ?? '', (a.at - firedAt) / 1000);
+      }
+    }
+    const inFlight = a.outcome === 'in_flight';
+    await recorder.attempt(
+      {
+        kind: 'attempt',
+        id: a.id,
+        at: a.at,
+        receiver: a.receiver,
+        integration: a.integration,
+        status: n.status,
+        fingerprints: n.alerts.map((x) => x.fingerprint),
+        alerts: n.alerts.slice(0, MAX_ALERTS_RECORDED).map((x) => x.labels),
+        title: titleOf(n),
+        // What stays recorded if this process dies before the receiver answers (the outcome replaces it).
+        outcome: a.outcome === 'in_flight' ? 'failed' : a.outcome,
+        attempt: a.attempt,
+        error: inFlight ? INTERRUPTED : a.error,
+        duration_ms: a.durationMs,
+      },
+      { inFlight },
+    );
+  }
+
+  /**
+   * Silenced/unsilenced and inhibited/uninhibited events, and silence events (created, updated, expired), for the
+   * history: the mute stage's verdict on each firing alert, compared with the last one recorded.
+   */
+  async mutes(alerts: readonly Alert[], notifier: Notifier, now: number): Promise<void> {
+    const recorder = this.recorder;
+    if (!recorder) return;
+    const store = this.opts.alerts();
+    for (const a of alerts) {
+      if (a.state !== 'firing') continue;
+      const status = notifier.alertStatus(a);
+      store.setMuted(a.fingerprint, status.silencedBy, status.inhibitedBy, now);
+    }
+    try {
+      await recorder.silences(notifier.silences.list(), now);
+    } catch (err) {
+      this.opts.logger.warn({ err: errorFields(err) }, 'silence events not journaled for the history; tried again at the next evaluation');
+    }
+  }
+
+  /** TransferWatchHistoryDown: the history database has refused writes for HISTORY_DOWN_AFTER_MS. */
+  applyHistoryAlert(now: number): void {
+    const recorder = this.recorder;
+    const history = this.opts.history;
+    if (!recorder || !history) return;
+    const since = recorder.failingSince;
+    this.opts.metrics.setHistoryBacklog(recorder.backlog);
+    this.opts.alerts().setBuiltin(historyDownCandidate(history.opened.where, recorder.backlog), since !== undefined && now - since >= HISTORY_DOWN_AFTER_MS, now);
+  }
+
+  /** Scheduled SLA reports (sla.reports), sent by the leader only. */
+  private startReports(): void {
+    this.stopReports();
+    const history = this.opts.history;
+    if (!history) return;
+    const reports = new SlaReportSchedules({
+      config: () => this.opts.config(),
+      rules: () => this.opts.rules(),
+      history,
+      state: this.opts.cluster.leaderState,
+      clock: this.opts.clock,
+      logger: this.opts.logger,
+    });
+    this.reports = reports;
+    void reports.start();
+  }
+}
