@@ -78,12 +78,36 @@ interface Sizes {
   manySources: number;
   manySourcesMinutes: number;
   manySourcesPerDay: number;
+  /** Requests each reader makes before the throughput lines (see WARM_UP_REQUESTS). */
+  warmUpRequests: number;
+  /** The floor and the client against a service answering in SLOW_SERVICE_MS (a line of the full run). */
+  slowService: boolean;
+  /** What runs without `--only`: every line in the full run; `--quick` leaves the long ones to `--only`. */
+  parts: readonly Part[];
 }
 
+/** The measurements `--only` can pick; all of them by default. */
+const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'shipped', 'latency', 'ha', 'sources', 'history', 'sla'] as const;
+type Part = (typeof PARTS)[number];
+/** What `--quick` measures without `--only`: the lines that take seconds, not minutes. */
+const QUICK_PARTS: readonly Part[] = ['throughput', 'backfill', 'scrape', 'latency', 'overlap'];
+
+/**
+ * Requests each reader makes before it is measured in the full run. The floor is `fetch`, whose code V8 keeps
+ * compiling for thousands of requests: over 20 minutes of history it read 308,000 records/s the first time and
+ * 430,000–440,000 from its twentieth read on (~3,900 requests), while the client's reads levelled off after ~1,500
+ * requests. With one read of warm-up, as before, every ratio to the floor was measured against a floor that was not
+ * yet what it becomes (docs/benchmarks-rounds.md, twenty-fourth round).
+ */
+const WARM_UP_REQUESTS = 5_000;
+
 const SIZES: Record<Sizes['mode'], Sizes> = {
-  full: { mode: 'full', throughputMinutes: 20, manyRulesMinutes: 5, throughputRounds: 11, manyRulesRounds: 9, backfillRecords: 1_000_000, scrapes: 200, scrapeBackfills: 3, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000 },
-  quick: { mode: 'quick', throughputMinutes: 3, manyRulesMinutes: 3, throughputRounds: 11, manyRulesRounds: 5, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000 },
-  micro: { mode: 'micro', throughputMinutes: 0.5, manyRulesMinutes: 0.25, throughputRounds: 1, manyRulesRounds: 1, backfillRecords: 5_000, scrapes: 3, scrapeBackfills: 1, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30, manySources: 6, manySourcesMinutes: 0.25, manySourcesPerDay: 600_000 },
+  full: { mode: 'full', warmUpRequests: WARM_UP_REQUESTS, slowService: true, parts: PARTS, throughputMinutes: 20, manyRulesMinutes: 5, throughputRounds: 11, manyRulesRounds: 9, backfillRecords: 1_000_000, scrapes: 200, scrapeBackfills: 3, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000 },
+  // A check of the goals in about a minute on 2 cores: fewer rounds (a median of 3 moves by about a tenth between
+  // runs: compare the full run's figures before concluding), no slower-service line, and only the lines that take
+  // seconds; `--only shipped,ha,sources,history,sla` runs the others at these sizes.
+  quick: { mode: 'quick', warmUpRequests: 2_000, slowService: false, parts: QUICK_PARTS, throughputMinutes: 3, manyRulesMinutes: 3, throughputRounds: 3, manyRulesRounds: 3, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000 },
+  micro: { mode: 'micro', warmUpRequests: 50, slowService: true, parts: PARTS, throughputMinutes: 0.5, manyRulesMinutes: 0.25, throughputRounds: 1, manyRulesRounds: 1, backfillRecords: 5_000, scrapes: 3, scrapeBackfills: 1, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30, manySources: 6, manySourcesMinutes: 0.25, manySourcesPerDay: 600_000 },
 };
 
 /**
@@ -99,15 +123,12 @@ const PIPELINE_LINES: ReadonlyArray<{ rules: number; cadence: 'transfers' | 'dae
 const SCRAPE_SERIES = 10_000;
 const OVERLAP_RATE_PER_MINUTE = 200;
 
-/** The measurements `--only` can pick; all of them by default. */
-const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'shipped', 'latency', 'ha', 'sources', 'history', 'sla'] as const;
-type Part = (typeof PARTS)[number];
 
 function parseArgs(argv: string[]): { sizes: Sizes; out: string; only: Set<Part>; node: string } {
   let mode: Sizes['mode'] = 'full';
   let node = process.execPath;
   let out = path.join(root, 'bench/results.json');
-  let only = new Set<Part>(PARTS);
+  let only: Set<Part> | undefined;
   const usage = (why: string): never => {
     console.error(`usage: npm run bench -- [--quick | --micro] [--only ${PARTS.join(',')}] [--out FILE] [--node PATH (the daemon's node, for the shipped line)]  (${why})`);
     process.exit(2);
@@ -125,7 +146,7 @@ function parseArgs(argv: string[]): { sizes: Sizes; out: string; only: Set<Part>
       only = new Set(names as Part[]);
     } else usage(`unknown argument ${a}`);
   }
-  return { sizes: SIZES[mode], out, only, node };
+  return { sizes: SIZES[mode], out, only: only ?? new Set(SIZES[mode].parts), node };
 }
 
 /**
@@ -178,18 +199,9 @@ async function inTurns<T>(
   return out;
 }
 
-/**
- * Requests each reader makes before it is measured. The floor is `fetch`, whose code V8 keeps compiling for
- * thousands of requests: over 20 minutes of history it read 308,000 records/s the first time and 430,000–440,000
- * from its twentieth read on (~3,900 requests), while the client's reads levelled off after ~1,500 requests. With
- * one read of warm-up, as before, every ratio to the floor was measured against a floor that was not yet what it
- * becomes (docs/benchmarks.md, twenty-fourth round).
- */
-const WARM_UP_REQUESTS = 5_000;
-
-/** Reads with `read` until WARM_UP_REQUESTS requests are made. */
-async function warmUp(read: () => Promise<ThroughputResult>): Promise<void> {
-  for (let requests = 0; requests < WARM_UP_REQUESTS; ) requests += (await read()).requests;
+/** Reads with `read` until `count` requests are made. */
+async function warmUp(count: number, read: () => Promise<ThroughputResult>): Promise<void> {
+  for (let requests = 0; requests < count; ) requests += (await read()).requests;
 }
 
 /** The answer time of the slower service of the throughput section (a database behind it, a longer network). */
@@ -205,7 +217,9 @@ async function main(): Promise<void> {
   }
   const startedAt = new Date().toISOString();
   const loadBefore = loadavg();
-  const step = (what: string): void => void process.stderr.write(`bench: ${what}...\n`);
+  const began = performance.now();
+  const elapsed = (): string => `${((performance.now() - began) / 1000).toFixed(0)} s`;
+  const step = (what: string): void => void process.stderr.write(`bench [${elapsed()}]: ${what}...\n`);
   const rows: Array<[string, string, string]> = [];
   const results: Record<string, unknown> = { mode: sizes.mode, startedAt };
 
@@ -226,9 +240,9 @@ async function main(): Promise<void> {
       // Every page once, so each is then served from the child's cache; then each reader warmed up for
       // WARM_UP_REQUESTS, so that no line is measured before its code is compiled as it will stay.
       await measureRawFetch(history);
-      await warmUp(() => measureRawFetch(history));
-      await warmUp(() => measureHttpLayer(history));
-      await warmUp(() => measureFetch(history));
+      await warmUp(sizes.warmUpRequests, () => measureRawFetch(history));
+      await warmUp(sizes.warmUpRequests, () => measureHttpLayer(history));
+      await warmUp(sizes.warmUpRequests, () => measureFetch(history));
       // The floor and the client in turns, `throughputRounds` times: one read of the floor takes half a second and
       // moved by a fifth between runs of one bench (268,000–409,000 records/s), and a ratio of two such reads moved
       // with it. Each line is the median run; a ratio is the median of the rounds' ratios (each round's two reads
@@ -303,22 +317,24 @@ async function main(): Promise<void> {
       ]);
     } else rows.push(['mtail, same records as log lines', 'skipped', 'no mtail on PATH (Debian: apt-get install mtail)']);
     // The same floor and client against a slower service, each page answered SLOW_SERVICE_MS after it was asked for,
-    // as a service with a database behind it answers: how close the client is to the wire there.
-    step(`the floor and the client against a service answering in ${SLOW_SERVICE_MS} ms`);
-    const slowServer = await startPageServer(sizes.manyRulesMinutes, SLOW_SERVICE_MS);
-    let slow: { raw: ThroughputResult; fetch: ThroughputResult; ratio: number };
-    try {
-      await measureRawFetch(slowServer.history);
-      slow = await floorAndClient(slowServer.history, sizes.throughputRounds);
-    } finally {
-      await slowServer.close();
+    // as a service with a database behind it answers: how close the client is to the wire there (a full-run line).
+    let slow: { raw: ThroughputResult; fetch: ThroughputResult; ratio: number } | undefined;
+    if (sizes.slowService) {
+      step(`the floor and the client against a service answering in ${SLOW_SERVICE_MS} ms`);
+      const slowServer = await startPageServer(sizes.manyRulesMinutes, SLOW_SERVICE_MS);
+      try {
+        await measureRawFetch(slowServer.history);
+        slow = await floorAndClient(slowServer.history, sizes.throughputRounds);
+      } finally {
+        await slowServer.close();
+      }
+      rows.push([
+        `client, service answering in ${SLOW_SERVICE_MS} ms`,
+        `${fmt(slow.fetch.recordsPerSecond)} records/s`,
+        `the bare loop ${fmt(slow.raw.recordsPerSecond)} records/s over the same ${fmt(slow.raw.records)} records, ${slow.raw.requests} requests; client vs that loop ${fmt(slow.ratio, 2)} (the same client as above: with the service's time in every page, the client's own work weighs less)`,
+      ]);
     }
-    rows.push([
-      `client, service answering in ${SLOW_SERVICE_MS} ms`,
-      `${fmt(slow.fetch.recordsPerSecond)} records/s`,
-      `the bare loop ${fmt(slow.raw.recordsPerSecond)} records/s over the same ${fmt(slow.raw.records)} records, ${slow.raw.requests} requests; client vs that loop ${fmt(slow.ratio, 2)} (the same client as above: with the service's time in every page, the client's own work weighs less)`,
-    ]);
-    Object.assign(results, { raw, httpLayer: { ...http, vsRaw: httpVsRaw }, fetch, clientVsRaw, pipelines, ...(mtail ? { mtail } : {}), slowService: { answerDelayMs: SLOW_SERVICE_MS, ...slow } });
+    Object.assign(results, { raw, httpLayer: { ...http, vsRaw: httpVsRaw }, fetch, clientVsRaw, pipelines, ...(mtail ? { mtail } : {}), ...(slow ? { slowService: { answerDelayMs: SLOW_SERVICE_MS, ...slow } } : {}) });
   }
   let backfillRss: number | undefined;
   if (only.has('backfill')) {
@@ -470,7 +486,7 @@ async function main(): Promise<void> {
   console.log(`transfer-watch bench (${sizes.mode}) — node ${process.version}, ${cpus().length} cpus, load ${loadBefore.map((l) => l.toFixed(2)).join(' ')} → ${loadAfter.map((l) => l.toFixed(2)).join(' ')}`);
   for (const [a, b, c] of rows) console.log(`${a.padEnd(width[0] as number)}  ${b.padEnd(width[1] as number)}  ${c}`);
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
-  console.log(`results written to ${path.relative(process.cwd(), out) || out}`);
+  console.log(`results written to ${path.relative(process.cwd(), out) || out}; ${elapsed()} in all`);
   const p10 = (results['pipelines'] as PipelineLine[] | undefined)?.find((p) => p.rules === 10 && p.cadence === 'transfers');
   if (mtail && p10) console.log(`vs_mtail_ratio=${(p10.recordsPerSecond / mtail.linesPerSecond).toFixed(2)} mtail_lines_per_s=${Math.round(mtail.linesPerSecond)} pipeline_10_rules_records_per_s=${Math.round(p10.recordsPerSecond)}`);
   if (shipped) console.log(`shipped_rules_rss_mb=${shipped.peakRssMb.toFixed(1)} shipped_rules_records_per_s=${Math.round(shipped.recordsPerSecond)}`);

@@ -69,6 +69,11 @@ export interface DaemonApi {
   sla?: () => SlaSource | string;
   /** The display time zone and version, for pages other than `/` (the history page). */
   pageInfo?(): { timezone: string; version: string };
+  /**
+   * The daemon's clock (default: the wall clock): default ranges of the history, the pages' "today", an excuse's
+   * time. The demo's clock runs in a simulated morning, and every answer is on that one clock.
+   */
+  now?(): number;
 }
 
 /** What `/metrics` serves (TransferWatchMetrics fits). */

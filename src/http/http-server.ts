@@ -197,10 +197,10 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
       GET: async () => ({ status: 200, contentType: metrics.contentType, body: await renderMetrics() }),
     }),
     route('/sla', {
-      GET: (req) => slaPage(req, { sla: () => api.sla?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => Date.now() }),
+      GET: (req) => slaPage(req, { sla: () => api.sla?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => api.now?.() ?? Date.now() }),
     }),
     route('/history', {
-      GET: (req) => historyPage(req, { history: api.history, info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => Date.now() }),
+      GET: (req) => historyPage(req, { history: api.history, info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => api.now?.() ?? Date.now() }),
     }),
     route('/healthz', { GET: async () => text(200, 'ok\n') }),
     route('/readyz', {
@@ -248,7 +248,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
         }
       },
     }),
-    ...historyRoutes(api.history, logger),
+    ...historyRoutes(api.history, logger, () => api.now?.() ?? Date.now()),
     ...slaRoutes(api),
     ...(api.alertmanager ? alertmanagerV2Routes(api.alertmanager, api.silences).map(toRoute) : []),
     route('/api/v1/silences/:id', {
@@ -271,7 +271,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
  * to go on (also the `X-Next-Cursor` header of a CSV page), 503 while the history is disabled or its database
  * does not answer.
  */
-function historyRoutes(history: HistoryReader | string | undefined, logger: Logger): Route[] {
+function historyRoutes(history: HistoryReader | string | undefined, logger: Logger, now: () => number): Route[] {
   const page = <T>(
     read: (h: HistoryReader, q: ReturnType<typeof parseHistoryRequest>['query']) => Promise<{ items: T[]; next: HistoryCursor | null }>,
     key: string,
@@ -280,7 +280,7 @@ function historyRoutes(history: HistoryReader | string | undefined, logger: Logg
   ): Handler => {
     return async (req) => {
       if (history === undefined || typeof history === 'string') throw new HttpError(503, 'history_disabled', `the history is disabled: ${history ?? 'not configured'}`);
-      const { query, format } = parseHistoryRequest(req, Date.now());
+      const { query, format } = parseHistoryRequest(req, now());
       let result: { items: T[]; next: HistoryCursor | null };
       try {
         result = await read(history, query);
@@ -304,7 +304,7 @@ function historyRoutes(history: HistoryReader | string | undefined, logger: Logg
 
 /** `/api/v1/sla/report`, `/occurrences` and `/excuses` (contract section 11). */
 function slaRoutes(api: DaemonApi): Route[] {
-  const sla = slaHandlers(() => api.sla?.() ?? 'not configured');
+  const sla = slaHandlers(() => api.sla?.() ?? 'not configured', () => api.now?.() ?? Date.now());
   const csvOrJson = (r: { csv: string; next?: string | null } | { json: unknown }): Reply =>
     'csv' in r ? { status: 200, contentType: 'text/csv; charset=utf-8', body: r.csv, headers: r.next ? { 'X-Next-Cursor': r.next } : {} } : json(200, r.json);
   return [

@@ -108,7 +108,7 @@ const excuseBody = z.strictObject({
 });
 
 /** GET report/occurrences, POST/DELETE excuses (contract section 11). */
-export function slaHandlers(source: () => SlaSource | string) {
+export function slaHandlers(source: () => SlaSource | string, now: () => number = Date.now) {
   const ledger = (): SlaSource => {
     const s = source();
     if (typeof s === 'string') throw new HttpError(503, 'sla_disabled', `the SLA ledger is disabled: ${s}`);
@@ -163,7 +163,7 @@ export function slaHandlers(source: () => SlaSource | string) {
       if (!(await guarded(() => s.ledger.exists(b.rule, kt, b.local_date)))) {
         throw new HttpError(404, 'sla_occurrence_not_found', `no occurrence of rule "${b.rule}"${kt ? ` for ${kt}` : ''} on ${b.local_date}`);
       }
-      const excuse = { rule: b.rule, keyText: kt, localDate: b.local_date, by: authenticatedUser(req) ?? b.by ?? 'anonymous', at: Date.now(), reason: b.reason };
+      const excuse = { rule: b.rule, keyText: kt, localDate: b.local_date, by: authenticatedUser(req) ?? b.by ?? 'anonymous', at: now(), reason: b.reason };
       await guarded(() => s.ledger.excuse(excuse));
       return { status: 'success', excuse: { rule: excuse.rule, key: b.key, local_date: excuse.localDate, by: excuse.by, at: new Date(excuse.at).toISOString(), reason: excuse.reason } };
     },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiTimeShift } from '../../src/http/api-time-shift.js';
-import type { SilenceApi } from '../../src/http/daemon-api.js';
+import type { AlertmanagerView, SilenceApi } from '../../src/http/daemon-api.js';
 
 const HOUR = 3_600_000;
 
@@ -10,10 +10,10 @@ describe('ApiTimeShift', () => {
     const shift = new ApiTimeShift(0);
     expect(shift.silenceApi(api)).toBe(api);
     const value = { startsAt: '2026-11-25T10:00:00.000Z' };
-    expect(shift.in(value)).toBe(value);
+    expect(shift.out(value)).toBe(value);
   });
 
-  it('moves a client’s new silence into the daemon’s time, and answers on the daemon’s one clock', async () => {
+  it('moves silences between the clients’ wall clock and the daemon’s, both ways; alerts stay on the daemon’s one clock', async () => {
     const created: unknown[] = [];
     const stored = { id: 's1', startsAt: '2026-11-25T13:00:00.000Z', endsAt: '2026-11-25T14:00:00.000Z', updatedAt: '2026-11-25T13:00:00.000Z', comment: 'endsAt stays text' };
     const api: SilenceApi = {
@@ -28,12 +28,22 @@ describe('ApiTimeShift', () => {
     // The daemon's clock is 3 hours ahead of its clients'.
     const shift = new ApiTimeShift(3 * HOUR);
     const clients = shift.silenceApi(api);
-    const answer = await clients.create({ matchers: ['a="b"'], startsAt: '2026-11-25T10:00:00Z', endsAt: '2026-11-25T11:00:00Z', createdBy: 'x', comment: 'endsAt' });
-    expect(created).toEqual([{ matchers: ['a="b"'], startsAt: '2026-11-25T13:00:00.000Z', endsAt: '2026-11-25T14:00:00.000Z', createdBy: 'x', comment: 'endsAt' }]);
-    // What the daemon stored, as the pages and the history show it: no second clock in the answers.
-    expect(answer).toEqual(stored);
-    expect(clients.list()).toEqual([stored]);
-    expect(clients.get('s1')).toEqual(stored);
+    const answer = await clients.create({ matchers: ['a="b"'], startsAt: '2026-11-25T10:00:00Z', endsAt: '2026-11-25T11:00:00Z', createdBy: 'x' });
+    expect(created).toEqual([{ matchers: ['a="b"'], startsAt: '2026-11-25T13:00:00.000Z', endsAt: '2026-11-25T14:00:00.000Z', createdBy: 'x' }]);
+    expect(answer).toEqual({ id: 's1', startsAt: '2026-11-25T10:00:00.000Z', endsAt: '2026-11-25T11:00:00.000Z', updatedAt: '2026-11-25T10:00:00.000Z', comment: 'endsAt stays text' });
+    expect(clients.list()).toEqual([answer]);
     expect(clients.get('nope')).toBeUndefined();
+
+    const alert = { labels: { alertname: 'A' }, startsAt: '2026-11-25T13:30:00.000Z', updatedAt: '2026-11-25T13:31:00.000Z', endsAt: '2026-11-25T13:35:00.000Z' };
+    const view = shift.alertmanagerView({
+      status: () => ({}),
+      receivers: () => [],
+      alerts: () => [alert],
+      alertGroups: () => [{ alerts: [alert] }],
+      silences: () => [stored],
+    } as unknown as AlertmanagerView);
+    expect(view.alerts({} as never)).toEqual([alert]);
+    expect(view.alertGroups({} as never)).toEqual([{ alerts: [alert] }]);
+    expect(view.silences(undefined as never)).toEqual([answer]);
   });
 });

@@ -30,7 +30,7 @@ describe('business calendars', () => {
     expect(JSON.stringify(badRegion.error?.issues)).toMatch(/unknown region \\"ZZ\\" of BR \(known: AC, AL/);
   });
 
-  it('check refuses a rule naming a calendar the config does not define, at the rule, naming the field', async () => {
+  it('check refuses a rule naming a calendar the config does not define, at its calendar: line, naming the field', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tw-cal-'));
     try {
       await writeFile(join(dir, 'rules.yaml'), ['rules:', '  - name: StatementMissing', '    type: missing_file', '    deadline: "0 8 * * *"', '    window: 8h', '    calendar: b4', ''].join('\n'));
@@ -42,7 +42,7 @@ describe('business calendars', () => {
         execFile(process.execPath, [MAIN, 'check', '--config', join(dir, 'config.yaml')], (err, _out, stderr) => resolve({ code: err && typeof err.code === 'number' ? err.code : 0, stderr })),
       );
       expect(code).toBe(1);
-      expect(stderr).toContain(`${join(dir, 'rules.yaml')}:2:`);
+      expect(stderr).toContain(`${join(dir, 'rules.yaml')}:6:15:`);
       expect(stderr).toContain('rule "StatementMissing": calendar: unknown calendar "b4" (did you mean "b3"?)');
     } finally {
       await rm(dir, { recursive: true, force: true });
