@@ -28,7 +28,7 @@ import { stopPretenuring } from '../src/util/heap-growth.js';
 // floor where others read 0.82–0.88. In one such process the scavenges took five times as long and there were three
 // times the full collections: what transfers allocated in the old generation, pointing at young strings, cost. In
 // alternating processes the client read 0.84–0.92 of the floor without pretenuring (eleven) and 0.82–0.86 with it
-// (twelve; docs/benchmarks.md, twenty-third round); the floor keeps nothing and reads the same. Node's other heap
+// (twelve; docs/benchmarks-rounds.md, twenty-third round); the floor keeps nothing and reads the same. Node's other heap
 // settings stay: the daemon's young-generation cap and old-space growth trade speed for memory, and the floor is a
 // bare loop.
 stopPretenuring();
@@ -42,7 +42,7 @@ interface Sizes {
   /**
    * The 1,000-rule line reads a shorter slice: it is the slowest, and its ratio does not need more. Not shorter than
    * 3 minutes: over 1 minute (11,149 records) the first page's new groups and alerts were half the run, and the line
-   * read 0.34–0.37 where 5 minutes read 0.48–0.63 (docs/benchmarks.md, twenty-third round).
+   * read 0.34–0.37 where 5 minutes read 0.48–0.63 (docs/benchmarks-rounds.md, twenty-third round).
    */
   manyRulesMinutes: number;
   /**

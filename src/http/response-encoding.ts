@@ -19,7 +19,7 @@ export interface EncodedBody {
  * once instead of in many writes that each wait for a turn of the event loop, which a backfill shares. It is
  * compressed here, on the event loop, at the fastest level (~1.3 ms for 1 MB): zlib's asynchronous path hands
  * its output back 16 KiB at a time, each a turn of the loop, and made a scrape during a backfill slower, not
- * faster (docs/benchmarks.md, tenth round). Accept-Encoding is read with its q-values (`gzip;q=0` refuses it). Pages
+ * faster (docs/benchmarks-rounds.md, tenth round). Accept-Encoding is read with its q-values (`gzip;q=0` refuses it). Pages
  * (HTML) are never compressed, see below.
  */
 export function encodeBody(req: IncomingMessage, body: Buffer, contentType: string): EncodedBody {

@@ -33,7 +33,7 @@ type Labels = Record<string, unknown>;
  * returns, but faster.
  *
  * Why not `registry.metrics()`: with 10,000 series a scrape over HTTP misses the p99 <= 50 ms goal with it and
- * meets it with this renderer (docs/benchmarks.md, "Sixth round"); a CPU profile put most of the process's time
+ * meets it with this renderer (docs/benchmarks-rounds.md, "Sixth round"); a CPU profile put most of the process's time
  * in prom-client's formatter and GC. Per series and per scrape it builds label arrays, escapes every label value with three
  * regex replaces, and caches the "shared" labels in a WeakMap keyed by a `{}` it has just created, so that
  * cache never hits and gains an entry per series.

@@ -13,7 +13,7 @@ export type GroupLabelsOf = (t: Transfer) => Labels;
  * an alert shows of it, and its group key under each distinct `group_by`. Each matched rule used to sample the
  * transfer (an object of six fields) and key it (a string built and hashed) again: in the 1,000-rule bench a
  * failure reaches ~66 rules that group in only four ways, and deriving once read 22% more records/s there
- * (docs/benchmarks.md, fifteenth round).
+ * (docs/benchmarks-rounds.md, fifteenth round).
  *
  * Each part remembers the last transfer it was asked about, by identity: the engine hands one transfer to all its
  * matched rules before the next, and transfers are never changed once made. A shared sample is never changed

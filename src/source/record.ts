@@ -172,7 +172,7 @@ export function transferOf(record: ServiceRecord, id: string | undefined, source
  * A transfer read from a record. Its identity is computed on first use, not when the record is read: what
  * deduplicates (the poller's streams, the rule engine, a replica sending transfers on) asks for it; `query`, which
  * prints records, never does. Hashing every field was half of what the client does per record beyond fetching
- * and parsing (0.51 of ~1.0 µs; docs/benchmarks.md, twenty-fourth round). Every transfer the daemon makes is of
+ * and parsing (0.51 of ~1.0 µs; docs/benchmarks-rounds.md, twenty-fourth round). Every transfer the daemon makes is of
  * this one class (`transferOf`), so wherever transfers go, a read of `id` meets one shape.
  */
 class RecordTransfer implements Transfer {

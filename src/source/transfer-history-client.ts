@@ -119,7 +119,7 @@ export class TransferHistoryClient {
   ): AsyncGenerator<TransferPage> {
     // A page is asked for when the consumer asks for it, not one ahead: asking ahead kept the event loop busy
     // through what were its idle moments, and a scrape during a backfill waited for them (p50 +3.6 ms, p99 +6 ms)
-    // for 3–5% more records/s (docs/benchmarks.md, fourteenth round).
+    // for 3–5% more records/s (docs/benchmarks-rounds.md, fourteenth round).
     let url = firstUrl;
     const followed = new Set([pageKey(url)]);
     // A service whose `next` never ends (a new index on every page) must not hold the poll forever, nor grow

@@ -6,7 +6,7 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
  * again. transfer-watch keeps little but turns over a lot (a parsed page of 1,000 records is garbage a moment
  * later), so with that allowance its RSS settles far above what it uses; a factor of 1.25 keeps it near what it
  * holds, for more frequent full GCs. What it saves and costs is measured by the shipped-rules bench line
- * (docs/benchmarks.md, "Sixth round").
+ * (docs/benchmarks-rounds.md, "Sixth round").
  */
 export const HEAP_GROWING_PERCENT = 25;
 
@@ -75,7 +75,7 @@ export interface YoungGenerationControls {
  * Stops V8's young generation from growing past YOUNG_GENERATION_CAP_BYTES, unless the operator chose a
  * semi-space size (on node's command line or in NODE_OPTIONS). V8 doubles the new space (from 1 MB semi-spaces
  * up to 16 MB on Node 20, 64 MB on Node 24) whenever enough objects survive scavenges, which a backfill's parsed
- * pages always do, and never gives that memory back (docs/benchmarks.md, "Sixth round"). Only the command line can
+ * pages always do, and never gives that memory back (docs/benchmarks-rounds.md, "Sixth round"). Only the command line can
  * set the maximum (`--max-semi-space-size`, as the image does), but V8 reads `--semi-space-growth-factor` at each
  * growth. So growth is off (a factor of 1) until the first check after a garbage collection: loading the program's
  * modules is one long stretch without a check, in which Node 24 grew the new space to 32 MB. From then on a check

@@ -28,7 +28,7 @@ const MAX_DRAINED_BYTES = 64 * 1024;
  *
  * Through undici, the HTTP client the daemon already polls the service with: the notifications' own client (got
  * and its seventeen packages) was loaded by every daemon at start for these single POSTs, and held about 8 MB of
- * RSS (docs/benchmarks.md, nineteenth round). undici follows no redirect unless asked (a 3xx is an answer, and not
+ * RSS (docs/benchmarks-rounds.md, nineteenth round). undici follows no redirect unless asked (a 3xx is an answer, and not
  * a success), and `timeoutMs` bounds the whole exchange, headers and body, as got's `timeout.request` did.
  */
 export async function postJson(url: string, body: unknown, options: PostJsonOptions): Promise<void> {
