@@ -34,11 +34,18 @@ beforeAll(async () => {
   app = path.join(tmp, 'app');
   mkdirSync(app);
   writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'tw-install-check', version: '1.0.0', private: true }));
+  // Where the runtime has node:sqlite (Node 24, the image's), installed as the image installs it: without the
+  // optional better-sqlite3 (Dockerfile: --omit=optional), whose compilation was a minute of every CI run.
+  const sqliteModule = 'node:sqlite';
+  const builtinSqlite = await import(/* @vite-ignore */ sqliteModule).then(
+    () => true,
+    () => false,
+  );
   // --prefer-offline: the packages `npm ci` just fetched are in npm's cache; the registry is asked only for the rest.
-  await run(npm, ['install', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', path.join(tmp, info?.filename ?? '')], {
+  await run(npm, ['install', '--omit=dev', ...(builtinSqlite ? ['--omit=optional'] : []), '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', path.join(tmp, info?.filename ?? '')], {
     cwd: app,
-    // better-sqlite3 (the history's SQLite on Node 20, an optional dependency) is compiled by node-gyp here, as on
-    // any machine without a prebuilt binary for it: about 100 s on two cores.
+    // On Node 20, better-sqlite3 (the history's SQLite there, an optional dependency) is compiled by node-gyp here,
+    // as on any machine without a prebuilt binary for it: about 100 s on two cores.
     timeout: 360_000,
   });
 }, 400_000);
