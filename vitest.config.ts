@@ -1,12 +1,32 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * `npm test`'s suite in two groups, one after the other, on the 2-core machines it runs on (vitest's default there
+ * is one file at a time, and most of the suite's time is real daemons, simulators and receivers waiting on polls,
+ * group_wait and deadlines, not CPU):
+ * - two files at a time: every unit, integration and end-to-end file but those below;
+ * - then one at a time: the HA replicas (failovers and leases timed on real Redis and PostgreSQL), the shipped
+ *   rules' noise (ten business days of the engine's arithmetic, CPU-bound), which measure the machine when they
+ *   share it, and the status page in Chromium. CI runs this group once, on Node 20 (.ci/run): none of it tests
+ *   the runtime.
+ */
+const ALONE = ['test/e2e/ha*.test.ts', 'test/rules/shipped-rules-noise-*.test.ts', 'test/e2e/status-page.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Tests start real servers and real child processes; give them room on a 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    reporters: process.env.CI ? ['default'] : ['default'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ALONE, maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });
