@@ -85,6 +85,23 @@ export interface OpenedHistoryDatabase {
 export const SQLITE_FILE = 'history.sqlite';
 
 /**
+ * The connection URL with `history.postgres.password` (or `password_file`) in it. pg lets what the URL says win over
+ * its `password` option, and a URL naming a user without a password says the password is empty: the documented
+ * `url: postgres://tw@db/tw` with `password_file` never connected ("client password must be a string").
+ */
+export function withPassword(url: string, password: string | null | undefined): string {
+  if (!password) return url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.username === '' || parsed.password !== '' || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')) return url;
+    parsed.password = encodeURIComponent(password);
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/**
  * Open the history database named by `history:` (PostgreSQL) or the embedded SQLite file in `stateDir`, and
  * bring its tables up to date. The same migrations and queries serve both (Kysely builds the SQL of each).
  * Nothing here blocks a start on a database that is down: PostgreSQL connects on the first query.
@@ -96,7 +113,7 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
     const pool = async (): Promise<Pool> => {
       const { default: pg } = await import('pg');
       const p = new pg.Pool({
-        connectionString: postgres.url,
+        connectionString: withPassword(postgres.url, postgres.password),
         ...(postgres.password ? { password: postgres.password } : {}),
         max: postgres.max_connections,
         connectionTimeoutMillis: 5_000,

@@ -35,6 +35,8 @@ export function parseHistoryRequest(req: IncomingMessage, now: number): HistoryR
     if (!(PARAMS as readonly string[]).includes(key)) throw bad(`unknown parameter "${key}" (known: ${PARAMS.join(', ')})`);
   }
   for (const key of PARAMS) if (key !== 'filter' && params.getAll(key).length > 1) throw bad(`${key}: given more than once`);
+  // Text no database takes (PostgreSQL refuses a NUL byte in a string): a bad request, not a database that does not answer.
+  for (const [key, value] of params) if (/[\u0000-\u001f\u007f]/.test(value)) throw bad(`${key}: contains a control character (such as NUL)`);
   const matchers: Matcher[] = params.getAll('filter').map((text, i) => {
     try {
       return parseMatcher(text);
@@ -76,7 +78,9 @@ export function decodeCursor(text: string): HistoryCursor {
   try {
     if (!/^[A-Za-z0-9_-]{1,2000}$/.test(text)) throw new Error('not base64url');
     const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === 'string') return { at: value[0] as number, id: value[1] };
+    if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === 'string' && /^[\x20-\x7e]{1,200}$/.test(value[1])) {
+      return { at: value[0] as number, id: value[1] };
+    }
   } catch {
     /* answered below */
   }

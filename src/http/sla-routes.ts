@@ -31,6 +31,8 @@ function params(req: IncomingMessage, known: readonly string[], repeatable: read
   const p = new URL(req.url ?? '/', 'http://localhost').searchParams;
   for (const key of new Set(p.keys())) if (!known.includes(key)) throw bad(`unknown parameter "${key}" (known: ${known.join(', ')})`);
   for (const key of known) if (!repeatable.includes(key) && p.getAll(key).length > 1) throw bad(`${key}: given more than once`);
+  // Text no database takes (PostgreSQL refuses a NUL byte in a string): a bad request, not a database that does not answer.
+  for (const [key, value] of p) if (/[\u0000-\u001f\u007f]/.test(value)) throw bad(`${key}: contains a control character (such as NUL)`);
   return p;
 }
 
@@ -142,7 +144,8 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
       const limit = limitText === null ? DEFAULT_OCCURRENCES : Number(limitText);
       if (!/^\d+$/.test(limitText ?? '1') || limit < 1 || limit > MAX_OCCURRENCES) throw bad(`limit: must be a whole number from 1 to ${MAX_OCCURRENCES}`);
       const cursorText = p.get('cursor');
-      const offset = cursorText === null ? 0 : Number(cursorText);
+      // Strict: Number() would take "", " 12 ", "0x10" and "1e3".
+      const offset = cursorText === null ? 0 : /^\d{1,15}$/.test(cursorText) ? Number(cursorText) : Number.NaN;
       if (!Number.isSafeInteger(offset) || offset < 0) throw bad('cursor: not a cursor this daemon gave (use "next")');
       const s = ledger();
       const list = await guarded(() => s.ledger.occurrences({ ...range, rule: p.get('rule') ?? undefined, outcome, limit: limit + 1, offset }));

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -95,6 +95,24 @@ export class PostgresServer {
       await client.end();
     }
     return this.url(name);
+  }
+
+  /**
+   * A login role that must give its password (SCRAM on loopback, where every other user is trusted), owning
+   * `database`: what a deployment's `history.postgres` with a user and a password meets.
+   */
+  async requirePassword(role: string, password: string, database: string): Promise<void> {
+    const hba = join(this.dir, 'data', 'pg_hba.conf');
+    writeFileSync(hba, `host all ${role} 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, 'utf8')}`);
+    const client = new pg.Client({ connectionString: this.url() });
+    await client.connect();
+    try {
+      await client.query(`CREATE ROLE "${role.replace(/"/g, '')}" LOGIN PASSWORD '${password.replace(/'/g, "''")}'`);
+      await client.query(`ALTER DATABASE "${database.replace(/"/g, '')}" OWNER TO "${role.replace(/"/g, '')}"`);
+      await client.query('SELECT pg_reload_conf()');
+    } finally {
+      await client.end();
+    }
   }
 
   /** Down at once (SIGQUIT: the immediate shutdown, its backends end with it), the data kept for `restart`. */
