@@ -36,6 +36,7 @@ export function parseHistoryRequest(req: IncomingMessage, now: number): HistoryR
   }
   for (const key of PARAMS) if (key !== 'filter' && params.getAll(key).length > 1) throw bad(`${key}: given more than once`);
   // Text no database takes (PostgreSQL refuses a NUL byte in a string): a bad request, not a database that does not answer.
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   for (const [key, value] of params) if (/[\u0000-\u001f\u007f]/.test(value)) throw bad(`${key}: contains a control character (such as NUL)`);
   const matchers: Matcher[] = params.getAll('filter').map((text, i) => {
     try {
