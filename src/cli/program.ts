@@ -10,6 +10,7 @@ import { registerSimulate } from './simulate.js';
 import { registerSilence } from './silence.js';
 import { registerHistory } from './history.js';
 import { registerSla } from './sla.js';
+import { registerCalendar } from './calendar.js';
 import { packageVersion } from './package-version.js';
 
 /** The `transfer-watch` command line: every command, parsed from `argv` (as `process.argv`). */
@@ -35,6 +36,7 @@ export async function runProgram(argv: readonly string[]): Promise<void> {
   registerSilence(program);
   registerHistory(program);
   registerSla(program);
+  registerCalendar(program);
 
   await program.parseAsync([...argv]);
 }

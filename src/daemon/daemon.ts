@@ -242,6 +242,7 @@ export class Daemon {
           };
         },
         pageInfo: () => ({ timezone: this.setup.config.display_timezone, version: this.opts.version }),
+        calendars: () => this.setup.config.calendars,
       },
     });
     logger.info({ url: this.http.url }, 'HTTP server listening');

@@ -44,6 +44,8 @@ export interface AlertmanagerView {
   silences(filter: string[]): unknown[];
 }
 
+import type { CalendarConfig } from '../sla/business-calendar.js';
+
 export interface DaemonApi {
   /** True once config and state are loaded, false while starting or shutting down. */
   ready(): boolean;
@@ -67,6 +69,8 @@ export interface DaemonApi {
   history?: HistoryReader | string;
   /** The SLA ledger (`/api/v1/sla/*`, contract section 11), or why there is none. */
   sla?: () => SlaSource | string;
+  /** The config's business calendars (`/api/v1/calendars/NAME`): what each excludes. */
+  calendars?(): Record<string, CalendarConfig>;
   /** The display time zone and version, for pages other than `/` (the history page). */
   pageInfo?(): { timezone: string; version: string };
   /**

@@ -25,6 +25,8 @@ import {
 } from './history-routes.js';
 import type { HistoryCursor } from '../history/history-store.js';
 import { slaHandlers } from './sla-routes.js';
+import type { CalendarConfig } from '../sla/business-calendar.js';
+import { calendarYear } from '../sla/calendar-view.js';
 import { authenticatedUser, HttpSecurity } from './security/http-security.js';
 import type { WriteKind } from './security/request-guard.js';
 import { StatusPageHandler } from './status-page/status-page-handler.js';
@@ -250,6 +252,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
     }),
     ...historyRoutes(api.history, logger, () => api.now?.() ?? Date.now()),
     ...slaRoutes(api),
+    ...calendarRoutes(api),
     ...(api.alertmanager ? alertmanagerV2Routes(api.alertmanager, api.silences).map(toRoute) : []),
     route('/api/v1/silences/:id', {
       GET: async (_req, params) => {
@@ -299,6 +302,27 @@ function historyRoutes(history: HistoryReader | string | undefined, logger: Logg
     route('/api/v1/history/alerts', { GET: page((h, q) => h.alertEvents(q), 'events', alertEventJson, alertEventsCsv) }),
     route('/api/v1/history/notifications', { GET: page((h, q) => h.attempts(q), 'attempts', attemptJson, attemptsCsv) }),
     route('/api/v1/history/silences', { GET: page((h, q) => h.silenceEvents(q), 'events', silenceEventJson, silenceEventsCsv) }),
+  ];
+}
+
+/** `/api/v1/calendars` (the names) and `/api/v1/calendars/NAME?year=YYYY` (one calendar's year, as `calendar show`). */
+function calendarRoutes(api: DaemonApi): Route[] {
+  const calendars = (): Record<string, CalendarConfig> => api.calendars?.() ?? {};
+  return [
+    route('/api/v1/calendars', { GET: async () => json(200, { calendars: Object.keys(calendars()).sort() }) }),
+    route('/api/v1/calendars/:name', {
+      GET: async (req, params) => {
+        const name = params['name'] ?? '';
+        const config = Object.hasOwn(calendars(), name) ? calendars()[name] : undefined;
+        if (!config) throw new HttpError(404, 'calendar_not_found', `no calendar "${name.slice(0, 100)}" (the config's calendars: ${Object.keys(calendars()).sort().join(', ') || 'none'})`);
+        const query = new URL(req.url ?? '/', 'http://localhost').searchParams;
+        for (const key of query.keys()) if (key !== 'year') throw new HttpError(400, 'calendar_bad_query', `unknown parameter "${key.slice(0, 100)}" (known: year)`);
+        const yearText = query.get('year');
+        const year = yearText === null ? new Date(api.now?.() ?? Date.now()).getUTCFullYear() : /^\d{4}$/.test(yearText) ? Number(yearText) : Number.NaN;
+        if (!(year >= 1970 && year <= 2200)) throw new HttpError(400, 'calendar_bad_query', 'year: must be a year such as 2026');
+        return json(200, calendarYear(name, config, year));
+      },
+    }),
   ];
 }
 

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type HolidaysType from 'date-holidays';
 import { z } from 'zod';
+import { correctionsOf } from './holiday-corrections.js';
 
 type Holidays = HolidaysType;
 /**
@@ -52,6 +53,16 @@ export type CalendarConfig = z.output<typeof calendarSchema>;
 /** `calendars:` of the config: names to calendars. */
 export const calendarsSchema = z.record(z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'must contain only letters, digits, "_", "." and "-"'), calendarSchema).default({});
 
+/** One holiday of a year: the library's, or a correction this project carries (see holiday-corrections.ts). */
+export interface HolidayEntry {
+  date: string;
+  name: string;
+  type: string;
+  /** Whether the calendar's `holidays.types` count it (a day without an expected file). */
+  counted: boolean;
+  source: 'library' | 'correction';
+}
+
 /** A local date (`YYYY-MM-DD`) and its weekday (0 = Sunday), in the zone the deadline is read in. */
 export interface LocalDay {
   date: string;
@@ -67,6 +78,7 @@ export class BusinessCalendar {
   private readonly weekdays: Set<number>;
   private readonly holidays: Holidays | undefined;
   private readonly types: Set<string>;
+  private readonly country: string | undefined;
   private readonly holidayYears = new Map<number, Set<string>>();
 
   constructor(config: CalendarConfig) {
@@ -76,6 +88,7 @@ export class BusinessCalendar {
     const Holidays = h ? holidayLibrary() : undefined;
     this.holidays = h && Holidays ? (h.region ? new Holidays(h.country, h.region) : new Holidays(h.country)) : undefined;
     this.types = new Set(config.holidays?.types ?? []);
+    this.country = h?.country;
   }
 
   get empty(): boolean {
@@ -86,14 +99,39 @@ export class BusinessCalendar {
     return this.dates.has(day.date) || this.weekdays.has(day.weekday) || this.isHoliday(day.date);
   }
 
-  /** The holidays of a year, as local dates. */
+  /** The holidays the calendar counts in a year, as local dates. */
   holidaysOf(year: number): Set<string> {
     let set = this.holidayYears.get(year);
     if (!set) {
-      set = new Set((this.holidays?.getHolidays(year) ?? []).filter((h) => this.types.has(h.type)).map((h) => h.date.slice(0, 10)));
+      set = new Set(this.holidayEntries(year).filter((h) => h.counted).map((h) => h.date));
       this.holidayYears.set(year, set);
     }
     return set;
+  }
+
+  /**
+   * Every holiday of a year the library knows for the country and region, of any type (`counted` says whether this
+   * calendar's types count it), and the project's corrections the library lacks; by date.
+   */
+  holidayEntries(year: number): HolidayEntry[] {
+    if (!this.holidays || this.country === undefined) return [];
+    const entries: HolidayEntry[] = this.holidays.getHolidays(year).map((h) => ({
+      date: h.date.slice(0, 10),
+      name: h.name,
+      type: h.type,
+      counted: this.types.has(h.type),
+      source: 'library' as const,
+    }));
+    for (const c of correctionsOf(this.country, year)) {
+      if (entries.some((e) => e.date === c.date && e.counted)) continue;
+      entries.push({ date: c.date, name: c.name, type: c.type, counted: this.types.has(c.type), source: 'correction' });
+    }
+    return entries.sort((a, b) => a.date.localeCompare(b.date));
+  }
+
+  /** The weekdays (0 = Sunday) and extra dates the calendar excludes. */
+  get excluded(): { weekdays: number[]; dates: string[] } {
+    return { weekdays: [...this.weekdays].sort(), dates: [...this.dates].sort() };
   }
 
   private isHoliday(date: string): boolean {
