@@ -6,6 +6,7 @@ import type { Logger } from '../util/logger.js';
 import type { HistoryJournal } from './history-journal.js';
 import type { AttemptRecord, HistoryRecord, OccurrenceRecord, SilenceEventRecord } from './history-records.js';
 import type { HistoryStore } from './history-store.js';
+import { writeRefusal } from './write-refusal.js';
 
 /** Records written per statement batch; a backlog after an outage goes in several. */
 const DRAIN_BATCH = 1_000;
@@ -23,6 +24,8 @@ export interface HistoryRecorderOptions {
   retentionMs: number;
   /** The database answered (true) or refused (false) the last write. */
   onUp?: (up: boolean) => void;
+  /** A record the database refused for its content was given up (its kind: alert, attempt, silence, occurrence). */
+  onGivenUp?: (kind: string) => void;
   /** After records left the alert journal, the alert snapshot should be written (without them). */
   onAlertEventsRecorded?: () => void;
 }
@@ -42,6 +45,8 @@ export class HistoryRecorder {
   private stopped = false;
   /** Records the database refused (bad values), given up one by one. */
   refused = 0;
+  /** The kinds of content refusal said in the log already. */
+  private readonly refusalsLogged = new Set<string>();
 
   constructor(private readonly opts: HistoryRecorderOptions) {}
 
@@ -186,27 +191,43 @@ export class HistoryRecorder {
   }
 
   /**
-   * Write a batch in one transaction. When the database answers but refuses the batch, one record in it is bad
-   * (a value it cannot store): the records are written one by one and the bad ones given up (counted, logged),
-   * so one record never holds back the history.
+   * Write a batch in one transaction. A refusal for a reason of the store (full, read-only, locked, corrupt, gone,
+   * unreachable) leaves the whole batch in the journal: the history is down, and it is written when the store takes
+   * it again. A refusal for a record's own content is that record's: the records are then written one by one, and
+   * only the ones the database refuses for their content are given up (counted; logged once per kind of refusal), so
+   * one record never holds back the history and a full disk never loses one.
    */
   private async writeBatch(batch: HistoryRecord[]): Promise<void> {
-    const { store, logger } = this.opts;
+    const { store } = this.opts;
     try {
       await store.write(batch);
       return;
     } catch (err) {
+      if (writeRefusal(err).kind === 'store') throw err;
       await store.ping(); // throws when the database is down: the batch waits, as a whole
       for (const record of batch) {
         try {
           await store.write([record]);
         } catch (one) {
-          await store.ping();
-          this.refused++;
-          logger.error({ kind: record.kind, id: record.id, err: { type: 'HistoryWriteError', message: store.redact(errorMessage(one)) }, first: store.redact(errorMessage(err)) }, 'a history record the database refuses was given up');
+          if (writeRefusal(one).kind === 'store') throw one;
+          this.giveUp(record, one);
         }
       }
     }
+  }
+
+  /** A record the database refuses for its content: counted, and said once per kind of refusal. */
+  private giveUp(record: HistoryRecord, err: unknown): void {
+    const { store, logger } = this.opts;
+    const { code } = writeRefusal(err);
+    this.refused++;
+    this.opts.onGivenUp?.(record.kind);
+    if (this.refusalsLogged.has(code)) return;
+    this.refusalsLogged.add(code);
+    logger.error(
+      { kind: record.kind, id: record.id, code, err: { type: 'HistoryWriteError', message: store.redact(errorMessage(err)) } },
+      'a history record the database refuses for its content was given up (said once per kind of refusal; transfer_watch_history_records_given_up_total counts them)',
+    );
   }
 
   private setUp(up: boolean, why?: string): void {

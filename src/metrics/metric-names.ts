@@ -178,6 +178,14 @@ export const METRICS = {
     [],
     false,
   ),
+  historyGivenUp: def(
+    'transfer_watch_history_records_given_up_total',
+    'counter',
+    ['kind'],
+    'History records the database refused for their own content (a value it cannot hold), given up, by kind (alert, attempt, silence, occurrence). A refusal of the store (full, read-only, down) gives up nothing: the records wait (transfer_watch_history_backlog).',
+    [],
+    false,
+  ),
   alertTimeToNotify: def(
     'transfer_watch_alert_time_to_notify_seconds',
     'histogram',

@@ -104,7 +104,7 @@ export class TransferWatchMetrics {
   private readonly ha: { redisUp: Gauge<string>; leases: Gauge<string>; changes: Counter<string> } | undefined;
   private backfill: { rules: Gauge<string>; transfers: Gauge<string> } | undefined;
   private sla: { labelNames: string[]; occurrences: Counter<string>; lateness: Histogram<string>; objective: Gauge<string> } | undefined;
-  private readonly history: { up: Gauge<string>; backlog: Gauge<string>; timeToNotify: Histogram<string>; duration: Histogram<string> } | undefined;
+  private readonly history: { up: Gauge<string>; backlog: Gauge<string>; givenUp: Counter<string>; timeToNotify: Histogram<string>; duration: Histogram<string> } | undefined;
 
   constructor(opts: TransferWatchMetricsOptions) {
     this.registry = new Registry();
@@ -168,6 +168,7 @@ export class TransferWatchMetrics {
       ? {
           up: gauge(METRICS.historyUp),
           backlog: gauge(METRICS.historyBacklog),
+          givenUp: new Counter({ name: METRICS.historyGivenUp.name, help: METRICS.historyGivenUp.help, labelNames: METRICS.historyGivenUp.labels, registers }),
           timeToNotify: new Histogram({ name: METRICS.alertTimeToNotify.name, help: METRICS.alertTimeToNotify.help, labelNames: METRICS.alertTimeToNotify.labels, buckets: TIME_TO_NOTIFY_BUCKETS, registers }),
           duration: new Histogram({ name: METRICS.alertDuration.name, help: METRICS.alertDuration.help, labelNames: METRICS.alertDuration.labels, buckets: ALERT_DURATION_BUCKETS, registers }),
         }
@@ -404,6 +405,11 @@ export class TransferWatchMetrics {
 
   setHistoryBacklog(n: number): void {
     this.history?.backlog.set(n);
+  }
+
+  /** A history record the database refused for its content was given up. */
+  observeHistoryGivenUp(kind: string): void {
+    this.history?.givenUp.inc({ kind });
   }
 
   /**

@@ -20,12 +20,19 @@ function attempt(n: number): AttemptRecord {
   return { kind: 'attempt', id: `k:${n}`, at: n, receiver: 'oncall', integration: 'webhook', status: 'firing', fingerprints: ['fp'], alerts: [{ alertname: 'A' }], title: 'A', outcome: 'sent', attempt: 1, error: null, duration_ms: 3 };
 }
 
-/** A store whose writes fail while `down` (the database is unreachable). */
-function flaky(store: HistoryStore): HistoryStore & { down: boolean } {
-  const wrapped = Object.create(store) as HistoryStore & { down: boolean };
+/**
+ * A store whose writes fail while `down` (the database is unreachable), are refused with `refuse` while reads still
+ * answer (a read-only file, a full disk), or are refused for the records whose ids are in `bad` (their content).
+ */
+function flaky(store: HistoryStore): HistoryStore & { down: boolean; refuse: Error | undefined; bad: Set<string> } {
+  const wrapped = Object.create(store) as HistoryStore & { down: boolean; refuse: Error | undefined; bad: Set<string> };
   wrapped.down = false;
+  wrapped.refuse = undefined;
+  wrapped.bad = new Set();
   wrapped.write = async (records) => {
     if (wrapped.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    if (wrapped.refuse) throw wrapped.refuse;
+    if (records.some((r) => wrapped.bad.has(r.id))) throw Object.assign(new Error('CHECK constraint failed: value too long'), { code: 'SQLITE_CONSTRAINT_CHECK' });
     return store.write(records);
   };
   wrapped.ping = async () => {
@@ -46,8 +53,21 @@ describe.each(BACKENDS)('history recorder on %s', (kind) => {
     const journal = new HistoryJournal(state, silentLogger());
     await journal.restore();
     const ups: boolean[] = [];
-    const recorder = new HistoryRecorder({ store, journal, alerts: () => alerts, clock, logger: silentLogger(), retentionMs: 400 * 86_400_000, onUp: (up) => ups.push(up) });
-    return { clock, store, alerts, journal, recorder, ups, state };
+    const givenUp: string[] = [];
+    const logged: string[] = [];
+    const logger = silentLogger();
+    logger.error = ((obj: unknown, msg?: string) => void logged.push(msg ?? String(obj))) as typeof logger.error;
+    const recorder = new HistoryRecorder({
+      store,
+      journal,
+      alerts: () => alerts,
+      clock,
+      logger,
+      retentionMs: 400 * 86_400_000,
+      onUp: (up) => ups.push(up),
+      onGivenUp: (kind) => givenUp.push(kind),
+    });
+    return { clock, store, alerts, journal, recorder, ups, state, givenUp, logged };
   }
 
   it('writes only the alert events of a saved snapshot: a transition not yet saved is not in the database', async () => {
@@ -91,6 +111,45 @@ describe.each(BACKENDS)('history recorder on %s', (kind) => {
     await next.store.write([...events.items, attempt(1)]);
     expect((await next.store.alertEvents(all)).items).toHaveLength(2);
     await next.recorder.stop();
+  });
+
+  it('a write refused for a reason of the store (read-only, full) while reads still answer loses nothing: down, kept, written when it takes writes again', async () => {
+    const { recorder, store, ups, givenUp } = await setup();
+    for (const refusal of [
+      Object.assign(new Error('attempt to write a readonly database'), { code: 'SQLITE_READONLY' }),
+      Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 }),
+      Object.assign(new Error('could not extend file: No space left on device'), { code: '53100' }),
+      Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }),
+      new Error('cannot rollback - no transaction is active'),
+    ]) {
+      store.refuse = refusal;
+      await recorder.attempt(attempt(1));
+      await recorder.drain();
+      expect(ups.at(-1), refusal.message).toBe(false);
+      expect(recorder.backlog, refusal.message).toBe(1);
+      expect(recorder.refused).toBe(0);
+    }
+    expect(givenUp).toEqual([]);
+    store.refuse = undefined;
+    await recorder.drain();
+    expect(ups.at(-1)).toBe(true);
+    expect(recorder.backlog).toBe(0);
+    expect((await store.attempts(all)).items.map((a) => a.id)).toEqual(['k:1']);
+    await recorder.stop();
+  });
+
+  it('records refused for their own content are given up alone, counted, and said once per kind of refusal', async () => {
+    const { recorder, store, ups, givenUp, logged } = await setup();
+    store.bad = new Set(['k:2', 'k:3']);
+    for (const n of [1, 2, 3, 4]) await recorder.attempt(attempt(n));
+    await recorder.drain();
+    expect(ups.at(-1)).toBe(true);
+    expect((await store.attempts(all)).items.map((a) => a.id).sort()).toEqual(['k:1', 'k:4']);
+    expect(recorder.refused).toBe(2);
+    expect(givenUp).toEqual(['attempt', 'attempt']);
+    expect(logged.filter((m) => m.includes('given up'))).toHaveLength(1);
+    expect(recorder.backlog).toBe(0);
+    await recorder.stop();
   });
 
   it('records silenced and inhibited changes once each, naming the silence and the inhibiting alert', async () => {

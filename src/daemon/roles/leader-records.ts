@@ -79,6 +79,7 @@ export class LeaderRecords {
       logger,
       retentionMs: this.opts.config().history.retention,
       onUp: (up) => metrics.setHistoryUp(up),
+      onGivenUp: (kind) => metrics.observeHistoryGivenUp(kind),
       onAlertEventsRecorded: () => void this.opts.alerts().flush().catch(() => undefined),
     });
   }
