@@ -12,6 +12,12 @@ import { writeRefusal } from './write-refusal.js';
 const DRAIN_BATCH = 1_000;
 /** While the database refuses writes, they are tried again this often. */
 const RETRY_MS = 5_000;
+/**
+ * A database that has not answered a drain's statement for this long is called down at once, while the statement
+ * goes on waiting for its own timeout (30 s on PostgreSQL): a hung server (a stopped process, a stuck disk) is
+ * seen within seconds, and TransferWatchHistoryDown fires after HISTORY_DOWN_AFTER_MS as for one that refuses.
+ */
+const HUNG_AFTER_MS = 5_000;
 /** The retention sweep runs this often (and once soon after start). */
 const PRUNE_EVERY_MS = 3_600_000;
 
@@ -28,6 +34,8 @@ export interface HistoryRecorderOptions {
   onGivenUp?: (kind: string) => void;
   /** After records left the alert journal, the alert snapshot should be written (without them). */
   onAlertEventsRecorded?: () => void;
+  /** Default HUNG_AFTER_MS (tests shorten it). */
+  hungAfterMs?: number;
 }
 
 /**
@@ -159,6 +167,9 @@ export class HistoryRecorder {
 
   private async drainOnce(): Promise<void> {
     const { store, journal, logger, clock } = this.opts;
+    const hungAfter = this.opts.hungAfterMs ?? HUNG_AFTER_MS;
+    const watchdog = setTimeout(() => this.setUp(false, `the history database has not answered for ${hungAfter / 1000} s (hung, or unreachable)`), hungAfter);
+    watchdog.unref();
     try {
       await store.ensureSchema();
       for (let round = 0; ; round++) {
@@ -183,8 +194,10 @@ export class HistoryRecorder {
         const deleted = await store.prune(now - this.opts.retentionMs);
         if (deleted > 0) logger.info({ deleted, retention_ms: this.opts.retentionMs }, 'history older than its retention deleted');
       }
+      clearTimeout(watchdog);
       this.setUp(true);
     } catch (err) {
+      clearTimeout(watchdog);
       this.setUp(false, errorMessage(err));
       this.soon(RETRY_MS);
     }

@@ -24,18 +24,21 @@ function attempt(n: number): AttemptRecord {
  * A store whose writes fail while `down` (the database is unreachable), are refused with `refuse` while reads still
  * answer (a read-only file, a full disk), or are refused for the records whose ids are in `bad` (their content).
  */
-function flaky(store: HistoryStore): HistoryStore & { down: boolean; refuse: Error | undefined; bad: Set<string> } {
-  const wrapped = Object.create(store) as HistoryStore & { down: boolean; refuse: Error | undefined; bad: Set<string> };
+function flaky(store: HistoryStore): HistoryStore & { down: boolean; refuse: Error | undefined; bad: Set<string>; hung: Promise<void> | undefined } {
+  const wrapped = Object.create(store) as HistoryStore & { down: boolean; refuse: Error | undefined; bad: Set<string>; hung: Promise<void> | undefined };
   wrapped.down = false;
   wrapped.refuse = undefined;
   wrapped.bad = new Set();
+  wrapped.hung = undefined;
   wrapped.write = async (records) => {
+    await wrapped.hung;
     if (wrapped.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     if (wrapped.refuse) throw wrapped.refuse;
     if (records.some((r) => wrapped.bad.has(r.id))) throw Object.assign(new Error('CHECK constraint failed: value too long'), { code: 'SQLITE_CONSTRAINT_CHECK' });
     return store.write(records);
   };
   wrapped.ping = async () => {
+    await wrapped.hung;
     if (wrapped.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     return store.ping();
   };
@@ -66,6 +69,7 @@ describe.each(BACKENDS)('history recorder on %s', (kind) => {
       retentionMs: 400 * 86_400_000,
       onUp: (up) => ups.push(up),
       onGivenUp: (kind) => givenUp.push(kind),
+      hungAfterMs: 300,
     });
     return { clock, store, alerts, journal, recorder, ups, state, givenUp, logged };
   }
@@ -134,6 +138,23 @@ describe.each(BACKENDS)('history recorder on %s', (kind) => {
     await recorder.drain();
     expect(ups.at(-1)).toBe(true);
     expect(recorder.backlog).toBe(0);
+    expect((await store.attempts(all)).items.map((a) => a.id)).toEqual(['k:1']);
+    await recorder.stop();
+  });
+
+  it('a database that hangs (a statement unanswered) is down within the hung time, and up again once it answers', async () => {
+    const { recorder, store, ups } = await setup();
+    let answer!: () => void;
+    store.hung = new Promise((resolve) => (answer = resolve));
+    await recorder.attempt(attempt(1));
+    const drained = recorder.drain();
+    await new Promise((r) => setTimeout(r, 600));
+    expect(ups.at(-1)).toBe(false);
+    expect(recorder.failingSince).toBeDefined();
+    answer();
+    store.hung = undefined;
+    await drained;
+    expect(ups.at(-1)).toBe(true);
     expect((await store.attempts(all)).items.map((a) => a.id)).toEqual(['k:1']);
     await recorder.stop();
   });
