@@ -31,6 +31,8 @@ export class HistoryJournal {
   private readonly inFlight = new Set<string>();
   silences: SilenceMarks = {};
   dropped = 0;
+  /** Records appended to the state store's journal since the last snapshot (see `add`). */
+  private appendedSinceSnapshot = 0;
 
   constructor(
     private readonly state: StateStore,
@@ -60,6 +62,9 @@ export class HistoryJournal {
     }
     if (unreadable > 0) this.logger.warn({ unreadable }, 'history journal records unreadable were skipped');
     if (this.records.length > 0) this.logger.info({ records: this.records.length }, 'history records waiting for the database restored');
+    // What was appended is in memory now (each id once, at most MAX_JOURNALED_RECORDS): one snapshot replaces the
+    // appended lines, so a journal does not grow from one start to the next while the database stays down.
+    if (appended.length > 0) await this.compact();
   }
 
   /**
@@ -73,7 +78,12 @@ export class HistoryJournal {
       else this.inFlight.delete(r.id);
       this.push(r);
       await this.state.append(HISTORY_JOURNAL_KEY, r);
+      this.appendedSinceSnapshot++;
     }
+    // While the database is down nothing leaves, and the appended lines would grow without bound (the memory drops
+    // the oldest beyond MAX_JOURNALED_RECORDS, the file did not): a snapshot of what is kept replaces them, so the
+    // journal holds at most about twice the cap.
+    if (this.appendedSinceSnapshot >= MAX_JOURNALED_RECORDS) await this.compact();
   }
 
   /** The oldest records waiting, at most `max` (requests in flight wait for their outcome). */
@@ -97,7 +107,14 @@ export class HistoryJournal {
 
   /** Write what is waiting (and the silence marks) as one snapshot. */
   async compact(): Promise<void> {
-    await this.state.save(HISTORY_JOURNAL_KEY, { version: 1, records: this.records, silences: this.silences });
+    const appended = this.appendedSinceSnapshot;
+    this.appendedSinceSnapshot = 0;
+    try {
+      await this.state.save(HISTORY_JOURNAL_KEY, { version: 1, records: this.records, silences: this.silences });
+    } catch (err) {
+      this.appendedSinceSnapshot += appended;
+      throw err;
+    }
   }
 
   private push(record: HistoryRecord): void {
