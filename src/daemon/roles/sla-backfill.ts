@@ -14,6 +14,9 @@ import { streamProgress } from './source-polling-role.js';
 const WRITE_BATCH = 1_000;
 /** How often a backfill waiting for the first committed window (a first start) looks again. */
 const WAIT_FOR_CURSOR_MS = 1_000;
+/** Reads of the whole history before a backfill gives up until the next start, the first retry after READ_RETRY_MS, doubling. */
+const READ_ATTEMPTS = 4;
+const READ_RETRY_MS = 10_000;
 
 export interface SlaBackfillOptions {
   config: Config;
@@ -25,6 +28,8 @@ export interface SlaBackfillOptions {
   metrics: TransferWatchMetrics;
   /** False once this leadership ended: the backfill stops (the next leader does it, as it is not marked done). */
   current: () => boolean;
+  /** The wait before the first read again of a history not read whole (doubling); default READ_RETRY_MS. */
+  readRetryMs?: number;
 }
 
 /**
@@ -46,42 +51,33 @@ export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
   const started = o.clock.now();
   o.metrics.setSlaBackfill(pending.length, 0);
   o.logger.info({ rules: pending.map((r) => r.name), span_ms: span }, 'SLA backfill: filling the ledger from the service history');
-  const engine = new RuleEngine([...pending], {
-    clock: o.clock,
-    logger: o.logger,
-    sources: o.config.sources.map((s) => s.name),
-    displayTimezone: o.config.display_timezone,
-    keepHistory: true,
-    calendars: new Map(Object.entries(o.config.calendars).map(([name, c]) => [name, new BusinessCalendar(c)])),
-  });
-  let until = Infinity;
-  let from = -Infinity;
-  let records = 0;
-  for (const source of o.config.sources) {
-    const poller = o.replayPoller(source);
-    // A first start: the history up to the first committed window is what this backfill covers.
-    while (!(await poller.restore())) {
-      if (!o.current()) return;
-      await new Promise((r) => setTimeout(r, WAIT_FOR_CURSOR_MS));
+  // A history that could not be read whole (a window answered 500, too large, endless) is no verdict: the whole read
+  // is tried again with a fresh engine (a partial one would count its arrivals twice), and after READ_ATTEMPTS the
+  // rules stay unfilled — no occurrence written, none marked filled — for the next start or leader to try again.
+  let read: HistoryRead | undefined;
+  for (let attempt = 1; ; attempt++) {
+    const r = await readHistory(o, pending, span);
+    if (r === undefined) return;
+    if (r.unread.length === 0) {
+      read = r;
+      break;
     }
-    const cursors = streamProgress(poller)
-      .filter((p) => p.result === 'success' && p.cursor !== undefined)
-      .map((p) => p.cursor as number);
-    const cursor = cursors.length > 0 ? Math.min(...cursors) : o.clock.now();
-    o.logger.info({ source: source.name, from: new Date(cursor - span).toISOString(), to: new Date(cursor).toISOString() }, 'SLA backfill: reading the source history');
-    const complete = await poller.replay(o.clock.now() - (cursor - span), (t) => {
-      records++;
-      if (records % 10_000 === 0) o.metrics.setSlaBackfill(pending.length, records);
-      engine.observe(t);
-    });
-    if (!o.current()) return;
-    if (complete) {
-      until = Math.min(until, cursor);
-      from = Math.max(from, cursor - span);
-    } else {
-      until = -Infinity;
+    if (attempt >= READ_ATTEMPTS) {
+      o.metrics.setSlaBackfill(0, r.records);
+      o.logger.warn(
+        { rules: pending.map((x) => x.name), sources: r.unread, attempts: attempt },
+        'SLA backfill: the history could not be read whole; nothing is written for these rules (no verdict on an unread window), and the backfill is tried again at the next start or leader change',
+      );
+      return;
+    }
+    const waitMs = (o.readRetryMs ?? READ_RETRY_MS) * 2 ** (attempt - 1);
+    o.logger.warn({ sources: r.unread, attempt, retry_in_seconds: waitMs / 1000 }, 'SLA backfill: part of the history could not be read; reading it again');
+    for (const until = Date.now() + waitMs; Date.now() < until; ) {
+      if (!o.current()) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
     }
   }
+  const { engine, records, until, from } = read;
   o.metrics.setSlaBackfill(pending.length, records);
   const covered = until > from ? { from, until } : undefined;
   const windowStart = Number.isFinite(from) ? from : started - span;
@@ -99,4 +95,56 @@ export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
   }
   o.metrics.setSlaBackfill(0, records);
   o.logger.info({ rules: pending.length, transfers: records, seconds: Math.round((o.clock.now() - started) / 1000) }, 'SLA backfill done');
+}
+
+interface HistoryRead {
+  engine: RuleEngine;
+  records: number;
+  /** The span every source was read over (from the latest start to the earliest cursor). */
+  from: number;
+  until: number;
+  /** Sources whose history could not be read whole. */
+  unread: string[];
+}
+
+/** One read of every source's history into a new engine; undefined when this leadership ended meanwhile. */
+async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefinition[], span: number): Promise<HistoryRead | undefined> {
+  const engine = new RuleEngine([...pending], {
+    clock: o.clock,
+    logger: o.logger,
+    sources: o.config.sources.map((s) => s.name),
+    displayTimezone: o.config.display_timezone,
+    keepHistory: true,
+    calendars: new Map(Object.entries(o.config.calendars).map(([name, c]) => [name, new BusinessCalendar(c)])),
+  });
+  let until = Infinity;
+  let from = -Infinity;
+  let records = 0;
+  const unread: string[] = [];
+  for (const source of o.config.sources) {
+    const poller = o.replayPoller(source);
+    // A first start: the history up to the first committed window is what this backfill covers.
+    while (!(await poller.restore())) {
+      if (!o.current()) return undefined;
+      await new Promise((r) => setTimeout(r, WAIT_FOR_CURSOR_MS));
+    }
+    const cursors = streamProgress(poller)
+      .filter((p) => p.result === 'success' && p.cursor !== undefined)
+      .map((p) => p.cursor as number);
+    const cursor = cursors.length > 0 ? Math.min(...cursors) : o.clock.now();
+    o.logger.info({ source: source.name, from: new Date(cursor - span).toISOString(), to: new Date(cursor).toISOString() }, 'SLA backfill: reading the source history');
+    const complete = await poller.replay(o.clock.now() - (cursor - span), (t) => {
+      records++;
+      if (records % 10_000 === 0) o.metrics.setSlaBackfill(pending.length, records);
+      engine.observe(t);
+    });
+    if (!o.current()) return undefined;
+    if (complete) {
+      until = Math.min(until, cursor);
+      from = Math.max(from, cursor - span);
+    } else {
+      unread.push(source.name);
+    }
+  }
+  return { engine, records, from, until, unread };
 }
