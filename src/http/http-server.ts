@@ -25,6 +25,7 @@ import {
 } from './history-routes.js';
 import type { HistoryCursor } from '../history/history-store.js';
 import { slaHandlers } from './sla-routes.js';
+import { HeavyReadLimiter } from './heavy-read-limiter.js';
 import type { CalendarConfig } from '../sla/business-calendar.js';
 import { calendarYear } from '../sla/calendar-view.js';
 import { authenticatedUser, HttpSecurity } from './security/http-security.js';
@@ -159,6 +160,8 @@ const SCRAPE_BURST_MS = 50;
 
 function buildRoutes(opts: HttpServerOptions): Route[] {
   const { api, metrics, logger } = opts;
+  // One line for the reads of the history database, whichever page or API asks (see HeavyReadLimiter).
+  const heavy = new HeavyReadLimiter();
   // A flood of scrapes shares one rendering instead of queueing one CPU-bound rendering per request; a scrape
   // that arrives after it finished gets a fresh one (never an outdated value). A lone scrape (the usual case: one
   // Prometheus every 15 s) is rendered at once: waiting a turn of the event loop for company let a page of the
@@ -199,10 +202,10 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
       GET: async () => ({ status: 200, contentType: metrics.contentType, body: await renderMetrics() }),
     }),
     route('/sla', {
-      GET: (req) => slaPage(req, { sla: () => api.sla?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => api.now?.() ?? Date.now() }),
+      GET: (req) => heavy.run(() => slaPage(req, { sla: () => api.sla?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => api.now?.() ?? Date.now() })),
     }),
     route('/history', {
-      GET: (req) => historyPage(req, { history: api.history, info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => api.now?.() ?? Date.now() }),
+      GET: (req) => heavy.run(() => historyPage(req, { history: api.history, info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => api.now?.() ?? Date.now() })),
     }),
     route('/healthz', { GET: async () => text(200, 'ok\n') }),
     route('/readyz', {
@@ -250,8 +253,8 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
         }
       },
     }),
-    ...historyRoutes(api.history, logger, () => api.now?.() ?? Date.now()),
-    ...slaRoutes(api),
+    ...historyRoutes(api.history, logger, () => api.now?.() ?? Date.now(), heavy),
+    ...slaRoutes(api, heavy),
     ...calendarRoutes(api),
     ...(api.alertmanager ? alertmanagerV2Routes(api.alertmanager, api.silences).map(toRoute) : []),
     route('/api/v1/silences/:id', {
@@ -274,7 +277,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
  * to go on (also the `X-Next-Cursor` header of a CSV page), 503 while the history is disabled or its database
  * does not answer.
  */
-function historyRoutes(history: HistoryReader | string | undefined, logger: Logger, now: () => number): Route[] {
+function historyRoutes(history: HistoryReader | string | undefined, logger: Logger, now: () => number, heavy: HeavyReadLimiter): Route[] {
   const page = <T>(
     read: (h: HistoryReader, q: ReturnType<typeof parseHistoryRequest>['query']) => Promise<{ items: T[]; next: HistoryCursor | null }>,
     key: string,
@@ -286,8 +289,9 @@ function historyRoutes(history: HistoryReader | string | undefined, logger: Logg
       const { query, format } = parseHistoryRequest(req, now());
       let result: { items: T[]; next: HistoryCursor | null };
       try {
-        result = await read(history, query);
+        result = await heavy.run(() => read(history, query));
       } catch (err) {
+        if (err instanceof HttpError) throw err;
         logger.warn({ err: errorFields(err), path: pathOf(req.url) }, 'history query failed');
         throw new HttpError(503, 'history_unavailable', 'the history database does not answer; try again later', { 'Retry-After': '10' });
       }
@@ -327,13 +331,13 @@ function calendarRoutes(api: DaemonApi): Route[] {
 }
 
 /** `/api/v1/sla/report`, `/occurrences` and `/excuses` (contract section 11). */
-function slaRoutes(api: DaemonApi): Route[] {
+function slaRoutes(api: DaemonApi, heavy: HeavyReadLimiter): Route[] {
   const sla = slaHandlers(() => api.sla?.() ?? 'not configured', () => api.now?.() ?? Date.now());
   const csvOrJson = (r: { csv: string; next?: string | null } | { json: unknown }): Reply =>
     'csv' in r ? { status: 200, contentType: 'text/csv; charset=utf-8', body: r.csv, headers: r.next ? { 'X-Next-Cursor': r.next } : {} } : json(200, r.json);
   return [
-    route('/api/v1/sla/report', { GET: async (req) => csvOrJson(await sla.report(req)) }),
-    route('/api/v1/sla/occurrences', { GET: async (req) => csvOrJson(await sla.occurrences(req)) }),
+    route('/api/v1/sla/report', { GET: async (req) => csvOrJson(await heavy.run(() => sla.report(req))) }),
+    route('/api/v1/sla/occurrences', { GET: async (req) => csvOrJson(await heavy.run(() => sla.occurrences(req))) }),
     route('/api/v1/sla/excuses', {
       POST: async (req) => json(201, await sla.excuse(req)),
       DELETE: async (req) => json(200, await sla.withdraw(req)),
