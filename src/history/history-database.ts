@@ -118,8 +118,10 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
         max: postgres.max_connections,
         connectionTimeoutMillis: 5_000,
         idleTimeoutMillis: 30_000,
-        // A query never hangs the writer or a page for long: the database is asked again later.
+        // A query never hangs the writer or a page for long: the database is asked again later. The server ends a
+        // statement itself a little earlier, so a heavy report does not go on using it after the client gave up.
         query_timeout: 30_000,
+        statement_timeout: 25_000,
         application_name: 'transfer-watch',
       });
       // An idle connection that breaks (the server restarted) is reported here; without a listener it would end the process.
