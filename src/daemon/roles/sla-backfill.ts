@@ -84,7 +84,12 @@ export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
   const to = covered ? covered.until : started;
   for (const { rule, occurrences } of engine.occurrencesBetween(windowStart, to, covered ?? { from: Infinity, until: -Infinity })) {
     try {
-      for (let i = 0; i < occurrences.length; i += WRITE_BATCH) await o.store.write(occurrences.slice(i, i + WRITE_BATCH));
+      for (let i = 0; i < occurrences.length; i += WRITE_BATCH) {
+        await o.store.write(occurrences.slice(i, i + WRITE_BATCH));
+        // SQLite writes synchronously: a turn of the event loop between batches, for the polls, the health checks
+        // and the scrapes waiting meanwhile (an await of a settled write does not give one).
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       await o.store.ledger.markBackfilled(rule, windowStart, to, o.clock.now());
       const outcomes: Record<string, number> = {};
       for (const occ of occurrences) outcomes[occ.outcome] = (outcomes[occ.outcome] ?? 0) + 1;
