@@ -20,6 +20,8 @@ const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as
 let tmp: string;
 let app: string;
 let packed: string[] = [];
+/** Whether this node has node:sqlite (the history's SQLite then; better-sqlite3 otherwise). */
+let builtinSqlite = false;
 
 /** The installed CLI, run with this test's node (the bin's shebang would pick whatever node is on PATH). */
 const bin = () => path.join(app, 'node_modules', '.bin', 'transfer-watch');
@@ -37,15 +39,29 @@ beforeAll(async () => {
   // Where the runtime has node:sqlite (Node 24, the image's), installed as the image installs it: without the
   // optional better-sqlite3 (Dockerfile: --omit=optional), whose compilation was a minute of every CI run.
   const sqliteModule = 'node:sqlite';
-  const builtinSqlite = await import(/* @vite-ignore */ sqliteModule).then(
+  builtinSqlite = await import(/* @vite-ignore */ sqliteModule).then(
     () => true,
     () => false,
   );
+  // On Node 20, better-sqlite3 (the history's SQLite there, an optional dependency) has no prebuilt binary this
+  // machine can download, and node-gyp compiled it here again: 100 s of every CI run. The binary `npm ci` compiled
+  // for this very node is handed to its installer as a local prebuild (prebuild-install's offline path), as an
+  // operator without internet access does; what is checked is the package, not the compiler.
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  const sqliteDir = path.join(root, 'node_modules', 'better-sqlite3');
+  const sqliteBinary = path.join(sqliteDir, 'build', 'Release', 'better_sqlite3.node');
+  if (!builtinSqlite && existsSync(sqliteBinary)) {
+    const { version } = JSON.parse(readFileSync(path.join(sqliteDir, 'package.json'), 'utf8')) as { version: string };
+    const prebuilds = path.join(tmp, 'prebuilds');
+    mkdirSync(prebuilds);
+    const tarball = path.join(prebuilds, `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`);
+    await run('tar', ['-czf', tarball, '-C', sqliteDir, 'build/Release/better_sqlite3.node']);
+    env['npm_config_better_sqlite3_local_prebuilds'] = prebuilds;
+  }
   // --prefer-offline: the packages `npm ci` just fetched are in npm's cache; the registry is asked only for the rest.
   await run(npm, ['install', '--omit=dev', ...(builtinSqlite ? ['--omit=optional'] : []), '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', path.join(tmp, info?.filename ?? '')], {
     cwd: app,
-    // On Node 20, better-sqlite3 (the history's SQLite there, an optional dependency) is compiled by node-gyp here,
-    // as on any machine without a prebuilt binary for it: about 100 s on two cores.
+    env,
     timeout: 360_000,
   });
 }, 400_000);
@@ -68,6 +84,15 @@ describe('the packed package, installed with production dependencies only', () =
     const pkg = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { main?: string; bin?: Record<string, string> };
     for (const file of [pkg.main, ...Object.values(pkg.bin ?? {})].filter((f): f is string => f !== undefined)) {
       expect(existsSync(path.join(installed, file)), file).toBe(true);
+    }
+  });
+
+  it('has the history’s SQLite driver this node needs: better-sqlite3 installed and loading on Node 20, none on a node with node:sqlite', async () => {
+    const installed = existsSync(path.join(app, 'node_modules', 'better-sqlite3'));
+    expect(installed).toBe(!builtinSqlite);
+    if (!builtinSqlite) {
+      const { stdout } = await run(process.execPath, ['-e', "const D = require('better-sqlite3'); console.log(new D(':memory:').prepare('select 41 + 1 as n').get().n)"], { cwd: app });
+      expect(stdout.trim()).toBe('42');
     }
   });
 
