@@ -1,10 +1,7 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CLI, eventually } from '../helpers/daemon-process.js';
+import { CLI, eventually, startDemo } from '../helpers/daemon-process.js';
 
 /**
  * The demo's first seconds through the built binary, as a newcomer sees them: nothing in the history that was
@@ -18,12 +15,8 @@ const MINUTE = 60_000;
 
 describe.skipIf(!existsSync(CLI))('the demo’s first seconds', () => {
   it('records no alert judged on a half-read history, and answers on one clock', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tw-demo-first-'));
-    const demo = spawn(process.execPath, [CLI, 'demo', '--port', '0', '--state-dir', join(dir, 'state')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { url, stop } = await startDemo();
     try {
-      let out = '';
-      demo.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      const url = await eventually(() => /status page:\s+(http:\/\/\S+)\//.exec(out)?.[1], 30_000);
       const status = z.object({ startedAt: z.string() }).parse(await (await fetch(`${url}/api/v1/status`)).json());
       const started = Date.parse(status.startedAt);
       // The first evaluations after the 9 h of history are read: the burst of the demo's morning is firing.
@@ -48,8 +41,7 @@ describe.skipIf(!existsSync(CLI))('the demo’s first seconds', () => {
       // Every bank sent or failed something in the two hours before 07:59: "no transfer in 2h" is never true here.
       expect(history.events.filter((e) => e.labels['alertname'] === 'BankQuiet')).toEqual([]);
     } finally {
-      demo.kill('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
+      stop();
     }
   }, 60_000);
 });

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startCaptureServer } from '../helpers/capture-server.js';
-import { CLI, eventually } from '../helpers/daemon-process.js';
+import { CLI, eventually, startDemo } from '../helpers/daemon-process.js';
 import { Scenario, failure, sleep } from './helpers/e2e-daemon.js';
 import { webhookPayloadSchema } from './helpers/payloads.js';
 
@@ -110,16 +110,8 @@ describe.skipIf(!existsSync(CLI) || !HAVE_AMTOOL)('amtool against transfer-watch
 
 describe.skipIf(!existsSync(CLI) || !HAVE_AMTOOL)('amtool against the demo, whose clock runs in a simulated morning', () => {
   it('adds a silence with amtool’s defaults (wall-clock times), shows it active with wall-clock times, and expires it; alerts on the demo’s one clock; errors are readable', async () => {
-    const { spawn } = await import('node:child_process');
-    const { mkdtempSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const dir = mkdtempSync(join(tmpdir(), 'tw-demo-amtool-'));
-    const demo = spawn(process.execPath, [CLI, 'demo', '--port', '0', '--state-dir', join(dir, 'state')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { url, stop } = await startDemo();
     try {
-      let out = '';
-      demo.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      const url = await eventually(() => /status page:\s+(http:\/\/\S+)\//.exec(out)?.[1], 30_000);
       // The demo's simulated morning is hours away from now whenever this runs but at 07:59 in São Paulo.
       const status = z.object({ startedAt: z.string() }).parse(await (await fetch(`${url}/api/v1/status`)).json());
 
@@ -148,8 +140,7 @@ describe.skipIf(!existsSync(CLI) || !HAVE_AMTOOL)('amtool against the demo, whos
       expect(bad.status).toBe(400);
       expect(await bad.json()).toMatch(/endsAt must be after startsAt/);
     } finally {
-      demo.kill('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
+      stop();
     }
   }, 60_000);
 });

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -121,3 +123,26 @@ export async function eventually<T>(fn: () => Promise<T> | T, timeoutMs = 20_000
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * `transfer-watch demo --port 0` in a state folder of its own, once its status page is up: its URL, and `stop` (the
+ * process killed by its pid, the folder removed).
+ */
+export async function startDemo(): Promise<{ url: string; stop: () => void }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tw-demo-'));
+  const demo = spawn(process.execPath, [CLI, 'demo', '--port', '0', '--state-dir', path.join(dir, 'state')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const stop = (): void => {
+    demo.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    let out = '';
+    demo.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    const url = await eventually(() => /status page:\s+(http:\/\/\S+)\//.exec(out)?.[1], 30_000);
+    return { url, stop };
+  } catch (err) {
+    stop();
+    throw err;
+  }
+}
+
