@@ -182,8 +182,13 @@ export class SlaLedgerStore {
 
   /** Whether an occurrence exists (an excuse names one that does). */
   async exists(rule: string, keyText: string, localDate: string): Promise<boolean> {
-    const row = await this.db.selectFrom('sla_occurrences').select('id').where('rule', '=', rule).where('key_text', '=', keyText).where('local_date', '=', localDate).limit(1).executeTakeFirst();
-    return row !== undefined;
+    return (await this.outcomesOn(rule, keyText, localDate)).length > 0;
+  }
+
+  /** The outcomes of a key's occurrences on a local date (one per deadline of that day); none when there is none. */
+  async outcomesOn(rule: string, keyText: string, localDate: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('sla_occurrences').select('outcome').where('rule', '=', rule).where('key_text', '=', keyText).where('local_date', '=', localDate).limit(1_000).execute();
+    return rows.map((r) => r.outcome);
   }
 }
 

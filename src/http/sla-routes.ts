@@ -164,8 +164,14 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
       const s = ledger();
       const b = parsed.data;
       const kt = keyText(b.key);
-      if (!(await guarded(() => s.ledger.exists(b.rule, kt, b.local_date)))) {
+      const outcomes = await guarded(() => s.ledger.outcomesOn(b.rule, kt, b.local_date));
+      if (outcomes.length === 0) {
         throw new HttpError(404, 'sla_occurrence_not_found', `no occurrence of rule "${b.rule}"${kt ? ` for ${kt}` : ''} on ${b.local_date}`);
+      }
+      // A day whose every deadline was met has nothing to excuse: an excuse there would only take met deadlines out
+      // of the denominator, and a report handed to a partner would not show it.
+      if (outcomes.every((o) => o === 'on_time')) {
+        throw new HttpError(409, 'sla_occurrence_on_time', `the occurrence${outcomes.length > 1 ? 's' : ''} of rule "${b.rule}"${kt ? ` for ${kt}` : ''} on ${b.local_date} ${outcomes.length > 1 ? 'were' : 'was'} on time: there is nothing to excuse`);
       }
       const excuse = { rule: b.rule, keyText: kt, localDate: b.local_date, by: authenticatedUser(req) ?? b.by ?? 'anonymous', at: now(), reason: b.reason };
       await guarded(() => s.ledger.excuse(excuse));

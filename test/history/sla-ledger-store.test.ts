@@ -1,6 +1,20 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { OccurrenceRecord } from '../../src/sla/occurrence.js';
+import { Readable } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import { HttpError } from '../../src/http/http-error.js';
+import { slaHandlers } from '../../src/http/sla-routes.js';
 import { BACKENDS, HistoryBackend } from '../helpers/history-backends.js';
+
+/** A POST of `body` as JSON, as the HTTP server hands it on. */
+function post(body: unknown): IncomingMessage {
+  const text = JSON.stringify(body);
+  return Object.assign(Readable.from([Buffer.from(text)]), {
+    url: '/api/v1/sla/excuses',
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) },
+  }) as unknown as IncomingMessage;
+}
 
 function occurrence(user: string, deadline: number, outcome: OccurrenceRecord['outcome'], final: boolean, lateness: number | null = null): OccurrenceRecord {
   return {
@@ -49,5 +63,22 @@ describe.each(BACKENDS)('SLA ledger store on %s', (kind) => {
     ]);
     expect(await store.ledger.withdraw('R', 'user=C', '2026-10-01')).toBe(true);
     expect(await store.ledger.withdraw('R', 'user=C', '2026-10-01')).toBe(false);
+  });
+
+  it('refuses (409) to excuse a day whose every deadline was met, and excuses one with a deadline missed', async () => {
+    const store = await backend.open();
+    const met = Date.UTC(2026, 9, 5, 8);
+    const missed = Date.UTC(2026, 9, 6, 8);
+    await store.write([occurrence('D', met, 'on_time', true), occurrence('D', met + 4 * 3_600_000, 'on_time', true), occurrence('D', missed, 'missing', true)]);
+    const sla = slaHandlers(() => ({ ledger: store.ledger, objective: () => 0.99 }), () => Date.UTC(2026, 9, 7));
+    const refused = await sla.excuse(post({ rule: 'R', key: { user: 'D' }, local_date: '2026-10-05', reason: 'bank holiday', by: 'ana' })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(HttpError);
+    expect((refused as HttpError).status).toBe(409);
+    expect((refused as HttpError).message).toBe('the occurrences of rule "R" for user=D on 2026-10-05 were on time: there is nothing to excuse');
+    await expect(sla.excuse(post({ rule: 'R', key: { user: 'D' }, local_date: '2026-10-06', reason: 'bank holiday', by: 'ana' }))).resolves.toMatchObject({ status: 'success' });
+    await expect(sla.excuse(post({ rule: 'R', key: { user: 'D' }, local_date: '2026-10-04', reason: 'x', by: 'ana' }))).rejects.toMatchObject({ status: 404 });
   });
 });
