@@ -14,7 +14,8 @@ import { keyText } from '../sla/occurrence.js';
 export const SLA_FORMATS = ['table', 'csv', 'json'] as const;
 type Format = (typeof SLA_FORMATS)[number];
 
-const rowSchema = z.object({
+// Loose: the CLI's JSON carries every field the API answers (evidence, trend figures), not only the ones its table reads.
+const rowSchema = z.looseObject({
   rule: z.string(),
   key: z.record(z.string(), z.string()),
   timezone: z.string(),
@@ -28,7 +29,7 @@ const rowSchema = z.object({
   budget_remaining: z.number().nullable(),
   lateness_p95_seconds: z.number().nullable(),
 });
-const occurrenceSchema = z.object({
+const occurrenceSchema = z.looseObject({
   rule: z.string(),
   key: z.record(z.string(), z.string()),
   local_date: z.string(),
@@ -78,8 +79,9 @@ export async function slaReport(client: DaemonClientOptions, o: { from: string; 
   const q = new URLSearchParams({ from: o.from, to: o.to, ...(o.rule ? { rule: o.rule } : {}), ...(o.format === 'csv' ? { format: 'csv' } : {}) });
   const { text } = await call(client, 'GET', `/api/v1/sla/report?${q.toString()}`);
   if (o.format === 'csv') return text;
-  const rows = z.object({ rows: z.array(rowSchema) }).parse(JSON.parse(text)).rows;
-  if (o.format === 'json') return `${JSON.stringify({ from: o.from, to: o.to, rows }, null, 2)}\n`;
+  const answer = z.looseObject({ rows: z.array(rowSchema) }).parse(JSON.parse(text));
+  const rows = answer.rows;
+  if (o.format === 'json') return `${JSON.stringify({ ...answer, from: o.from, to: o.to, rows }, null, 2)}\n`;
   return table([
     ['RULE', 'KEY', 'ON TIME', 'LATE', 'MISSING', 'EXCUSED', 'NO DATA', 'ON-TIME RATE', 'OBJECTIVE', 'BUDGET LEFT', 'LATE P95'],
     ...rows.map((r) => [
@@ -102,8 +104,9 @@ export async function slaOccurrences(client: DaemonClientOptions, o: { from: str
   const q = new URLSearchParams({ from: o.from, to: o.to, ...(o.rule ? { rule: o.rule } : {}), ...(o.outcome ? { outcome: o.outcome } : {}), ...(o.format === 'csv' ? { format: 'csv' } : {}) });
   const { text } = await call(client, 'GET', `/api/v1/sla/occurrences?${q.toString()}`);
   if (o.format === 'csv') return text;
-  const list = z.object({ occurrences: z.array(occurrenceSchema) }).parse(JSON.parse(text)).occurrences;
-  if (o.format === 'json') return `${JSON.stringify({ occurrences: list }, null, 2)}\n`;
+  const answer = z.looseObject({ occurrences: z.array(occurrenceSchema) }).parse(JSON.parse(text));
+  const list = answer.occurrences;
+  if (o.format === 'json') return `${JSON.stringify({ ...answer, occurrences: list }, null, 2)}\n`;
   return table([
     ['DATE', 'DEADLINE', 'RULE', 'KEY', 'OUTCOME', 'ARRIVED', 'LATE BY', 'EXCUSE'],
     ...list.map((x) => [

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { csvLine } from '../base/csv.js';
 import type { LedgerOccurrence, SlaLedgerStore } from '../history/sla-ledger-store.js';
 import { keyText } from '../sla/occurrence.js';
-import { reportCsv, reportRow } from '../sla/sla-report.js';
+import { monthsOf, reportCsv, reportRow, type SlaReportRow } from '../sla/sla-report.js';
 import { formatRfc3339 } from '../util/format-time.js';
 
 export { reportRow, type SlaReportRow } from '../sla/sla-report.js';
@@ -127,13 +127,23 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
   };
   return {
     report: async (req: IncomingMessage): Promise<{ csv: string } | { json: unknown }> => {
-      const p = params(req, ['from', 'to', 'rule', 'format']);
+      const p = params(req, ['from', 'to', 'rule', 'format', 'by']);
       const range = dateRange(p);
       const fmt = format(p);
+      const by = p.get('by') ?? 'period';
+      if (by !== 'period' && by !== 'month') throw bad(`by: "${by}" must be period (a row per rule and key) or month (a row per rule, key and month)`);
       const s = ledger();
-      const tallies = await guarded(() => s.ledger.tally({ ...range, rule: p.get('rule') ?? undefined }));
-      const rows = tallies.map((t) => reportRow(t, s.objective(t.rule)));
-      return fmt === 'csv' ? { csv: reportCsv(rows) } : { json: { from: range.from, to: range.to, rows } };
+      const rule = p.get('rule') ?? undefined;
+      const rows: SlaReportRow[] = [];
+      // By month: the same tally for each month of the range (at most 27 for the longest range), its rows named.
+      for (const part of by === 'month' ? monthsOf(range.from, range.to) : [{ month: undefined, ...range }]) {
+        const tallies = await guarded(() => s.ledger.tally({ from: part.from, to: part.to, rule }));
+        rows.push(...tallies.map((t) => ({ ...reportRow(t, s.objective(t.rule)), ...(part.month !== undefined ? { month: part.month } : {}) })));
+      }
+      const createdAt = now();
+      return fmt === 'csv'
+        ? { csv: reportCsv(rows, { ...range, createdAt }) }
+        : { json: { from: range.from, to: range.to, by, created_at: new Date(createdAt).toISOString(), rows } };
     },
     occurrences: async (req: IncomingMessage): Promise<{ csv: string; next: string | null } | { json: unknown }> => {
       const p = params(req, ['from', 'to', 'rule', 'outcome', 'format', 'limit', 'cursor']);

@@ -27,6 +27,18 @@ export interface SlaReportRow {
   objective: number | null;
   budget_remaining: number | null;
   lateness_p95_seconds: number | null;
+  /** The late ones' lateness: mean and worst, whole seconds (a trend a partner scorecard shows beside the p95). */
+  lateness_mean_seconds: number | null;
+  lateness_max_seconds: number | null;
+  /** With `by=month`: the month (`YYYY-MM`) of the row. */
+  month?: string;
+}
+
+/** What a report covers and when it was made, for the CSV a partner or an auditor receives. */
+export interface ReportMeta {
+  from: string;
+  to: string;
+  createdAt: number;
 }
 
 /** Nearest-rank p95; null for none. */
@@ -34,6 +46,15 @@ function p95(values: readonly number[]): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.max(0, Math.ceil(0.95 * sorted.length) - 1)] ?? null;
+}
+
+/** A share to 4 decimals (99.12 %): a report's figures, not floating-point noise. */
+function share(v: number | null): number | null {
+  return v === null ? null : Math.round(v * 10_000) / 10_000;
+}
+
+function wholeSeconds(v: number | null): number | null {
+  return v === null ? null : Math.round(v);
 }
 
 /** A report row from a tally: on_time / (on_time + late + missing), and the share of the error budget left. */
@@ -50,18 +71,63 @@ export function reportRow(t: SlaTally, objective: number | undefined): SlaReport
     missing: t.missing,
     excused: t.excused,
     no_data: t.no_data,
-    on_time_ratio: ratio,
+    on_time_ratio: share(ratio),
     objective: objective ?? null,
     // The share of the period's error budget (misses the objective allows) not used; negative: the SLA is missed.
-    budget_remaining: budget === undefined || budget === 0 ? null : (budget - (t.late + t.missing)) / budget,
-    lateness_p95_seconds: p95(t.latenessSeconds),
+    budget_remaining: share(budget === undefined || budget === 0 ? null : (budget - (t.late + t.missing)) / budget),
+    lateness_p95_seconds: wholeSeconds(p95(t.latenessSeconds)),
+    lateness_mean_seconds: wholeSeconds(t.latenessSeconds.length === 0 ? null : t.latenessSeconds.reduce((a, b) => a + b, 0) / t.latenessSeconds.length),
+    lateness_max_seconds: wholeSeconds(t.latenessSeconds.length === 0 ? null : Math.max(...t.latenessSeconds)),
   };
 }
 
-const REPORT_FIELDS = ['rule', 'key', 'timezone', 'on_time', 'late', 'missing', 'excused', 'no_data', 'on_time_ratio', 'objective', 'budget_remaining', 'lateness_p95_seconds'] as const;
+const REPORT_FIELDS = [
+  'rule',
+  'key',
+  'timezone',
+  'on_time',
+  'late',
+  'missing',
+  'excused',
+  'no_data',
+  'on_time_ratio',
+  'objective',
+  'budget_remaining',
+  'lateness_p95_seconds',
+  'lateness_mean_seconds',
+  'lateness_max_seconds',
+] as const;
 
-export function reportCsv(rows: readonly SlaReportRow[]): string {
-  return csvLine([...REPORT_FIELDS]) + rows.map((r) => csvLine(REPORT_FIELDS.map((f) => (f === 'key' ? keyText(r.key) : r[f])))).join('');
+/**
+ * The report as CSV: a row per rule and key (and month, with `by=month`), each saying the period it covers and when
+ * the report was made, so a file handed on alone still says what it is.
+ */
+export function reportCsv(rows: readonly SlaReportRow[], meta: ReportMeta): string {
+  const byMonth = rows.some((r) => r.month !== undefined);
+  const header = [...(byMonth ? ['month'] : []), ...REPORT_FIELDS, 'period_from', 'period_to', 'created_at'];
+  const created = new Date(meta.createdAt).toISOString();
+  return (
+    csvLine(header) +
+    rows.map((r) => csvLine([...(byMonth ? [r.month ?? ''] : []), ...REPORT_FIELDS.map((f) => (f === 'key' ? keyText(r.key) : r[f])), meta.from, meta.to, created])).join('')
+  );
+}
+
+/** The months (`YYYY-MM`) a range of local dates touches, each with the part of the range in it. */
+export function monthsOf(from: string, to: string): Array<{ month: string; from: string; to: string }> {
+  const out: Array<{ month: string; from: string; to: string }> = [];
+  let [y, m] = from.slice(0, 7).split('-').map(Number) as [number, number];
+  for (;;) {
+    const month = `${y}-${String(m).padStart(2, '0')}`;
+    if (month > to.slice(0, 7)) break;
+    const last = `${month}-${String(new Date(Date.UTC(y, m, 0)).getUTCDate()).padStart(2, '0')}`;
+    out.push({ month, from: from > `${month}-01` ? from : `${month}-01`, to: to < last ? to : last });
+    m += 1;
+    if (m > 12) {
+      m = 1;
+      y += 1;
+    }
+  }
+  return out;
 }
 
 

@@ -135,7 +135,8 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA ledger through 
       const rowOf = (rows: z.infer<typeof reportSchema>['rows'], user: string) => rows.find((r) => r.key['user'] === user);
       const before = rowOf(await report(), 'C');
       expect(before?.missing).toBe(count('C', 'missing'));
-      expect(before?.on_time_ratio).toBe(count('C', 'on_time') / (count('C', 'on_time') + count('C', 'late') + count('C', 'missing')));
+      // A share to 4 decimals, as a report shows it.
+      expect(before?.on_time_ratio).toBe(Math.round((count('C', 'on_time') / (count('C', 'on_time') + count('C', 'late') + count('C', 'missing'))) * 10_000) / 10_000);
       expect(before?.objective).toBe(0.5);
       const rowB = rowOf(await report(), 'B');
       expect(rowB?.late).toBe(count('B', 'late'));
@@ -180,13 +181,28 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA ledger through 
       const cliWithdraw = await runCli(['sla', 'excuse', '--url', s.url, '--rule', 'PartnerFileMissing', '--date', day, '--key', 'user=B', '--withdraw']);
       expect(cliWithdraw.code).toBe(0);
       expect(rowOf(await report(), 'B')?.late).toBe(count('B', 'late'));
+      // The CLI's JSON carries every field the API answers, not only those its table shows.
+      const cliJson = JSON.parse((await runCli(['sla', 'report', '--url', s.url, '--from', day, '--to', day, '--format', 'json'])).stdout) as { created_at?: string; rows: Array<Record<string, unknown>> };
+      expect(cliJson.created_at).toMatch(/^\d{4}-/);
+      expect(Object.keys(cliJson.rows[0] ?? {})).toEqual(expect.arrayContaining(['lateness_mean_seconds', 'lateness_max_seconds']));
+      const cliOccurrences = JSON.parse((await runCli(['sla', 'occurrences', '--url', s.url, '--from', day, '--to', day, '--format', 'json'])).stdout) as { occurrences: Array<Record<string, unknown>> };
+      expect(Object.keys(cliOccurrences.occurrences[0] ?? {})).toEqual(expect.arrayContaining(['files', 'timezone', 'count']));
       const cliBad = await runCli(['sla', 'report', '--url', s.url, '--month', '2026-13']);
       expect(cliBad.code).toBe(2);
 
       // CSV, and bad parameters named.
       const csv = await (await fetch(`${s.url}/api/v1/sla/report?from=${day}&to=${day}&format=csv`)).text();
-      expect(csv.split('\r\n')[0]).toBe('rule,key,timezone,on_time,late,missing,excused,no_data,on_time_ratio,objective,budget_remaining,lateness_p95_seconds');
+      expect(csv.split('\r\n')[0]).toBe(
+        'rule,key,timezone,on_time,late,missing,excused,no_data,on_time_ratio,objective,budget_remaining,lateness_p95_seconds,lateness_mean_seconds,lateness_max_seconds,period_from,period_to,created_at',
+      );
       expect(csv).toContain('PartnerFileMissing,user=A,America/Sao_Paulo,');
+      // Each row says the period it covers and when the report was made (the daemon's clock).
+      expect(csv.split('\r\n')[1]).toMatch(new RegExp(`,${day},${day},\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`));
+      const byMonth = z.object({ by: z.literal('month'), rows: z.array(z.object({ month: z.string(), on_time: z.number() })) }).parse(
+        await (await fetch(`${s.url}/api/v1/sla/report?from=${day}&to=${day}&by=month`)).json(),
+      );
+      expect(new Set(byMonth.rows.map((r) => r.month))).toEqual(new Set([day.slice(0, 7)]));
+      expect((await fetch(`${s.url}/api/v1/sla/report?from=${day}&to=${day}&by=week`)).status).toBe(400);
       const noFrom = await fetch(`${s.url}/api/v1/sla/report?to=${day}`);
       expect(noFrom.status).toBe(400);
       expect(await noFrom.text()).toContain('from: required');

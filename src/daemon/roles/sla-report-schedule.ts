@@ -142,14 +142,14 @@ export class SlaReportSchedules {
     if (!receiver) throw new Error(`receiver "${report.receiver}" is not configured any more`);
     const secrets = receiverSecrets(receiver);
     try {
-      await deliver(receiver, report, period, rows);
+      await deliver(receiver, report, period, rows, this.opts.clock.now());
     } catch (err) {
       throw new Error(redactSecrets(errorMessage(err), secrets));
     }
   }
 }
 
-async function deliver(receiver: ReceiverConfig, report: SlaReportSchedule, period: { from: string; to: string }, rows: SlaReportRow[]): Promise<void> {
+async function deliver(receiver: ReceiverConfig, report: SlaReportSchedule, period: { from: string; to: string }, rows: SlaReportRow[], createdAt: number): Promise<void> {
   const title = `SLA report ${period.from} to ${period.to}${report.rule ? ` (${report.rule})` : ''}`;
   const table = reportTable(rows);
   if (receiver.email) {
@@ -162,7 +162,7 @@ async function deliver(receiver: ReceiverConfig, report: SlaReportSchedule, peri
         to: e.to,
         subject: title,
         text: `${title}, local dates in each rule's time zone.\n\n${table}`,
-        attachments: [{ filename: `sla-${period.from}-${period.to}.csv`, content: reportCsv(rows), contentType: 'text/csv; charset=utf-8' }],
+        attachments: [{ filename: `sla-${period.from}-${period.to}.csv`, content: reportCsv(rows, { ...period, createdAt }), contentType: 'text/csv; charset=utf-8' }],
       });
     } finally {
       transport.close();

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { monthsOf, reportCsv, reportRow } from '../../src/sla/sla-report.js';
+
+const tally = { rule: 'R', key: { user: 'A' }, timezone: 'UTC', on_time: 2, late: 1, missing: 0, excused: 0, no_data: 0, latenessSeconds: [61.4, 3_600.6, 120] };
+
+describe('an SLA report', () => {
+  it('rounds its shares to 4 decimals and its lateness to whole seconds, with the mean, the worst and the p95', () => {
+    const row = reportRow({ ...tally, on_time: 2, late: 1 }, 0.99);
+    expect(row).toMatchObject({ on_time_ratio: 0.6667, objective: 0.99, lateness_p95_seconds: 3_601, lateness_mean_seconds: 1_261, lateness_max_seconds: 3_601 });
+    expect(reportRow({ ...tally, late: 0, latenessSeconds: [] }, undefined)).toMatchObject({ lateness_mean_seconds: null, lateness_max_seconds: null, lateness_p95_seconds: null });
+  });
+
+  it('as CSV, says on each row the period it covers and when it was made; by month, the month first', () => {
+    const csv = reportCsv([{ ...reportRow(tally, 0.99), month: '2026-10' }], { from: '2026-10-01', to: '2026-11-30', createdAt: Date.parse('2026-12-01T09:00:00Z') });
+    const [header, line] = csv.split('\r\n');
+    expect(header?.startsWith('month,rule,key,')).toBe(true);
+    expect(header?.endsWith(',period_from,period_to,created_at')).toBe(true);
+    // One late of three against 0.99: the budget (0.03 of a miss) is overspent 33 times over.
+    expect(line).toBe('2026-10,R,user=A,UTC,2,1,0,0,0,0.6667,0.99,-32.3333,3601,1261,3601,2026-10-01,2026-11-30,2026-12-01T09:00:00.000Z');
+  });
+
+  it('splits a range of local dates into its months', () => {
+    expect(monthsOf('2026-11-15', '2027-01-10')).toEqual([
+      { month: '2026-11', from: '2026-11-15', to: '2026-11-30' },
+      { month: '2026-12', from: '2026-12-01', to: '2026-12-31' },
+      { month: '2027-01', from: '2027-01-01', to: '2027-01-10' },
+    ]);
+    expect(monthsOf('2028-02-01', '2028-02-29')).toEqual([{ month: '2028-02', from: '2028-02-01', to: '2028-02-29' }]);
+  });
+});
