@@ -9,6 +9,7 @@ import { HaCluster } from '../ha/ha-cluster.js';
 import { openHistory, type HistoryAvailability } from '../history/open-history.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
+import { holidaysOfRules } from '../sla/calendar-view.js';
 import type { SilenceApi } from '../http/daemon-api.js';
 import { configuredIntegrationKinds } from '../notify/integrations/registry.js';
 import { slaObjective } from '../rules/registry.js';
@@ -239,6 +240,7 @@ export class Daemon {
           return {
             ledger: store.ledger,
             objective: (rule: string) => slaObjective(this.setup.rules, rule),
+            holidays: (from: string, to: string) => holidaysOfRules(this.setup.rules, this.setup.config.calendars, from, to),
           };
         },
         pageInfo: () => ({ timezone: this.setup.config.display_timezone, version: this.opts.version }),

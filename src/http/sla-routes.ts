@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { csvLine } from '../base/csv.js';
 import type { LedgerOccurrence, SlaLedgerStore } from '../history/sla-ledger-store.js';
 import { keyText } from '../sla/occurrence.js';
+import type { CalendarHolidays } from '../sla/calendar-view.js';
 import { monthsOf, reportCsv, reportRow, type SlaReportRow } from '../sla/sla-report.js';
 import { formatRfc3339 } from '../util/format-time.js';
 
@@ -15,6 +16,8 @@ import { authenticatedUser } from './security/http-security.js';
 export interface SlaSource {
   ledger: SlaLedgerStore;
   objective(rule: string): number | undefined;
+  /** The counted holidays of the rules' calendars between two local dates (the `/sla` page names them). */
+  holidays?(from: string, to: string): CalendarHolidays[];
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

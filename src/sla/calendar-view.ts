@@ -39,3 +39,47 @@ export function calendarYear(name: string, config: CalendarConfig, year: number)
     business_days: business,
   };
 }
+
+/** The holidays a calendar counts in a range of local dates, with the rules that read it (the `/sla` page names them). */
+export interface CalendarHolidays {
+  /** The calendar's name in `calendars:`, or `rule NAME` for one written in a rule. */
+  calendar: string;
+  rules: string[];
+  holidays: Array<{ date: string; name: string; source: 'library' | 'correction' }>;
+}
+
+/**
+ * The counted holidays between `from` and `to` (local dates, inclusive) of every calendar a missing_file rule reads:
+ * the days the ledger expects no file on, so nobody takes an empty day of the month for "no deadline" unexplained.
+ */
+export function holidaysOfRules(
+  rules: ReadonlyArray<{ name: string; type: string; calendar?: unknown }>,
+  calendars: Readonly<Record<string, CalendarConfig>>,
+  from: string,
+  to: string,
+): CalendarHolidays[] {
+  const byCalendar = new Map<string, { config: CalendarConfig; rules: string[] }>();
+  for (const rule of rules) {
+    if (rule.type !== 'missing_file' || rule.calendar === undefined) continue;
+    const named = typeof rule.calendar === 'string';
+    const name = named ? (rule.calendar as string) : `rule ${rule.name}`;
+    const config = named ? calendars[rule.calendar as string] : (rule.calendar as CalendarConfig);
+    if (!config?.holidays) continue;
+    const entry = byCalendar.get(name) ?? { config, rules: [] };
+    entry.rules.push(rule.name);
+    byCalendar.set(name, entry);
+  }
+  const years: number[] = [];
+  for (let y = Number(from.slice(0, 4)); y <= Number(to.slice(0, 4)); y++) years.push(y);
+  const out: CalendarHolidays[] = [];
+  for (const [name, { config, rules: readers }] of byCalendar) {
+    const calendar = new BusinessCalendar(config);
+    const holidays = years
+      .flatMap((y) => calendar.holidayEntries(y))
+      .filter((h) => h.counted && h.date >= from && h.date <= to)
+      .map((h) => ({ date: h.date, name: h.name, source: h.source }));
+    if (holidays.length > 0) out.push({ calendar: name, rules: readers, holidays });
+  }
+  return out.sort((a, b) => a.calendar.localeCompare(b.calendar));
+}
+

@@ -9,7 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startHttpServer } from '../../src/http/http-server.js';
 import { TransferWatchMetrics } from '../../src/metrics/transfer-watch-metrics.js';
 import { BusinessCalendar, calendarSchema } from '../../src/sla/business-calendar.js';
-import { calendarYear } from '../../src/sla/calendar-view.js';
+import { calendarYear, holidaysOfRules } from '../../src/sla/calendar-view.js';
+import { renderSlaPage } from '../../src/http/status-page/render-sla-page.js';
 import { silentLogger } from '../../src/util/logger.js';
 
 const Holidays = createRequire(import.meta.url)('date-holidays') as typeof HolidaysType;
@@ -51,6 +52,30 @@ describe('the holiday library’s corrections', () => {
       if (d.getUTCDay() !== 0 && d.getUTCDay() !== 6 && !counted.has(date) && date !== '2026-12-24') weekdays += 1;
     }
     expect(year.business_days).toBe(weekdays);
+  });
+});
+
+describe('the /sla page', () => {
+  it('names the month’s counted holidays of each calendar the rules read, and says which are corrections', () => {
+    const list = holidaysOfRules(
+      [
+        { name: 'StatementMissing', type: 'missing_file', calendar: 'b3' },
+        { name: 'PositionFile', type: 'missing_file', calendar: 'b3' },
+        { name: 'Remittance', type: 'missing_file', calendar: calendarSchema.parse({ holidays: { country: 'BR' } }) },
+        { name: 'Burst', type: 'error_burst' },
+      ],
+      { b3: calendarSchema.parse({ holidays: { country: 'BR', region: 'SP' } }) },
+      '2026-11-01',
+      '2026-11-30',
+    );
+    expect(list.map((c) => [c.calendar, c.rules])).toEqual([
+      ['b3', ['StatementMissing', 'PositionFile']],
+      ['rule Remittance', ['Remittance']],
+    ]);
+    expect(list[0]?.holidays.map((h) => `${h.date} ${h.source}`)).toEqual(['2026-11-02 library', '2026-11-15 library', '2026-11-20 correction']);
+    const page = renderSlaPage({ month: '2026-11', days: [], rows: [], occurrences: [], version: 't', today: '2026-11-28', holidays: list }, 'n');
+    expect(page).toContain('<strong>b3</strong> <span class="muted">(StatementMissing, PositionFile)</span>');
+    expect(page).toContain('2026-11-20 Dia Nacional de Zumbi e da Consciência Negra <span class="muted">(a correction of the holiday library)</span>');
   });
 });
 

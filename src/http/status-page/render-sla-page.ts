@@ -1,6 +1,7 @@
 import type { LedgerOccurrence } from '../../history/sla-ledger-store.js';
 import { keyText } from '../../sla/occurrence.js';
 import type { SlaReportRow } from '../sla-routes.js';
+import type { CalendarHolidays } from '../../sla/calendar-view.js';
 import { html, type SafeHtml } from './safe-html.js';
 import { PAGE_STYLE } from './page-style.js';
 
@@ -15,7 +16,20 @@ export interface SlaPageData {
   version: string;
   /** Local date today in the display zone: later days are "not due". */
   today: string;
+  /** The counted holidays of the month of each calendar the rules read. */
+  holidays?: CalendarHolidays[];
   problem?: string;
+}
+
+function holidaysSection(list: readonly CalendarHolidays[]): SafeHtml {
+  if (list.length === 0) return html``;
+  const items = list.map(
+    (c) =>
+      html`<li><strong>${c.calendar}</strong> <span class="muted">(${c.rules.join(', ')})</span>: ${c.holidays.map(
+        (h, i) => html`${i > 0 ? ' · ' : ''}${h.date} ${h.name}${h.source === 'correction' ? html` <span class="muted">(a correction of the holiday library)</span>` : ''}`,
+      )}</li>`,
+  );
+  return html`<section id="holidays" data-section="holidays"><h2>Holidays this month</h2><p class="muted">No file is expected on these days of each calendar (<code>transfer-watch calendar show NAME</code> lists a year).</p><ul>${items}</ul></section>`;
 }
 
 const SEVERITY: Record<string, number> = { missing: 5, late: 4, no_data: 3, excused: 2, on_time: 1 };
@@ -71,7 +85,7 @@ td.day{text-align:center;font-size:.8em;padding:2px 3px}td.on_time{background:#d
       ? html`<p class="muted">No occurrences recorded for ${data.month}.</p>`
       : html`<div class="scroll"><table class="sla"><thead><tr><th>Rule / key</th>${data.days.map((d) => html`<th>${Number(d.slice(8))}</th>`)}<th>On time</th><th>Objective</th><th>Budget left</th></tr></thead><tbody>${rows}</tbody></table></div>
 <p class="muted">✓ on time · +Nm late by N minutes · ✗ missing · exc excused (not counted) · ? no data (the service could not be read; not counted) · – no deadline that day · · not due yet</p>`
-  }</section></main>
+  }</section>${holidaysSection(data.holidays ?? [])}</main>
 <footer class="muted">transfer-watch ${data.version}</footer>
 </body></html>
 `.value;

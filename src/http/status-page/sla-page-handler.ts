@@ -41,6 +41,7 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
       if (page.length < 5_000) break;
     }
     data.occurrences = occurrences;
+    data.holidays = source.holidays?.(range.from, range.to) ?? [];
   } catch {
     data.problem = 'The history database does not answer; try again later.';
     return reply(503);
