@@ -55,13 +55,17 @@ export function calendarTable(v: CalendarYear): string {
   out.push(
     `Calendar ${v.name}, ${v.year}: ${h ? `holidays of ${h.country}${h.region ? ` (region ${h.region})` : ''}, counting the types ${h.types.join(', ')}` : 'no holidays'}; weekdays excluded: ${v.exclude_weekdays.length > 0 ? v.exclude_weekdays.join(', ') : 'none'}`,
   );
-  if (v.days.length > 0) {
-    const rows = [['DATE', 'DAY', 'HOLIDAY', 'TYPE', 'COUNTED', 'SOURCE'], ...v.days.map((d) => [d.date, d.weekday, d.name, d.type, d.counted ? 'yes' : 'no', d.source])];
+  if (v.non_business_days.length > 0) {
+    const rows = [['DATE', 'DAY', 'NO FILE EXPECTED BECAUSE'], ...v.non_business_days.map((d) => [d.date, d.weekday, d.reasons.join('; ')])];
     const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-    out.push('', ...rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')));
-    for (const d of v.days.filter((x) => x.note)) out.push(`  ${d.date} is a correction of the holiday library: ${d.note}`);
+    out.push('', `${v.non_business_days.length} days without a file expected:`, ...rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')));
   }
-  if (v.exclude_dates.length > 0) out.push('', `Dates excluded by the config: ${v.exclude_dates.join(', ')}`);
+  const notCounted = v.days.filter((d) => !d.counted);
+  if (notCounted.length > 0) {
+    out.push('', `Holidays of the library this calendar does not count (their type is not in holidays.types): files are expected on them:`);
+    for (const d of notCounted) out.push(`  ${d.date} ${d.weekday}  ${d.name} (${d.type})`);
+  }
+  for (const d of v.days.filter((x) => x.note)) out.push('', `${d.date} is a correction of the holiday library: ${d.note}`);
   out.push('', `${v.business_days} days of ${v.year} expect files (not a counted holiday, an excluded weekday or an excluded date).`);
   return `${out.join('\n')}\n`;
 }

@@ -141,7 +141,7 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
       // By month: the same tally for each month of the range (at most 27 for the longest range), its rows named.
       for (const part of by === 'month' ? monthsOf(range.from, range.to) : [{ month: undefined, ...range }]) {
         const tallies = await guarded(() => s.ledger.tally({ from: part.from, to: part.to, rule }));
-        rows.push(...tallies.map((t) => ({ ...reportRow(t, s.objective(t.rule)), ...(part.month !== undefined ? { month: part.month } : {}) })));
+        rows.push(...tallies.map((t) => ({ ...reportRow(t, s.objective(t.rule)), period_from: part.from, period_to: part.to, ...(part.month !== undefined ? { month: part.month } : {}) })));
       }
       const createdAt = now();
       return fmt === 'csv'

@@ -10,6 +10,8 @@ export interface CalendarYear {
   exclude_dates: string[];
   /** Every holiday of the year the library and the project's corrections know, counted or not. */
   days: Array<{ date: string; weekday: string; name: string; type: string; counted: boolean; source: 'library' | 'correction'; note?: string }>;
+  /** Every day of the year that expects no file, with its reasons (a counted holiday, an excluded date, an excluded weekday). */
+  non_business_days: Array<{ date: string; weekday: string; reasons: string[] }>;
   /** Days of the year on which a file is expected (not excluded by weekday, date or counted holiday). */
   business_days: number;
 }
@@ -25,9 +27,23 @@ export function calendarYear(name: string, config: CalendarConfig, year: number)
     return { date: h.date, weekday: weekdayOf(h.date), name: h.name, type: h.type, counted: h.counted, source: h.source, ...(correction ? { note: correction.reason } : {}) };
   });
   let business = 0;
+  const nonBusiness: CalendarYear['non_business_days'] = [];
+  const counted = new Map(days.filter((d) => d.counted).map((d) => [d.date, d]));
+  const excludedDates = new Set(config.exclude_dates);
+  const excludedWeekdays = new Set(config.exclude_weekdays);
   for (let t = Date.UTC(year, 0, 1); t < Date.UTC(year + 1, 0, 1); t += DAY_MS) {
     const date = new Date(t).toISOString().slice(0, 10);
-    if (!calendar.excludes({ date, weekday: new Date(t).getUTCDay() })) business += 1;
+    const weekday = WEEKDAYS[new Date(t).getUTCDay()] ?? '';
+    if (!calendar.excludes({ date, weekday: new Date(t).getUTCDay() })) {
+      business += 1;
+      continue;
+    }
+    const reasons: string[] = [];
+    const holiday = counted.get(date);
+    if (holiday) reasons.push(`holiday: ${holiday.name} (${holiday.type}, ${holiday.source === 'correction' ? 'a correction of the holiday library' : 'holiday library'})`);
+    if (excludedDates.has(date)) reasons.push('date excluded by the config');
+    if (excludedWeekdays.has(weekday as (typeof WEEKDAYS)[number])) reasons.push(`weekday excluded (${weekday})`);
+    nonBusiness.push({ date, weekday, reasons });
   }
   return {
     name,
@@ -36,6 +52,7 @@ export function calendarYear(name: string, config: CalendarConfig, year: number)
     exclude_weekdays: [...config.exclude_weekdays],
     exclude_dates: config.exclude_dates.filter((d) => d.startsWith(`${year}-`)),
     days,
+    non_business_days: nonBusiness,
     business_days: business,
   };
 }

@@ -30,6 +30,9 @@ export interface SlaReportRow {
   /** The late ones' lateness: mean and worst, whole seconds (a trend a partner scorecard shows beside the p95). */
   lateness_mean_seconds: number | null;
   lateness_max_seconds: number | null;
+  /** The local dates the row covers (with `by=month`, the part of the range in its month). */
+  period_from?: string;
+  period_to?: string;
   /** With `by=month`: the month (`YYYY-MM`) of the row. */
   month?: string;
 }
@@ -99,17 +102,13 @@ const REPORT_FIELDS = [
 ] as const;
 
 /**
- * The report as CSV: a row per rule and key (and month, with `by=month`), each saying the period it covers and when
- * the report was made, so a file handed on alone still says what it is.
+ * The report as CSV: a row per rule and key (and month, with `by=month`), which starts with the period it covers and
+ * the time the report was made (contract section 11a), so a file handed on alone says what it is.
  */
 export function reportCsv(rows: readonly SlaReportRow[], meta: ReportMeta): string {
-  const byMonth = rows.some((r) => r.month !== undefined);
-  const header = [...(byMonth ? ['month'] : []), ...REPORT_FIELDS, 'period_from', 'period_to', 'created_at'];
+  const header = ['period_from', 'period_to', 'created_at', ...REPORT_FIELDS];
   const created = new Date(meta.createdAt).toISOString();
-  return (
-    csvLine(header) +
-    rows.map((r) => csvLine([...(byMonth ? [r.month ?? ''] : []), ...REPORT_FIELDS.map((f) => (f === 'key' ? keyText(r.key) : r[f])), meta.from, meta.to, created])).join('')
-  );
+  return csvLine(header) + rows.map((r) => csvLine([r.period_from ?? meta.from, r.period_to ?? meta.to, created, ...REPORT_FIELDS.map((f) => (f === 'key' ? keyText(r.key) : r[f]))])).join('');
 }
 
 /** The months (`YYYY-MM`) a range of local dates touches, each with the part of the range in it. */

@@ -193,12 +193,12 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA ledger through 
       // CSV, and bad parameters named.
       const csv = await (await fetch(`${s.url}/api/v1/sla/report?from=${day}&to=${day}&format=csv`)).text();
       expect(csv.split('\r\n')[0]).toBe(
-        'rule,key,timezone,on_time,late,missing,excused,no_data,on_time_ratio,objective,budget_remaining,lateness_p95_seconds,lateness_mean_seconds,lateness_max_seconds,period_from,period_to,created_at',
+        'period_from,period_to,created_at,rule,key,timezone,on_time,late,missing,excused,no_data,on_time_ratio,objective,budget_remaining,lateness_p95_seconds,lateness_mean_seconds,lateness_max_seconds',
       );
       expect(csv).toContain('PartnerFileMissing,user=A,America/Sao_Paulo,');
-      // Each row says the period it covers and when the report was made (the daemon's clock).
-      expect(csv.split('\r\n')[1]).toMatch(new RegExp(`,${day},${day},\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`));
-      const byMonth = z.object({ by: z.literal('month'), rows: z.array(z.object({ month: z.string(), on_time: z.number() })) }).parse(
+      // Each row starts with the period it covers and when the report was made (the daemon's clock).
+      expect(csv.split('\r\n')[1]).toMatch(new RegExp(`^${day},${day},\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z,PartnerFileMissing,`));
+      const byMonth = z.object({ by: z.literal('month'), rows: z.array(z.object({ month: z.string(), period_from: z.string(), on_time: z.number() })) }).parse(
         await (await fetch(`${s.url}/api/v1/sla/report?from=${day}&to=${day}&by=month`)).json(),
       );
       expect(new Set(byMonth.rows.map((r) => r.month))).toEqual(new Set([day.slice(0, 7)]));

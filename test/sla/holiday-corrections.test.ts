@@ -52,6 +52,11 @@ describe('the holiday library’s corrections', () => {
       if (d.getUTCDay() !== 0 && d.getUTCDay() !== 6 && !counted.has(date) && date !== '2026-12-24') weekdays += 1;
     }
     expect(year.business_days).toBe(weekdays);
+    // Every other day of the year is listed with its reasons.
+    expect(year.non_business_days.length + year.business_days).toBe(365);
+    expect(year.non_business_days.find((d) => d.date === '2026-12-24')?.reasons).toEqual(['date excluded by the config']);
+    expect(year.non_business_days.find((d) => d.date === '2026-11-20')?.reasons).toEqual(['holiday: Dia Nacional de Zumbi e da Consciência Negra (public, a correction of the holiday library)']);
+    expect(year.non_business_days.find((d) => d.date === '2026-11-15')?.reasons).toEqual(['holiday: Proclamação da República (public, holiday library)', 'weekday excluded (sun)']);
   });
 });
 
@@ -98,7 +103,8 @@ describe('calendar show and /api/v1/calendars', () => {
     const table = await cli('show', 'b3', '--config', config, '--year', '2026');
     expect(table.code).toBe(0);
     expect(table.stdout).toContain('Calendar b3, 2026: holidays of BR (region SP), counting the types public; weekdays excluded: sat, sun');
-    expect(table.stdout).toMatch(/2026-11-20 +fri +Dia Nacional de Zumbi e da Consciência Negra +public +yes +correction/);
+    expect(table.stdout).toMatch(/2026-11-20 +fri +holiday: Dia Nacional de Zumbi e da Consciência Negra \(public, a correction of the holiday library\)/);
+    expect(table.stdout).toMatch(/2026-11-21 +sat +weekday excluded \(sat\)/);
     const json = await cli('show', 'b3', '--config', config, '--year', '2026', '--format', 'json');
     expect(JSON.parse(json.stdout)).toEqual(JSON.parse(JSON.stringify(calendarYear('b3', calendarSchema.parse({ holidays: { country: 'BR', region: 'SP' }, exclude_weekdays: ['sat', 'sun'] }), 2026))));
     const unknown = await cli('show', 'B3', '--config', config);

@@ -10,13 +10,20 @@ describe('an SLA report', () => {
     expect(reportRow({ ...tally, late: 0, latenessSeconds: [] }, undefined)).toMatchObject({ lateness_mean_seconds: null, lateness_max_seconds: null, lateness_p95_seconds: null });
   });
 
-  it('as CSV, says on each row the period it covers and when it was made; by month, the month first', () => {
-    const csv = reportCsv([{ ...reportRow(tally, 0.99), month: '2026-10' }], { from: '2026-10-01', to: '2026-11-30', createdAt: Date.parse('2026-12-01T09:00:00Z') });
-    const [header, line] = csv.split('\r\n');
-    expect(header?.startsWith('month,rule,key,')).toBe(true);
-    expect(header?.endsWith(',period_from,period_to,created_at')).toBe(true);
+  it('as CSV, starts each row with the period it covers and when the report was made', () => {
+    const csv = reportCsv([{ ...reportRow(tally, 0.99), period_from: '2026-10-01', period_to: '2026-10-31', month: '2026-10' }, reportRow(tally, undefined)], {
+      from: '2026-10-01',
+      to: '2026-11-30',
+      createdAt: Date.parse('2026-12-01T09:00:00Z'),
+    });
+    const [header, month, whole] = csv.split('\r\n');
+    expect(header).toBe(
+      'period_from,period_to,created_at,rule,key,timezone,on_time,late,missing,excused,no_data,on_time_ratio,objective,budget_remaining,lateness_p95_seconds,lateness_mean_seconds,lateness_max_seconds',
+    );
     // One late of three against 0.99: the budget (0.03 of a miss) is overspent 33 times over.
-    expect(line).toBe('2026-10,R,user=A,UTC,2,1,0,0,0,0.6667,0.99,-32.3333,3601,1261,3601,2026-10-01,2026-11-30,2026-12-01T09:00:00.000Z');
+    expect(month).toBe('2026-10-01,2026-10-31,2026-12-01T09:00:00.000Z,R,user=A,UTC,2,1,0,0,0,0.6667,0.99,-32.3333,3601,1261,3601');
+    // A row without its own period is the report's.
+    expect(whole?.startsWith('2026-10-01,2026-11-30,2026-12-01T09:00:00.000Z,R,')).toBe(true);
   });
 
   it('splits a range of local dates into its months', () => {

@@ -137,7 +137,7 @@ export class SlaReportSchedules {
   private async send(report: SlaReportSchedule, period: { from: string; to: string }): Promise<void> {
     const { history } = this.opts;
     const rules = this.opts.rules();
-    const rows = (await history.ledger.tally({ ...period, rule: report.rule })).map((t) => reportRow(t, slaObjective(rules, t.rule)));
+    const rows = (await history.ledger.tally({ ...period, rule: report.rule })).map((t) => ({ ...reportRow(t, slaObjective(rules, t.rule)), period_from: period.from, period_to: period.to }));
     const receiver = this.opts.config().receivers.find((r) => r.name === report.receiver);
     if (!receiver) throw new Error(`receiver "${report.receiver}" is not configured any more`);
     const secrets = receiverSecrets(receiver);
