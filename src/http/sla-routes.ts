@@ -72,11 +72,11 @@ export function occurrenceJson(o: LedgerOccurrence): Record<string, unknown> {
     outcome: o.excuse ? 'excused' : o.outcome,
     recorded_outcome: o.outcome,
     final: o.final,
-    arrived_at: o.arrivedAt === null ? null : formatRfc3339(o.arrivedAt, o.timezone),
+    arrived_at: o.arrivedAt === null ? null : formatRfc3339(o.arrivedAt, o.timezone, { millis: true }),
     lateness_seconds: o.latenessSeconds,
     count: o.count,
     min_count: o.minCount,
-    files: o.files.map((f) => ({ file: f.file, arrived_at: formatRfc3339(f.at, o.timezone), source: f.source })),
+    files: o.files.map((f) => ({ file: f.file, arrived_at: formatRfc3339(f.at, o.timezone, { millis: true }), source: f.source })),
     excuse: o.excuse ? { by: o.excuse.by, at: new Date(o.excuse.at).toISOString(), reason: o.excuse.reason } : null,
   };
 }
@@ -92,7 +92,7 @@ export function occurrencesCsv(list: readonly LedgerOccurrence[]): string {
           o.localDate,
           formatRfc3339(o.deadline, o.timezone),
           o.excuse ? 'excused' : o.outcome,
-          o.arrivedAt === null ? null : formatRfc3339(o.arrivedAt, o.timezone),
+          o.arrivedAt === null ? null : formatRfc3339(o.arrivedAt, o.timezone, { millis: true }),
           o.latenessSeconds,
           o.count,
           o.files.map((f) => f.file).join(' '),

@@ -38,12 +38,14 @@ function isUtc(timeZone: string): boolean {
 
 /**
  * RFC 3339 with the zone's offset of that instant (`2026-03-08T08:00:00-03:00`, `Z` at offset zero): an instant
- * written in the zone it was expected in, for APIs and CSV.
+ * written in the zone it was expected in, for APIs and CSV. `millis`: with its milliseconds
+ * (`2026-11-25T09:00:44.123-03:00`), for evidence a partner may dispute to the second.
  */
-export function formatRfc3339(epochMs: number, timeZone: string): string {
+export function formatRfc3339(epochMs: number, timeZone: string, opts: { millis?: boolean } = {}): string {
   const t = zonedTime(epochMs, timeZone);
   const offset = t.gmtOffset === 'GMT' || t.gmtOffset === 'GMT+00:00' ? 'Z' : t.gmtOffset.replace(/^GMT/, '');
-  return `${t.year}-${t.month}-${t.day}T${t.hour}:${t.minute}:${t.second}${offset}`;
+  const millis = opts.millis ? `.${String(((epochMs % 1000) + 1000) % 1000).padStart(3, '0')}` : '';
+  return `${t.year}-${t.month}-${t.day}T${t.hour}:${t.minute}:${t.second}${millis}${offset}`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatTime } from '../../src/util/format-time.js';
+import { formatRfc3339, formatTime } from '../../src/util/format-time.js';
 
 describe('formatTime', () => {
   const t = Date.UTC(2026, 10, 22, 13, 4, 5);
@@ -24,5 +24,15 @@ describe('formatTime', () => {
 
   it('uses 00, not 24, at midnight', () => {
     expect(formatTime(Date.UTC(2026, 0, 2, 0, 0, 0), 'UTC')).toBe('2026-01-02 00:00:00 UTC');
+  });
+});
+
+describe('formatRfc3339', () => {
+  it('writes an instant with its zone’s offset, and with its milliseconds when asked (the evidence of an occurrence)', () => {
+    const at = Date.parse('2026-11-25T12:00:44.123Z');
+    expect(formatRfc3339(at, 'America/Sao_Paulo')).toBe('2026-11-25T09:00:44-03:00');
+    expect(formatRfc3339(at, 'America/Sao_Paulo', { millis: true })).toBe('2026-11-25T09:00:44.123-03:00');
+    expect(formatRfc3339(Date.parse('2026-11-25T12:00:44.007Z'), 'UTC', { millis: true })).toBe('2026-11-25T12:00:44.007Z');
+    expect(Date.parse(formatRfc3339(at, 'Asia/Kolkata', { millis: true }))).toBe(at);
   });
 });
