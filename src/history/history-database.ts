@@ -126,6 +126,14 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
       });
       // An idle connection that breaks (the server restarted) is reported here; without a listener it would end the process.
       p.on('error', (err) => logger.warn({ err: { type: 'PostgresError', message: redactUrl(errorMessage(err), postgres.url) } }, 'history database connection lost; it is reopened on the next query'));
+      // A connection that breaks while checked out but between two statements (inside a transaction) has no pool
+      // listener: its 'error' event would end the process when the server goes away (a killed PostgreSQL ended the
+      // daemon in one CI run). The statement that next uses it fails, and the write waits in the journal.
+      p.on('connect', (client) => {
+        client.on('error', () => {
+          /* reported by the query that uses it next, or by the pool's own listener when idle */
+        });
+      });
       return p;
     };
     const db = new Kysely<HistoryTables>({ dialect: new PostgresDialect({ pool }) });

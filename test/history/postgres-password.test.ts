@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateHistory, openHistoryDatabase, withPassword } from '../../src/history/history-database.js';
 import { historySchema } from '../../src/history/history-schema.js';
@@ -57,4 +58,30 @@ describe('history.postgres.password with the user in the URL', () => {
       await wrong.close();
     }
   }, 60_000);
+
+  it.skipIf(!HAVE_POSTGRES)('a server that dies between two statements of a transaction fails that write, and does not end the process', async () => {
+    const server = await PostgresServer.start();
+    servers.push(server);
+    const url = await server.createDatabase('tw_dies');
+    const dir = mkdtempSync(join(tmpdir(), 'tw-pg-dies-'));
+    dirs.push(dir);
+    const opened = openHistoryDatabase(historySchema.parse({ postgres: { url } }), dir, silentLogger());
+    try {
+      await migrateHistory(opened.db);
+      const write = opened.db.transaction().execute(async (tx) => {
+        await sql`select 1`.execute(tx);
+        // The connection is checked out and idle in the transaction when the server goes away.
+        await server.kill();
+        await new Promise((r) => setTimeout(r, 500));
+        await sql`select 1`.execute(tx);
+      });
+      await expect(write).rejects.toThrow();
+      // (an 'error' event of the checked-out connection without a listener would be an uncaught exception here)
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      await opened.close().catch(() => undefined);
+      await server.restart();
+    }
+  }, 60_000);
 });
+
