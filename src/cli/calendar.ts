@@ -3,7 +3,7 @@ import { ConfigError } from '../base/config-error.js';
 import { formatProblem } from '../base/problem.js';
 import { nearestKey } from '../base/nearest-key.js';
 import { loadConfig } from '../config/load-config.js';
-import { calendarYear, type CalendarYear } from '../sla/calendar-view.js';
+import { calendarYear, calendarYearOf, type CalendarYear } from '../sla/calendar-view.js';
 import { errorMessage } from '../util/errors.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
@@ -17,8 +17,8 @@ export async function runCalendarShow(
   o: { config: string; year?: string | undefined; format?: string | undefined },
   io: { stdout: (text: string) => void; stderr: (text: string) => void; now: number; env?: NodeJS.ProcessEnv },
 ): Promise<number> {
-  const year = o.year === undefined ? new Date(io.now).getUTCFullYear() : Number(o.year);
-  if (!Number.isInteger(year) || year < 1970 || year > 2200 || (o.year !== undefined && !/^\d{4}$/.test(o.year))) {
+  const year = calendarYearOf(o.year, io.now);
+  if (year === undefined) {
     io.stderr(`calendar: --year must be a year such as 2026\n`);
     return EXIT_USAGE;
   }

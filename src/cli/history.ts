@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { parseDuration } from '../base/duration.js';
+import { timeZone } from '../base/schema-helpers.js';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import { formatCellTime } from '../util/format-time.js';
 import { connection, daemonClient, unreachable, withConnection, type ConnectionFlags, type DaemonClientOptions } from './daemon-http-client.js';
@@ -118,13 +119,9 @@ async function displayZone(http: ReturnType<typeof daemonClient>): Promise<strin
   return status.success && validZone(status.data.displayTimezone) ? status.data.displayTimezone : 'UTC';
 }
 
+/** An IANA zone this runtime knows (the config schema's own check). */
 function validZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
+  return timeZone().safeParse(zone).success;
 }
 
 function safeJson(text: string): unknown {

@@ -26,8 +26,7 @@ import {
 import type { HistoryCursor } from '../history/history-store.js';
 import { slaHandlers } from './sla-routes.js';
 import { HeavyReadLimiter } from './heavy-read-limiter.js';
-import type { CalendarConfig } from '../sla/business-calendar.js';
-import { calendarYear } from '../sla/calendar-view.js';
+import { calendarYear, calendarYearOf } from '../sla/calendar-view.js';
 import { authenticatedUser, HttpSecurity } from './security/http-security.js';
 import type { WriteKind } from './security/request-guard.js';
 import { StatusPageHandler } from './status-page/status-page-handler.js';
@@ -162,6 +161,8 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
   const { api, metrics, logger } = opts;
   // One line for the reads of the history database, whichever page or API asks (see HeavyReadLimiter).
   const heavy = new HeavyReadLimiter();
+  // The daemon's clock (the demo's simulated morning), for every default range and "today" of the routes.
+  const now = (): number => api.now?.() ?? Date.now();
   // A flood of scrapes shares one rendering instead of queueing one CPU-bound rendering per request; a scrape
   // that arrives after it finished gets a fresh one (never an outdated value). A lone scrape (the usual case: one
   // Prometheus every 15 s) is rendered at once: waiting a turn of the event loop for company let a page of the
@@ -202,10 +203,10 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
       GET: async () => ({ status: 200, contentType: metrics.contentType, body: await renderMetrics() }),
     }),
     route('/sla', {
-      GET: (req) => heavy.run(() => slaPage(req, { sla: () => api.sla?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => api.now?.() ?? Date.now() })),
+      GET: (req) => heavy.run(() => slaPage(req, { sla: () => api.sla?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now })),
     }),
     route('/history', {
-      GET: (req) => heavy.run(() => historyPage(req, { history: api.history, info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now: () => api.now?.() ?? Date.now() })),
+      GET: (req) => heavy.run(() => historyPage(req, { history: api.history, info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now })),
     }),
     route('/healthz', { GET: async () => text(200, 'ok\n') }),
     route('/readyz', {
@@ -253,9 +254,9 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
         }
       },
     }),
-    ...historyRoutes(api.history, logger, () => api.now?.() ?? Date.now(), heavy),
-    ...slaRoutes(api, heavy),
-    ...calendarRoutes(api),
+    ...historyRoutes(api.history, logger, now, heavy),
+    ...slaRoutes(api, heavy, now),
+    ...calendarRoutes(api, now),
     ...(api.alertmanager ? alertmanagerV2Routes(api.alertmanager, api.silences).map(toRoute) : []),
     route('/api/v1/silences/:id', {
       GET: async (_req, params) => {
@@ -310,20 +311,20 @@ function historyRoutes(history: HistoryReader | string | undefined, logger: Logg
 }
 
 /** `/api/v1/calendars` (the names) and `/api/v1/calendars/NAME?year=YYYY` (one calendar's year, as `calendar show`). */
-function calendarRoutes(api: DaemonApi): Route[] {
-  const calendars = (): Record<string, CalendarConfig> => api.calendars?.() ?? {};
+function calendarRoutes(api: DaemonApi, now: () => number): Route[] {
+  const names = (): string => Object.keys(api.calendars?.() ?? {}).sort().join(', ');
   return [
-    route('/api/v1/calendars', { GET: async () => json(200, { calendars: Object.keys(calendars()).sort() }) }),
+    route('/api/v1/calendars', { GET: async () => json(200, { calendars: Object.keys(api.calendars?.() ?? {}).sort() }) }),
     route('/api/v1/calendars/:name', {
       GET: async (req, params) => {
         const name = params['name'] ?? '';
-        const config = Object.hasOwn(calendars(), name) ? calendars()[name] : undefined;
-        if (!config) throw new HttpError(404, 'calendar_not_found', `no calendar "${name.slice(0, 100)}" (the config's calendars: ${Object.keys(calendars()).sort().join(', ') || 'none'})`);
+        const calendars = api.calendars?.() ?? {};
+        const config = Object.hasOwn(calendars, name) ? calendars[name] : undefined;
+        if (!config) throw new HttpError(404, 'calendar_not_found', `no calendar "${name.slice(0, 100)}" (the config's calendars: ${names() || 'none'})`);
         const query = new URL(req.url ?? '/', 'http://localhost').searchParams;
         for (const key of query.keys()) if (key !== 'year') throw new HttpError(400, 'calendar_bad_query', `unknown parameter "${key.slice(0, 100)}" (known: year)`);
-        const yearText = query.get('year');
-        const year = yearText === null ? new Date(api.now?.() ?? Date.now()).getUTCFullYear() : /^\d{4}$/.test(yearText) ? Number(yearText) : Number.NaN;
-        if (!(year >= 1970 && year <= 2200)) throw new HttpError(400, 'calendar_bad_query', 'year: must be a year such as 2026');
+        const year = calendarYearOf(query.get('year') ?? undefined, now());
+        if (year === undefined) throw new HttpError(400, 'calendar_bad_query', 'year: must be a year such as 2026');
         return json(200, calendarYear(name, config, year));
       },
     }),
@@ -331,8 +332,8 @@ function calendarRoutes(api: DaemonApi): Route[] {
 }
 
 /** `/api/v1/sla/report`, `/occurrences` and `/excuses` (contract section 11). */
-function slaRoutes(api: DaemonApi, heavy: HeavyReadLimiter): Route[] {
-  const sla = slaHandlers(() => api.sla?.() ?? 'not configured', () => api.now?.() ?? Date.now());
+function slaRoutes(api: DaemonApi, heavy: HeavyReadLimiter, now: () => number): Route[] {
+  const sla = slaHandlers(() => api.sla?.() ?? 'not configured', now);
   const csvOrJson = (r: { csv: string; next?: string | null } | { json: unknown }): Reply =>
     'csv' in r ? { status: 200, contentType: 'text/csv; charset=utf-8', body: r.csv, headers: r.next ? { 'X-Next-Cursor': r.next } : {} } : json(200, r.json);
   return [

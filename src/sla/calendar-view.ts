@@ -18,6 +18,13 @@ export interface CalendarYear {
 
 const DAY_MS = 86_400_000;
 
+/** The year asked for (`YYYY`, 1970–2200), this year (in UTC) when none is; undefined for anything else. */
+export function calendarYearOf(text: string | undefined, now: number): number | undefined {
+  if (text === undefined) return new Date(now).getUTCFullYear();
+  const year = /^\d{4}$/.test(text) ? Number(text) : Number.NaN;
+  return year >= 1970 && year <= 2200 ? year : undefined;
+}
+
 /** `transfer-watch calendar show` and `GET /api/v1/calendars/NAME`: one calendar's year. */
 export function calendarYear(name: string, config: CalendarConfig, year: number): CalendarYear {
   const calendar = new BusinessCalendar(config);
