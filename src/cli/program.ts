@@ -11,6 +11,7 @@ import { registerSilence } from './silence.js';
 import { registerHistory } from './history.js';
 import { registerSla } from './sla.js';
 import { registerCalendar } from './calendar.js';
+import { registerDiscover } from './discover.js';
 import { packageVersion } from './package-version.js';
 
 /** The `transfer-watch` command line: every command, parsed from `argv` (as `process.argv`). */
@@ -37,6 +38,7 @@ export async function runProgram(argv: readonly string[]): Promise<void> {
   registerHistory(program);
   registerSla(program);
   registerCalendar(program);
+  registerDiscover(program);
 
   await program.parseAsync([...argv]);
 }

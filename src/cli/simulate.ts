@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { pino } from 'pino';
 import { createLogger } from '../util/logger.js';
@@ -18,6 +19,8 @@ interface SimulateOptions {
   control: boolean;
   generate: boolean;
   basePath: string;
+  estate: number;
+  truth?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -57,6 +60,8 @@ export function registerSimulate(program: Command): void {
     .option('--history-days <n>', 'days of history before today (00:00 UTC); nothing exists before', integerIn(0, 3_660), DEFAULT_HISTORY_DAYS)
     .option('--control', 'serve the test-only control API under /_sim/ (inject records, set faults, stats)', false)
     .option('--no-generate', 'no generated history: only records injected through the control API')
+    .option('--estate <n>', 'scheduled flows on top of the traffic (business days with holidays, twice a day, weekly, every day, month-end, ad-hoc)', integerIn(0, 5000), 0)
+    .option('--truth <file>', 'write the truth of the scheduled flows (JSON: pattern, days, calendar, arrival quantiles) to this file')
     .option('--base-path <path>', 'serve under a path prefix, e.g. /api (next links do not carry it)', '')
     .addOption(new Option('--log-level <level>', 'log level (JSON lines on stderr)').choices(['debug', 'info', 'warn', 'error']).default('warn'))
     .addHelpText('after', `\nScenarios:\n${SCENARIO_HELP}\n\nDefault credentials: username "${DEFAULT_USERNAME}", password "${DEFAULT_PASSWORD}".\nSIGTERM or SIGINT stops the simulator (exit 0).`)
@@ -76,8 +81,10 @@ export function registerSimulate(program: Command): void {
           control: opts.control,
           generate: opts.generate,
           basePath: opts.basePath,
+          estate: opts.estate,
           logger,
         });
+        if (opts.truth !== undefined) await writeFile(opts.truth, `${JSON.stringify(simulator.truth(), null, 2)}\n`);
       } catch (err) {
         process.stderr.write(`simulate: ${errorMessage(err)}\n`);
         process.exit(EXIT_USAGE);
@@ -88,7 +95,7 @@ export function registerSimulate(program: Command): void {
           `transfer-watch simulator listening on ${running.url}`,
           `  base_url:  ${running.url}`,
           `  username:  ${opts.username}`,
-          `  scenario:  ${opts.scenario} (seed ${opts.seed}, ${opts.rate} transfers/minute${opts.generate ? `, ${opts.historyDays} days of history` : ', generation off'})`,
+          `  scenario:  ${opts.scenario} (seed ${opts.seed}, ${opts.rate} transfers/minute${opts.generate ? `, ${opts.historyDays} days of history` : ', generation off'}${opts.estate > 0 ? `, ${opts.estate} scheduled flows` : ''})`,
           ...(opts.control ? [`  control:   ${new URL(running.url).origin}/_sim/ (records, faults, stats)`] : []),
           '',
         ].join('\n'),

@@ -12,6 +12,7 @@ import {
   type Partner,
 } from './partners.js';
 import { POSITION_PERIOD_MINUTES, type Scenario } from './scenarios.js';
+import { estateRecord, type Estate, type EstateTruth } from './estate.js';
 
 /** A record as stored: DIAS is left out because it depends on when the record is served. */
 export type StoredRecord = Omit<ServiceRecord, 'DIAS'>;
@@ -32,6 +33,8 @@ export interface GeneratorOptions {
   historyStart: number;
   /** Generated minutes kept for re-reading (default 8). */
   cachedMinutes?: number;
+  /** Scheduled flows on top of the traffic (simulate --estate). */
+  estate?: Estate;
 }
 
 /** The history is generated one minute at a time, each minute from its own seed. */
@@ -148,7 +151,8 @@ export class HistoryGenerator {
   // A few recent buckets, because consecutive pages of a dense history re-read the same minute.
   private readonly cache = new Map<number, readonly HistoryEntry[]>();
   private readonly cachedMinutes: number;
-  readonly users: ReadonlySet<string> = new Set(PARTNERS.map((p) => p.user));
+  readonly users: ReadonlySet<string>;
+  private readonly estate: Estate | undefined;
   readonly instances: ReadonlySet<string> = new Set([...PARTNERS.map((p) => p.instance), TEST_INSTANCE]);
 
   constructor(options: GeneratorOptions) {
@@ -157,6 +161,8 @@ export class HistoryGenerator {
     this.rate = Math.max(0, options.ratePerMinute);
     this.historyStart = options.historyStart;
     this.cachedMinutes = Math.max(1, options.cachedMinutes ?? DEFAULT_CACHED_MINUTES);
+    this.estate = options.estate;
+    this.users = new Set([...PARTNERS.map((p) => p.user), ...(options.estate?.users ?? [])]);
   }
 
   /** The records of minute `bucket` (epoch ms / BUCKET_MS), ordered by time then seq. */
@@ -188,7 +194,12 @@ export class HistoryGenerator {
     for (const d of drafts) {
       if (d.time >= this.historyStart) entries.push({ time: d.time, seq: entries.length, record: buildRecord(rng, d) });
     }
-    return entries;
+    const scheduled = this.estate?.arrivalsIn(bucket) ?? [];
+    if (scheduled.length === 0) return entries;
+    for (const a of scheduled) if (a.time >= this.historyStart) entries.push({ time: a.time, seq: 0, record: estateRecord(a) });
+    // Stable: equal times keep the traffic first, then the estate in flow order.
+    entries.sort((a, b) => a.time - b.time);
+    return entries.map((e, seq) => ({ ...e, seq }));
   }
 
   /** Whether the position file of `slot` (its hash `h`) comes late in this scenario. */
@@ -364,4 +375,30 @@ function buildRecord(rng: Random, d: Draft): StoredRecord {
     THREADID: rng.int(1, 64),
     TIPOREC: kind.recfm,
   };
+}
+
+function clock(minutes: number): string {
+  return `${pad(Math.floor(minutes / 60), 2)}:${pad(Math.round(minutes) % 60, 2)}`;
+}
+
+/**
+ * The traffic's own recurring flows for the truth file: each partner's daily statement, Monday to Friday (holidays
+ * included), uniform over its minutes. Everything else of the traffic comes too often or at random.
+ */
+export function statementTruth(scenario: Scenario): EstateTruth[] {
+  return PARTNERS.filter((p) => p.dailyStatement).map((p) => {
+    const late = scenario.lateFiles && p.user === LATE_STATEMENT_USER;
+    const first = late ? scenario.lateStatement.firstMinute : STATEMENT_FIRST_MINUTE;
+    const spread = late ? scenario.lateStatement.spreadMinutes : STATEMENT_SPREAD_MINUTES;
+    return {
+      user: p.user,
+      event: 'reception' as const,
+      pattern: `/in/${p.user}/EXTRATO_*.RET`,
+      kind: 'weekdays' as const,
+      recurring: true,
+      weekdays: [1, 2, 3, 4, 5],
+      calendar: null,
+      arrivals: [{ mean: clock(first + spread / 2), p95: clock(first + 0.95 * spread), p99: clock(first + 0.99 * spread) }],
+    };
+  });
 }

@@ -3,7 +3,8 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { silentLogger, type Logger } from '../util/logger.js';
 import type { ServiceRecord } from '../source/transfer.js';
 import type { Faults } from './faults.js';
-import { HistoryGenerator } from './generator.js';
+import { HistoryGenerator, statementTruth } from './generator.js';
+import { ESTATE_CALENDAR, ESTATE_CALENDAR_NAME, ESTATE_TIMEZONE, Estate, estateFlows, estateTruth, type EstateTruth } from './estate.js';
 import { History } from './history.js';
 import { getScenario, type ScenarioName } from './scenarios.js';
 import { SimulatorService, type SimulatorStats } from './simulator-server.js';
@@ -37,6 +38,8 @@ export interface SimulatorOptions {
   generate?: boolean;
   /** Path prefix the service is served under, e.g. `/api` (default none); `url` includes it. */
   basePath?: string;
+  /** Scheduled flows on top of the generated traffic (default 0: none); `truth()` describes them. */
+  estate?: number;
 }
 
 export interface RunningSimulator {
@@ -48,6 +51,14 @@ export interface RunningSimulator {
   /** Changes faults; see faults.ts. `{ revokeTokens: true }` revokes the tokens issued so far. */
   setFaults(f: Partial<Faults>): void;
   stats(): SimulatorStats;
+  /** The scheduled flows of the history (the estate's and the traffic's daily statements), for `--truth`. */
+  truth(): SimulatorTruth;
+}
+
+export interface SimulatorTruth {
+  timezone: string;
+  calendars: Record<string, typeof ESTATE_CALENDAR>;
+  flows: EstateTruth[];
 }
 
 export const DEFAULT_USERNAME = 'demo';
@@ -65,10 +76,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const historyStart = options.historyStart ?? Math.floor(clock.now() / DAY_MS) * DAY_MS - (options.historyDays ?? DEFAULT_HISTORY_DAYS) * DAY_MS;
   const basePath = (options.basePath ?? '').replace(/\/+$/, '');
   if (basePath !== '' && !basePath.startsWith('/')) throw new SimulatorError('SIM_START', `basePath must start with "/": ${basePath}`);
+  const estate = (options.estate ?? 0) > 0 ? new Estate(seed, estateFlows(seed, options.estate ?? 0)) : undefined;
   const generator =
     options.generate === false
       ? null
-      : new HistoryGenerator({ seed, scenario, ratePerMinute: options.ratePerMinute ?? DEFAULT_RATE_PER_MINUTE, historyStart, ...(options.cachedMinutes !== undefined ? { cachedMinutes: options.cachedMinutes } : {}) });
+      : new HistoryGenerator({
+          seed,
+          scenario,
+          ratePerMinute: options.ratePerMinute ?? DEFAULT_RATE_PER_MINUTE,
+          historyStart,
+          ...(options.cachedMinutes !== undefined ? { cachedMinutes: options.cachedMinutes } : {}),
+          ...(estate ? { estate } : {}),
+        });
   const service = new SimulatorService({
     seed,
     scenario,
@@ -116,5 +135,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       service.setFaults(f);
     },
     stats: () => ({ ...service.stats }),
+    truth: () => ({
+      timezone: ESTATE_TIMEZONE,
+      calendars: { [ESTATE_CALENDAR_NAME]: ESTATE_CALENDAR },
+      flows: generator ? [...statementTruth(scenario), ...(estate ? estateTruth(estate.flows) : [])] : [],
+    }),
   };
 }

@@ -1,0 +1,344 @@
+import { formatDuration } from '../base/duration.js';
+import { compileMatch } from '../rules/match.js';
+import type { RuleDefinition } from '../rules/registry.js';
+import { transferLabel, type Transfer } from '../source/transfer.js';
+import type { FlowSummary } from './flow-summary.js';
+import { learnSchedule, type CalendarCandidate, type LearnedSchedule, type NotRecurringReason } from './flow-schedule.js';
+import { shapePattern } from './name-shape.js';
+
+/**
+ * From flow summaries to what `discover`, `GET /api/v1/flows` and the `/flows` page show (contract section 13):
+ * every recurring flow with its pattern, schedule, evidence, the configured rules that already watch it and the
+ * `missing_file` rule proposed for it. The CLI and the daemon give this the same summaries' shape, so they answer
+ * the same.
+ */
+
+export interface DiscoverOptions {
+  since: number;
+  until: number;
+  timezone: string;
+  minOccurrences: number;
+  calendars: readonly CalendarCandidate[];
+  /** The configured rules: those that judge a flow's files are named in its `watched_by`. */
+  rules: readonly RuleDefinition[];
+  /** Whether more than one source is configured (a proposed rule then matches its source too). */
+  severalSources: boolean;
+  transfersRead: number;
+}
+
+/** A proposed rule, as the rule file holds it. */
+export interface ProposedRule {
+  name: string;
+  type: 'missing_file';
+  match: Record<string, string[]>;
+  deadline: string;
+  timezone: string;
+  window: string;
+  calendar?: string;
+  for_each?: { label: 'user'; values: string[] };
+  severity: 'warning';
+}
+
+export interface FlowReport {
+  source: string;
+  event: string;
+  user: string;
+  pattern: string;
+  schedule: { kind: LearnedSchedule['kind']; weekdays: number[]; calendar: string | null; times: string[]; month_day?: number | 'last' };
+  occurrences: number;
+  missed: number;
+  late: number;
+  arrival: { p50: string; p95: string; max: string };
+  /** One per daily arrival (k deadlines a day); `arrival` is the first's. */
+  arrivals: Array<{ p50: string; p95: string; max: string }>;
+  first_seen: string;
+  last_seen: string;
+  /** Successful transfers of the flow in the period. */
+  files: number;
+  example: string;
+  watched_by: string[];
+  rule: ProposedRule;
+  /** More than one rule when a day's deadlines cannot share a cron minute. */
+  rules: ProposedRule[];
+  /** The counts behind the proposal, in words (the YAML's comment). */
+  evidence: string;
+}
+
+export interface DiscoverReport {
+  since: string;
+  until: string;
+  timezone: string;
+  transfers_read: number;
+  flows: FlowReport[];
+  not_recurring: { flows: number; transfers: number; reasons: Partial<Record<NotRecurringReason, number>> };
+}
+
+const WEEKDAY_NAMES = ['', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+/** Flows whose deadlines differ by more than this are not put in one rule. */
+const GROUP_DEADLINE_SPREAD = 60;
+
+export function hhmm(minutes: number): string {
+  return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+}
+
+/** A transfer standing for a flow's files, for the configured rules' matchers. */
+function sampleTransfer(f: FlowSummary, file = f.sample.file): Transfer {
+  return {
+    id: '',
+    source: f.source,
+    time: 0,
+    instance: f.sample.instance,
+    user: f.user,
+    eventCode: f.event === 'transmission' ? 5 : f.event === 'reception' ? 7 : Number(f.event),
+    event: f.event,
+    file,
+    code: 0,
+    result: 'success',
+    size: 0,
+    message: '',
+    tags: '',
+    record: {
+      DATAHORA: '', INSTANCE: f.sample.instance, USUARIO: f.user, CONEXAO: '', DATAARQUIVO: '', EVENTO: 0, HORAARQUIVO: '', MAXTAMREG: null, NUMREG: null,
+      MENSAGEM: '', NOMEARQUIVO: file, TAGS: '', PROCID: null, REDE: '', RESULTADO: 0, TAMARQUIVO: 0, THREADID: null, TIPOREC: '', DIAS: null,
+    },
+  };
+}
+
+/** The configured rules that judge a flow's files: a missing_file or volume rule whose match (and for_each) takes them. */
+function watchersOf(f: FlowSummary, rules: readonly RuleDefinition[]): string[] {
+  const t = sampleTransfer(f);
+  const names: string[] = [];
+  for (const rule of rules) {
+    if (rule.type !== 'missing_file' && rule.type !== 'volume') continue;
+    if (!compileMatch(rule.match)(t)) continue;
+    const forEach = 'for_each' in rule ? rule.for_each : undefined;
+    if (forEach && !forEach.values.includes(transferLabel(t, forEach.label))) continue;
+    names.push(rule.name);
+  }
+  return names;
+}
+
+function cronWeekdays(iso: readonly number[]): string {
+  const days = [...new Set(iso.map((d) => d % 7))].sort((a, b) => a - b);
+  if (days.length === 7) return '*';
+  const parts: string[] = [];
+  for (let i = 0; i < days.length; ) {
+    let j = i;
+    while (j + 1 < days.length && (days[j + 1] as number) === (days[j] as number) + 1) j++;
+    parts.push(j - i >= 2 ? `${days[i]}-${days[j]}` : days.slice(i, j + 1).join(','));
+    i = j + 1;
+  }
+  return parts.join(',');
+}
+
+/** The cron of deadlines that share their minute (several hours, one minute). */
+function cronOf(deadlines: readonly number[], s: LearnedSchedule): string {
+  const minute = (deadlines[0] as number) % 60;
+  const hours = deadlines.map((d) => Math.floor(d / 60)).join(',');
+  if (s.kind === 'monthly') return `${minute} ${hours} ${s.monthDay === 'last' ? 'L' : String(s.monthDay)} * *`;
+  return `${minute} ${hours} * * ${cronWeekdays(s.weekdays)}`;
+}
+
+/** Words of a pattern's file name, for a rule name: `/in/BANK1/EXTRATO_*.RET` → `ExtratoRet`. */
+function nameWords(pattern: string): string {
+  const base = pattern.slice(pattern.lastIndexOf('/') + 1);
+  const words = base.match(/[A-Za-z]{2,}/g) ?? ['File'];
+  return words.map((w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase()).join('');
+}
+
+function camel(text: string): string {
+  return text
+    .split(/[^A-Za-z0-9]+/)
+    .filter((w) => w !== '')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase())
+    .join('');
+}
+
+/** A user's name as a whole path segment of the pattern becomes `*`, so flows of several users share one pattern. */
+function userlessPattern(pattern: string, user: string): string {
+  return pattern
+    .split('/')
+    .map((segment) => (segment === user ? '*' : segment))
+    .join('/');
+}
+
+interface Learned {
+  flow: FlowSummary;
+  schedule: LearnedSchedule;
+  pattern: string;
+  watchedBy: string[];
+  files: number;
+}
+
+function describeSchedule(s: LearnedSchedule): string {
+  const days = s.weekdays.map((d) => WEEKDAY_NAMES[d]).join(', ');
+  if (s.kind === 'monthly') return s.monthDay === 'last' ? 'the last day of each month' : `day ${s.monthDay} of each month`;
+  const times = s.deadlines.length > 1 ? `${s.deadlines.length} times a day, ` : '';
+  if (s.calendar !== null) {
+    const e = s.calendarEvidence;
+    const holidays = e && e.holidays > 0 ? `skipped ${e.skipped} of its ${e.holidays} days off in the period` : 'no day off of it in the period';
+    return `${times}business days of calendar ${s.calendar} (${days}; ${holidays})`;
+  }
+  if (s.kind === 'weekly') return `${times}weekly on ${days}`;
+  return s.weekdays.length === 7 ? `${times}every day` : `${times}${days}`;
+}
+
+function evidenceOf(l: Learned, timezone: string): string {
+  const s = l.schedule;
+  const arrivals = s.arrivals.map((a) => `p50 ${hhmm(a.p50)}, p95 ${hhmm(a.p95)}, max ${hhmm(a.max)}`).join('; ');
+  const off = s.offSchedule > 0 ? `, ${s.offSchedule} days outside the schedule` : '';
+  return [
+    `${l.flow.user} ${l.flow.event} ${l.pattern}: ${describeSchedule(s)}`,
+    `${s.occurrences} occurrences, ${s.missed} missed, ${s.late} late after the proposed deadline${off}; ${l.files} files`,
+    `arrival (${timezone}) ${arrivals}; first seen ${new Date(s.firstSeen).toISOString()}, last seen ${new Date(s.lastSeen).toISOString()}`,
+  ].join('\n');
+}
+
+function uniqueName(base: string, taken: Set<string>): string {
+  const clean = /^[A-Za-z_]/.test(base) ? base : `F${base}`;
+  let name = clean;
+  for (let i = 2; taken.has(name); i++) name = `${clean}_${i}`;
+  taken.add(name);
+  return name;
+}
+
+/** Builds the report: schedules, patterns clear of the other flows' files, watchers, and rules grouped by shape. */
+export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOptions): DiscoverReport {
+  const learned: Learned[] = [];
+  const reasons: Partial<Record<NotRecurringReason, number>> = {};
+  let notRecurringTransfers = 0;
+  const filesOf = (f: FlowSummary): number => [...f.days.values()].reduce((n, d) => n + d.count, 0);
+  for (const flow of summaries) {
+    const finding = learnSchedule(flow.days.values(), o);
+    if (!finding.recurring) {
+      reasons[finding.reason] = (reasons[finding.reason] ?? 0) + 1;
+      notRecurringTransfers += filesOf(flow);
+      continue;
+    }
+    learned.push({ flow, schedule: finding.schedule, pattern: '', watchedBy: watchersOf(flow, o.rules), files: filesOf(flow) });
+  }
+
+  // A pattern matches no other flow's files of the same source, event and user: where `*` would, runs of one
+  // length are written as `?`s.
+  const neighbours = new Map<string, FlowSummary[]>();
+  for (const f of summaries) {
+    const key = JSON.stringify([f.source, f.event, f.user]);
+    neighbours.set(key, [...(neighbours.get(key) ?? []), f]);
+  }
+  for (const l of learned) {
+    const others = (neighbours.get(JSON.stringify([l.flow.source, l.flow.event, l.flow.user])) ?? []).filter((f) => f !== l.flow);
+    const loose = shapePattern(l.flow.pieces, l.flow.runs);
+    const matches = compileMatch({ file: [loose] });
+    l.pattern = others.some((f) => matches(sampleTransfer(f))) ? shapePattern(l.flow.pieces, l.flow.runs, true) : loose;
+  }
+
+  const taken = new Set(o.rules.map((r) => r.name));
+  const rulesOf = groupRules(learned, o, taken);
+  const flows = learned.map((l): FlowReport => {
+    const s = l.schedule;
+    const rules = rulesOf.get(l) ?? [];
+    const stat = (a: (typeof s.arrivals)[number]) => ({ p50: hhmm(a.p50), p95: hhmm(a.p95), max: hhmm(a.max) });
+    return {
+      source: l.flow.source,
+      event: l.flow.event,
+      user: l.flow.user,
+      pattern: l.pattern,
+      schedule: {
+        kind: s.kind,
+        weekdays: s.weekdays,
+        calendar: s.calendar,
+        times: s.deadlines.map(hhmm),
+        ...(s.monthDay !== undefined ? { month_day: s.monthDay } : {}),
+      },
+      occurrences: s.occurrences,
+      missed: s.missed,
+      late: s.late,
+      arrival: stat(s.arrivals[0] as (typeof s.arrivals)[number]),
+      arrivals: s.arrivals.map(stat),
+      first_seen: new Date(s.firstSeen).toISOString(),
+      last_seen: new Date(s.lastSeen).toISOString(),
+      files: l.files,
+      example: l.flow.sample.file,
+      watched_by: l.watchedBy,
+      rule: rules[0] as ProposedRule,
+      rules,
+      evidence: evidenceOf(l, o.timezone),
+    };
+  });
+  flows.sort((a, b) => a.source.localeCompare(b.source) || a.user.localeCompare(b.user) || a.event.localeCompare(b.event) || a.pattern.localeCompare(b.pattern));
+  return {
+    since: new Date(o.since).toISOString(),
+    until: new Date(o.until).toISOString(),
+    timezone: o.timezone,
+    transfers_read: o.transfersRead,
+    flows,
+    not_recurring: { flows: summaries.length - learned.length, transfers: notRecurringTransfers, reasons },
+  };
+}
+
+/**
+ * One rule per group of flows with the same source, event, shape (the user's name aside), schedule and number of
+ * deadlines, watched alike: `for_each: user` over the group, its deadlines the latest of the group's (each flow's
+ * own stay in its report). Flows whose deadlines are more than an hour apart are not grouped.
+ */
+function groupRules(learned: readonly Learned[], o: DiscoverOptions, taken: Set<string>): Map<Learned, ProposedRule[]> {
+  const groups = new Map<string, Learned[]>();
+  for (const l of learned) {
+    const s = l.schedule;
+    const key = JSON.stringify([l.flow.source, l.flow.event, userlessPattern(l.pattern, l.flow.user), s.kind, s.weekdays, s.calendar, s.monthDay ?? null, s.deadlines.length, l.watchedBy.length > 0]);
+    groups.set(key, [...(groups.get(key) ?? []), l]);
+  }
+  const out = new Map<Learned, ProposedRule[]>();
+  const ordered = [...groups.values()].sort((a, b) => (a[0] as Learned).pattern.localeCompare((b[0] as Learned).pattern));
+  for (const group of ordered) {
+    // Split where the first deadlines spread more than an hour.
+    const byDeadline = [...group].sort((a, b) => (a.schedule.deadlines[0] as number) - (b.schedule.deadlines[0] as number));
+    let chunk: Learned[] = [];
+    const chunks: Learned[][] = [];
+    for (const l of byDeadline) {
+      const first = chunk[0];
+      if (first && (l.schedule.deadlines[0] as number) - (first.schedule.deadlines[0] as number) > GROUP_DEADLINE_SPREAD) {
+        chunks.push(chunk);
+        chunk = [];
+      }
+      chunk.push(l);
+    }
+    if (chunk.length > 0) chunks.push(chunk);
+    for (const members of chunks) {
+      const rules = rulesFor(members, o, taken);
+      for (const m of members) out.set(m, rules);
+    }
+  }
+  return out;
+}
+
+function rulesFor(members: readonly Learned[], o: DiscoverOptions, taken: Set<string>): ProposedRule[] {
+  const lead = members[0] as Learned;
+  const s = lead.schedule;
+  const several = members.length > 1;
+  const users = [...new Set(members.map((m) => m.flow.user))].sort();
+  const deadlines = s.deadlines.map((_, i) => Math.max(...members.map((m) => m.schedule.deadlines[i] as number)));
+  const window = Math.max(...members.map((m) => m.schedule.windowMinutes));
+  const pattern = several ? userlessPattern(lead.pattern, lead.flow.user) : lead.pattern;
+  const patterns = several && members.some((m) => userlessPattern(m.pattern, m.flow.user) !== pattern) ? [...new Set(members.map((m) => m.pattern))] : [pattern];
+  const match: Record<string, string[]> = {
+    ...(o.severalSources ? { source: [lead.flow.source] } : {}),
+    user: users,
+    event: [lead.flow.event],
+    file: patterns,
+  };
+  const base = several ? `Expected${nameWords(pattern)}` : `Expected${camel(lead.flow.user)}${nameWords(pattern)}`;
+  const sameMinute = new Set(deadlines.map((d) => d % 60)).size === 1;
+  const sets = sameMinute ? [deadlines] : deadlines.map((d) => [d]);
+  return sets.map((times) => ({
+    name: uniqueName(sets.length > 1 ? `${base}_${hhmm(times[0] as number).replace(':', '')}` : base, taken),
+    type: 'missing_file',
+    match,
+    deadline: cronOf(times, s),
+    timezone: o.timezone,
+    window: formatDuration(window * 60_000),
+    ...(s.calendar !== null ? { calendar: s.calendar } : {}),
+    ...(several ? { for_each: { label: 'user' as const, values: users } } : {}),
+    severity: 'warning',
+  }));
+}

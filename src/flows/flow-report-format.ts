@@ -1,0 +1,110 @@
+import { Document, isMap, isScalar, isSeq } from 'yaml';
+import { csvLine } from '../base/csv.js';
+import type { DiscoverReport, FlowReport, ProposedRule } from './discover-flows.js';
+
+/**
+ * The report as people and tools take it: a rule file to review (each rule under the evidence it was proposed on),
+ * a table, CSV. JSON is the report itself.
+ */
+
+const WEEKDAYS = ['', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+
+function commentLines(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => ` ${l}`)
+    .join('\n');
+}
+
+/**
+ * The rule file of the proposed rules: one per rule (flows grouped in one rule share it), the flows' evidence as
+ * its comment. With `unwatchedOnly` (the daemon's `/proposal`, and discover's YAML) the flows some configured rule
+ * already watches are named in the header, not proposed again.
+ */
+export function proposalYaml(report: DiscoverReport, o: { unwatchedOnly: boolean; by: string }): string {
+  const proposed = report.flows.filter((f) => !o.unwatchedOnly || f.watched_by.length === 0);
+  const watched = report.flows.filter((f) => f.watched_by.length > 0);
+  const rules = new Map<string, { rule: ProposedRule; flows: FlowReport[] }>();
+  for (const f of proposed) {
+    for (const rule of f.rules) {
+      const entry = rules.get(rule.name);
+      if (entry) entry.flows.push(f);
+      else rules.set(rule.name, { rule, flows: [f] });
+    }
+  }
+  const doc = new Document({ rules: [...rules.values()].map((r) => r.rule) }, { aliasDuplicateObjects: false });
+  const header = [
+    `Proposed by ${o.by} from the successful transfers between ${report.since} and ${report.until}`,
+    `(${report.transfers_read} read; times in ${report.timezone}). Review every rule before use: the evidence of each`,
+    `is the comment above it. ${report.flows.length} recurring flows, ${rules.size} rules proposed, ${watched.length} flows already watched;`,
+    `${report.not_recurring.flows} flows not recurring (${report.not_recurring.transfers} transfers) are not proposed.`,
+  ];
+  if (o.unwatchedOnly && watched.length > 0) {
+    header.push('', 'Already watched:');
+    for (const f of watched) header.push(`  ${f.user} ${f.event} ${f.pattern}: ${f.watched_by.join(', ')}`);
+  }
+  doc.commentBefore = commentLines(header.join('\n'));
+  const seq = doc.get('rules', true);
+  if (isSeq(seq)) {
+    const entries = [...rules.values()];
+    seq.items.forEach((item, i) => {
+      const entry = entries[i];
+      if (!entry || !isMap(item)) return;
+      item.commentBefore = commentLines(entry.flows.map((f) => f.evidence).join('\n'));
+      // Lists of values on one line, as rule files are written by hand.
+      for (const pair of item.items) {
+        const value = pair.value;
+        if (isMap(value)) for (const inner of value.items) if (isSeq(inner.value)) inner.value.flow = true;
+        // A cron starts with a digit or `*`: quoted, it can never be read as an alias.
+        if (isScalar(pair.key) && pair.key.value === 'deadline' && isScalar(value)) value.type = 'QUOTE_DOUBLE';
+      }
+    });
+  }
+  return doc.toString({ lineWidth: 0 });
+}
+
+function scheduleText(f: FlowReport): string {
+  const s = f.schedule;
+  if (s.kind === 'monthly') return s.month_day === 'last' ? 'monthly, last day' : `monthly, day ${s.month_day}`;
+  const days = s.weekdays.length === 7 ? 'every day' : s.weekdays.map((d) => WEEKDAYS[d]).join(',');
+  return s.calendar !== null ? `${days} (${s.calendar})` : s.kind === 'weekly' ? `weekly ${days}` : days;
+}
+
+export function flowTable(report: DiscoverReport): string {
+  const header = ['USER', 'EVENT', 'PATTERN', 'SCHEDULE', 'DEADLINE', 'OCC', 'MISSED', 'LATE', 'P50', 'P95', 'WATCHED BY'];
+  const rows = report.flows.map((f) => [
+    f.user,
+    f.event,
+    f.pattern,
+    scheduleText(f),
+    f.schedule.times.join(','),
+    String(f.occurrences),
+    String(f.missed),
+    String(f.late),
+    f.arrival.p50,
+    f.arrival.p95,
+    f.watched_by.length > 0 ? f.watched_by.join(',') : '-',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  const reasons = Object.entries(report.not_recurring.reasons)
+    .map(([r, n]) => `${n} ${r.replace(/_/g, ' ')}`)
+    .join(', ');
+  const summary = `${report.flows.length} recurring flows (times in ${report.timezone}); ${report.not_recurring.flows} not recurring (${report.not_recurring.transfers} transfers${reasons ? `: ${reasons}` : ''}); ${report.transfers_read} transfers read\n`;
+  return rows.length === 0 ? summary : `${[line(header), ...rows.map(line)].join('\n')}\n\n${summary}`;
+}
+
+export function flowCsv(report: DiscoverReport): string {
+  const header = ['source', 'event', 'user', 'pattern', 'kind', 'weekdays', 'calendar', 'times', 'occurrences', 'missed', 'late', 'p50', 'p95', 'max', 'first_seen', 'last_seen', 'watched_by', 'rule'];
+  const rows = report.flows.map((f) =>
+    csvLine([
+      f.source, f.event, f.user, f.pattern, f.schedule.kind, f.schedule.weekdays.join(' '), f.schedule.calendar ?? '', f.schedule.times.join(' '), f.occurrences, f.missed, f.late,
+      f.arrival.p50, f.arrival.p95, f.arrival.max, f.first_seen, f.last_seen, f.watched_by.join(' '), f.rule.name,
+    ]),
+  );
+  return [csvLine(header), ...rows].join('');
+}

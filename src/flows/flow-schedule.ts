@@ -1,0 +1,406 @@
+import type { LocalDay } from '../sla/business-calendar.js';
+import { zonedTime } from '../util/zoned-time.js';
+import type { FlowDay } from './flow-summary.js';
+
+/**
+ * The schedule a flow keeps, learned from its arrivals: the days it comes (every day, some weekdays, a calendar's
+ * business days, a weekday a week, a day a month), how many times a day, and the deadlines to propose. Every
+ * decision is a count the operator can check in the evidence: presence per weekday, holidays skipped, arrivals
+ * a day, the arrival quantiles a deadline comes from.
+ */
+
+const DAY_MS = 86_400_000;
+/** At most this many deadlines a day: a flow that comes more often is traffic, not a file someone waits for. */
+export const MAX_DEADLINES = 6;
+/** A weekday belongs to the schedule when the flow came on at least this share of them. */
+const WEEKDAY_PRESENCE = 0.5;
+/** A recurring flow came in at least this share of its scheduled periods... */
+const MIN_PRESENCE = 0.8;
+/** ... on at least this share of them the usual number of times ... */
+const MIN_USUAL_COUNT = 0.7;
+/** ... and the middle 80 % of its arrivals at one deadline lie within this many minutes. */
+const MAX_SPREAD_MINUTES = 8 * 60;
+/** A calendar fits when the flow stayed away on at least this share of its excluded days. */
+const HOLIDAY_ABSENCE = 0.8;
+const ISO_MON_FRI = [1, 2, 3, 4, 5];
+
+export interface CalendarCandidate {
+  name: string;
+  excludes(day: LocalDay): boolean;
+  /** Weekdays (0 = Sunday) the calendar excludes as such. */
+  excludedWeekdays: readonly number[];
+}
+
+export interface ScheduleOptions {
+  timezone: string;
+  /** The period read: arrivals before `since` or after `until` are not in the summary. */
+  since: number;
+  until: number;
+  minOccurrences: number;
+  calendars: readonly CalendarCandidate[];
+}
+
+/** The arrival quantiles of one daily deadline, in minutes of the local day. */
+export interface ArrivalStats {
+  p50: number;
+  p95: number;
+  max: number;
+}
+
+export interface LearnedSchedule {
+  kind: 'daily' | 'weekly' | 'monthly';
+  /** ISO weekdays (1 = Monday … 7 = Sunday); for monthly the weekdays it came on. */
+  weekdays: number[];
+  calendar: string | null;
+  /** Monthly: the day of the month, or `last`. */
+  monthDay?: number | 'last';
+  /** Proposed deadlines, minutes of the local day, one per daily arrival. */
+  deadlines: number[];
+  /** The missing_file window, minutes: (deadline − window, deadline] holds the usual arrivals. */
+  windowMinutes: number;
+  occurrences: number;
+  missed: number;
+  late: number;
+  arrivals: ArrivalStats[];
+  firstSeen: number;
+  lastSeen: number;
+  /** Why the calendar was chosen (or not): its excluded days on the flow's weekdays and how many the flow skipped. */
+  calendarEvidence: { holidays: number; skipped: number } | null;
+  /** Arrival days outside the schedule (a Saturday now and then). */
+  offSchedule: number;
+}
+
+export type NotRecurringReason = 'too_few_periods' | 'irregular_days' | 'irregular_count' | 'too_frequent' | 'spread_arrivals';
+
+export type ScheduleFinding = { recurring: true; schedule: LearnedSchedule } | { recurring: false; reason: NotRecurringReason; detail: string };
+
+interface LocalArrival {
+  day: number;
+  minute: number;
+}
+
+/** Days since 1970-01-01 of a local civil date. */
+function dayNumber(date: string): number {
+  return Math.floor(Date.parse(`${date}T00:00:00Z`) / DAY_MS);
+}
+
+function dateOf(dayNum: number): string {
+  return new Date(dayNum * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** 0 = Sunday. */
+function weekdayOf(dayNum: number): number {
+  return (((dayNum + 4) % 7) + 7) % 7;
+}
+
+function localArrival(ms: number, timezone: string): LocalArrival {
+  const z = zonedTime(ms, timezone);
+  return { day: dayNumber(`${z.year}-${z.month}-${z.day}`), minute: Number(z.hour) * 60 + Number(z.minute) };
+}
+
+/** Nearest-rank quantile of sorted numbers. */
+export function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
+}
+
+function median(sorted: readonly number[]): number {
+  return quantile(sorted, 0.5);
+}
+
+function roundUp(value: number, step: number): number {
+  return Math.ceil(value / step) * step;
+}
+
+/**
+ * The deadline of one daily arrival: after the bulk of its arrivals and robust to its late outliers. Arrivals past
+ * a robust fence (median + 6 scaled MADs, at least 30 min) are outliers — a file 3 h late once a month stays late
+ * and does not move the deadline 3 h (nor its p95: one such day in 20 is 5 % of them). The deadline is 10 min after
+ * the inliers' p99, rounded up to 5 min: never before the usual arrival, at most 15 min after its p99.
+ */
+export function proposeDeadline(sortedMinutes: readonly number[]): number {
+  const m = median(sortedMinutes);
+  const deviations = sortedMinutes.map((x) => Math.abs(x - m)).sort((a, b) => a - b);
+  const fence = m + Math.max(6 * 1.4826 * median(deviations), 30);
+  const inliers = sortedMinutes.filter((x) => x <= fence);
+  return Math.min(roundUp(quantile(inliers, 0.99) + 10, 5), 23 * 60 + 55);
+}
+
+/**
+ * Learns a flow's schedule from its days. Days are local to `timezone`; the first local day the period covers
+ * only in part is left out, and so is the flow's time before its first arrival (a flow that began last week is
+ * judged on last week).
+ */
+export function learnSchedule(days: Iterable<FlowDay>, o: ScheduleOptions): ScheduleFinding {
+  const arrivals: LocalArrival[] = [];
+  let firstSeen = Infinity;
+  let lastSeen = -Infinity;
+  let denseDays = 0;
+  let dayCount = 0;
+  for (const d of days) {
+    dayCount++;
+    if (d.count > d.arrivals.length) denseDays++;
+    for (const ms of d.arrivals) {
+      arrivals.push(localArrival(ms, o.timezone));
+      firstSeen = Math.min(firstSeen, ms);
+      lastSeen = Math.max(lastSeen, ms);
+    }
+  }
+  if (arrivals.length === 0) return { recurring: false, reason: 'too_few_periods', detail: 'no arrival' };
+  if (denseDays > dayCount / 2) return { recurring: false, reason: 'too_frequent', detail: 'more than 16 files on most days' };
+
+  const sinceLocal = localArrival(o.since, o.timezone);
+  const untilLocal = localArrival(o.until, o.timezone);
+  const startDay = Math.max(sinceLocal.minute === 0 ? sinceLocal.day : sinceLocal.day + 1, localArrival(firstSeen, o.timezone).day);
+  const endDay = untilLocal.day;
+  const byDay = new Map<number, number[]>();
+  for (const a of arrivals) {
+    if (a.day < startDay || a.day > endDay) continue;
+    let list = byDay.get(a.day);
+    if (!list) byDay.set(a.day, (list = []));
+    list.push(a.minute);
+  }
+  for (const list of byDay.values()) list.sort((a, b) => a - b);
+
+  // Presence per weekday.
+  const total = new Array<number>(7).fill(0);
+  const present = new Array<number>(7).fill(0);
+  for (let d = startDay; d <= endDay; d++) {
+    const w = weekdayOf(d);
+    total[w] = (total[w] ?? 0) + 1;
+    if (byDay.has(d)) present[w] = (present[w] ?? 0) + 1;
+  }
+  const weekdays = [0, 1, 2, 3, 4, 5, 6].filter((w) => (total[w] ?? 0) > 0 && (present[w] ?? 0) / (total[w] ?? 1) >= WEEKDAY_PRESENCE);
+  if (weekdays.length === 0) return monthly(byDay, startDay, endDay, untilLocal.minute, firstSeen, lastSeen, o);
+
+  const onWeekdays = new Set(weekdays);
+  const { calendar, evidence } = chooseCalendar(onWeekdays, byDay, startDay, endDay, o.calendars);
+  const expected: number[] = [];
+  let offSchedule = 0;
+  for (let d = startDay; d <= endDay; d++) {
+    const scheduled = onWeekdays.has(weekdayOf(d)) && !(calendar?.excludes({ date: dateOf(d), weekday: weekdayOf(d) }) ?? false);
+    if (scheduled) expected.push(d);
+    else if (byDay.has(d)) offSchedule++;
+  }
+  const presentDays = expected.filter((d) => byDay.has(d));
+  if (presentDays.length < o.minOccurrences) {
+    return { recurring: false, reason: 'too_few_periods', detail: `${presentDays.length} of the ${o.minOccurrences} scheduled days needed` };
+  }
+  // The last day may still be before its deadline: it counts only once it has an arrival (checked again below).
+  const judged = expected.filter((d) => d < endDay || byDay.has(d));
+  if (presentDays.length < MIN_PRESENCE * judged.length) {
+    return { recurring: false, reason: 'irregular_days', detail: `came on ${presentDays.length} of ${judged.length} scheduled days` };
+  }
+  if (offSchedule > Math.max(2, 0.25 * presentDays.length)) {
+    return { recurring: false, reason: 'irregular_days', detail: `${offSchedule} arrival days outside the schedule` };
+  }
+  const daily = dailyArrivals(presentDays.map((d) => byDay.get(d) ?? []));
+  if ('reason' in daily) return { recurring: false, ...daily };
+
+  const deadlines = alignDeadlines(daily.clusters.map((c) => proposeDeadline(c)));
+  // Occurrences per (day, deadline): the day's arrivals go to the nearest usual arrival.
+  let occurrences = 0;
+  let missed = 0;
+  let late = 0;
+  const centers = daily.clusters.map((c) => median(c));
+  for (const d of expected) {
+    const minutes = byDay.get(d) ?? [];
+    const firstPer = new Array<number | undefined>(deadlines.length).fill(undefined);
+    for (const m of minutes) {
+      const i = nearest(centers, m);
+      if (firstPer[i] === undefined) firstPer[i] = m;
+    }
+    for (let i = 0; i < deadlines.length; i++) {
+      const first = firstPer[i];
+      const deadline = deadlines[i] as number;
+      if (first === undefined) {
+        if (d < endDay || untilLocal.minute >= deadline) missed++;
+        continue;
+      }
+      occurrences++;
+      if (first > deadline) late++;
+    }
+  }
+  return {
+    recurring: true,
+    schedule: {
+      kind: weekdays.length === 1 ? 'weekly' : 'daily',
+      weekdays: weekdays.map((w) => (w === 0 ? 7 : w)).sort((a, b) => a - b),
+      calendar: calendar?.name ?? null,
+      deadlines,
+      windowMinutes: windowOf(daily.clusters, deadlines),
+      occurrences,
+      missed,
+      late,
+      arrivals: daily.clusters.map((c) => ({ p50: median(c), p95: quantile(c, 0.95), max: c[c.length - 1] as number })),
+      firstSeen,
+      lastSeen,
+      calendarEvidence: calendar ? evidence : null,
+      offSchedule,
+    },
+  };
+}
+
+function nearest(centers: readonly number[], m: number): number {
+  let best = 0;
+  for (let i = 1; i < centers.length; i++) if (Math.abs((centers[i] as number) - m) < Math.abs((centers[best] as number) - m)) best = i;
+  return best;
+}
+
+/**
+ * The calendar whose excluded days on the flow's weekdays the flow stays away from (the most such days skipped
+ * wins); none when the flow came on them. With no excluded day in the period there is no evidence either way: a
+ * Monday-to-Friday flow then takes the first configured calendar that fits (business days are what calendars are
+ * written for), and its evidence says the period held no holiday.
+ */
+function chooseCalendar(
+  weekdays: ReadonlySet<number>,
+  byDay: ReadonlyMap<number, number[]>,
+  startDay: number,
+  endDay: number,
+  calendars: readonly CalendarCandidate[],
+): { calendar: CalendarCandidate | undefined; evidence: { holidays: number; skipped: number } } {
+  let best: { calendar: CalendarCandidate; holidays: number; skipped: number } | undefined;
+  let fallback: CalendarCandidate | undefined;
+  for (const c of calendars) {
+    if (c.excludedWeekdays.some((w) => weekdays.has(w))) continue;
+    let holidays = 0;
+    let skipped = 0;
+    for (let d = startDay; d <= endDay; d++) {
+      const w = weekdayOf(d);
+      if (!weekdays.has(w) || !c.excludes({ date: dateOf(d), weekday: w })) continue;
+      holidays++;
+      if (!byDay.has(d)) skipped++;
+    }
+    if (holidays === 0) {
+      fallback ??= c;
+      continue;
+    }
+    if (skipped < HOLIDAY_ABSENCE * holidays) continue;
+    if (!best || skipped > best.skipped) best = { calendar: c, holidays, skipped };
+  }
+  if (best) return { calendar: best.calendar, evidence: { holidays: best.holidays, skipped: best.skipped } };
+  const monToFri = [...weekdays].map((w) => (w === 0 ? 7 : w)).sort((a, b) => a - b).join() === ISO_MON_FRI.join();
+  return { calendar: monToFri ? fallback : undefined, evidence: { holidays: 0, skipped: 0 } };
+}
+
+/**
+ * How many times a day the flow comes (the usual count) and the arrivals of each time: on the days with the usual
+ * count, the i-th arrival belongs to the i-th deadline.
+ */
+function dailyArrivals(perDay: readonly number[][]): { clusters: number[][] } | { reason: NotRecurringReason; detail: string } {
+  const counts = new Map<number, number>();
+  for (const minutes of perDay) counts.set(minutes.length, (counts.get(minutes.length) ?? 0) + 1);
+  let k = 0;
+  let kDays = 0;
+  for (const [count, days] of counts) if (days > kDays || (days === kDays && count < k)) [k, kDays] = [count, days];
+  if (k > MAX_DEADLINES) return { reason: 'too_frequent', detail: `usually ${k} files a day` };
+  if (kDays < MIN_USUAL_COUNT * perDay.length) return { reason: 'irregular_count', detail: `${k} a day on only ${kDays} of ${perDay.length} days` };
+  const clusters: number[][] = Array.from({ length: k }, () => []);
+  for (const minutes of perDay) if (minutes.length === k) minutes.forEach((m, i) => clusters[i]?.push(m));
+  for (const c of clusters) c.sort((a, b) => a - b);
+  for (const [i, c] of clusters.entries()) {
+    const spread = quantile(c, 0.9) - quantile(c, 0.1);
+    if (spread > MAX_SPREAD_MINUTES) return { reason: 'spread_arrivals', detail: `arrival ${i + 1} varies over ${Math.round(spread / 60)} h` };
+    const next = clusters[i + 1];
+    if (next && proposeDeadline(c) >= quantile(next, 0.1)) return { reason: 'spread_arrivals', detail: `arrivals ${i + 1} and ${i + 2} overlap` };
+  }
+  return { clusters };
+}
+
+/**
+ * Deadlines of one rule share one cron minute: when the times of a day differ in their minute, each moves later to
+ * the common minute that moves none more than 20 min; otherwise they stay as they are (one rule per time).
+ */
+function alignDeadlines(deadlines: number[]): number[] {
+  if (deadlines.length < 2 || new Set(deadlines.map((d) => d % 60)).size === 1) return deadlines;
+  let best: number[] | undefined;
+  let bestShift = Infinity;
+  for (const d of deadlines) {
+    const minute = d % 60;
+    const moved = deadlines.map((x) => x + ((minute - (x % 60) + 60) % 60));
+    const shift = Math.max(...moved.map((x, i) => x - (deadlines[i] as number)));
+    if (shift < bestShift && moved.every((x) => x < 24 * 60)) [best, bestShift] = [moved, shift];
+  }
+  return best && bestShift <= 20 ? best : deadlines;
+}
+
+/**
+ * The window of the rule: from an hour before the earliest arrival of a time to its deadline, in whole hours, and
+ * never reaching back to the deadline before it (the previous day's last one for the first).
+ */
+function windowOf(clusters: readonly number[][], deadlines: readonly number[]): number {
+  let window = 0;
+  let limit = 23 * 60;
+  for (let i = 0; i < deadlines.length; i++) {
+    const deadline = deadlines[i] as number;
+    const earliest = (clusters[i] as number[])[0] as number;
+    window = Math.max(window, roundUp(deadline - earliest + 60, 60));
+    const previous = i === 0 ? (deadlines[deadlines.length - 1] as number) - 24 * 60 : (deadlines[i - 1] as number);
+    if (deadlines.length > 1 || i > 0) limit = Math.min(limit, deadline - previous);
+  }
+  return Math.max(60, Math.min(window, limit));
+}
+
+/**
+ * A flow that came on no weekday often enough: a day a month (a month-end file) when one day of each month holds
+ * its arrivals, the same day of the month or the last; recurring only over `minOccurrences` months.
+ */
+function monthly(
+  byDay: ReadonlyMap<number, number[]>,
+  startDay: number,
+  endDay: number,
+  untilMinute: number,
+  firstSeen: number,
+  lastSeen: number,
+  o: ScheduleOptions,
+): ScheduleFinding {
+  const months = new Map<string, number[]>();
+  for (const d of byDay.keys()) {
+    const month = dateOf(d).slice(0, 7);
+    months.set(month, [...(months.get(month) ?? []), d]);
+  }
+  const oneDay = [...months.values()].filter((days) => days.length <= 2);
+  if (months.size === 0 || oneDay.length < MIN_PRESENCE * months.size) {
+    return { recurring: false, reason: 'irregular_days', detail: `came on ${byDay.size} days, on no weekday regularly` };
+  }
+  const lastOfMonth = (d: number): boolean => dateOf(d + 1).slice(8) === '01';
+  const firstDays = [...months.values()].map((days) => Math.min(...days));
+  const doms = new Map<number, number>();
+  for (const d of firstDays) doms.set(Number(dateOf(d).slice(8)), (doms.get(Number(dateOf(d).slice(8))) ?? 0) + 1);
+  const lastCount = firstDays.filter(lastOfMonth).length;
+  const [dom, domCount] = [...doms].sort((a, b) => b[1] - a[1])[0] ?? [1, 0];
+  const monthDay: number | 'last' | undefined = lastCount >= MIN_PRESENCE * firstDays.length ? 'last' : domCount >= MIN_PRESENCE * firstDays.length ? dom : undefined;
+  if (monthDay === undefined) return { recurring: false, reason: 'irregular_days', detail: `came on ${byDay.size} days, on no weekday or day of the month regularly` };
+  if (months.size < o.minOccurrences) {
+    return { recurring: false, reason: 'too_few_periods', detail: `a day a month, seen in ${months.size} of the ${o.minOccurrences} months needed` };
+  }
+  const clusters = [firstDays.map((d) => (byDay.get(d) ?? [])[0] as number).sort((a, b) => a - b)];
+  const deadline = proposeDeadline(clusters[0] as number[]);
+  const late = (clusters[0] as number[]).filter((m) => m > deadline).length;
+  let missed = 0;
+  for (let d = startDay; d <= endDay; d++) {
+    const due = monthDay === 'last' ? lastOfMonth(d) : Number(dateOf(d).slice(8)) === monthDay;
+    if (due && !months.has(dateOf(d).slice(0, 7)) && (d < endDay || untilMinute >= deadline)) missed++;
+  }
+  const weekdays = [...new Set(firstDays.map((d) => weekdayOf(d) || 7))].sort((a, b) => a - b);
+  return {
+    recurring: true,
+    schedule: {
+      kind: 'monthly',
+      weekdays,
+      calendar: null,
+      monthDay,
+      deadlines: [deadline],
+      windowMinutes: windowOf(clusters, [deadline]),
+      occurrences: months.size,
+      missed,
+      late,
+      arrivals: clusters.map((c) => ({ p50: median(c), p95: quantile(c, 0.95), max: c[c.length - 1] as number })),
+      firstSeen,
+      lastSeen,
+      calendarEvidence: null,
+      offSchedule: 0,
+    },
+  };
+}
