@@ -106,13 +106,38 @@ export function mergeRunSummaries(into: RunSummary[], from: readonly RunSummary[
  * flow's files that the looser pattern would match).
  */
 export function shapePattern(pieces: readonly string[], runs: readonly RunSummary[], strict = false): string {
+  const dated = datedRuns(pieces, runs);
   let out = pieces[0] ?? '';
   for (let i = 0; i < runs.length; i++) {
     const run = runs[i] as RunSummary;
-    if (!run.varies && !run.dateLike) out += run.first;
+    if (!run.varies && !run.dateLike && !dated.has(i)) out += run.first;
     else if (strict && run.minLength === run.maxLength) out += '?'.repeat(run.minLength);
     else if (!out.endsWith('*')) out += '*';
     out += pieces[i + 1] ?? '';
   }
   return out;
+}
+
+/** One character between two runs of a written date: `2026-11-27`, `27.11.2026`, `2026_11_27`. */
+const DATE_SEPARATOR = /^[-_.]$/;
+
+/**
+ * The runs of dates written with separators: a year (a four-digit run that looks like one) and the one- or
+ * two-digit runs joined to it by single separators, up to three in all. The month of `FEED_2026-11-25.xml` did not
+ * change in a short read, but it is a date all the same.
+ */
+function datedRuns(pieces: readonly string[], runs: readonly RunSummary[]): Set<number> {
+  const dated = new Set<number>();
+  const short = (i: number): boolean => {
+    const r = runs[i];
+    return r !== undefined && r.maxLength <= 2 && /^\d+$/.test(r.first);
+  };
+  for (let i = 0; i < runs.length; i++) {
+    const run = runs[i] as RunSummary;
+    if (run.first.length !== 4 || !run.dateLike) continue;
+    dated.add(i);
+    for (let j = i + 1; j <= i + 2 && short(j) && DATE_SEPARATOR.test(pieces[j] ?? ''); j++) dated.add(j);
+    for (let j = i - 1; j >= i - 2 && short(j) && DATE_SEPARATOR.test(pieces[j + 1] ?? ''); j--) dated.add(j);
+  }
+  return dated;
 }
