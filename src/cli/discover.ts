@@ -6,13 +6,11 @@ import { parseDuration } from '../base/duration.js';
 import { formatProblem } from '../base/problem.js';
 import { timeZone } from '../base/schema-helpers.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
-import type { Config } from '../config/schema.js';
 import { discoverFlows } from '../flows/discover-flows.js';
-import type { CalendarCandidate } from '../flows/flow-schedule.js';
+import { calendarCandidates } from '../flows/calendar-candidates.js';
 import { flowCsv, flowTable, proposalYaml } from '../flows/flow-report-format.js';
 import { FlowSummaries } from '../flows/flow-summary.js';
 import { loadRuleFiles } from '../rules/load-rules.js';
-import { BusinessCalendar } from '../sla/business-calendar.js';
 import { SourceError } from '../source/source-error.js';
 import { TransferHistoryClient, type TransfersQuery } from '../source/transfer-history-client.js';
 import { systemClock, type Clock } from '../util/clock.js';
@@ -46,14 +44,6 @@ export interface DiscoverIo {
   clock: Clock;
   env?: NodeJS.ProcessEnv;
   retryDelay?: (attempt: number, retryAfterMs?: number) => number;
-}
-
-/** The configured calendars as the schedule learner asks them. */
-export function calendarCandidates(config: Pick<Config, 'calendars'>): CalendarCandidate[] {
-  return Object.entries(config.calendars).map(([name, c]) => {
-    const calendar = new BusinessCalendar(c);
-    return { name, excludes: (day) => calendar.excludes(day), excludedWeekdays: calendar.excluded.weekdays };
-  });
 }
 
 export async function runDiscover(rawOptions: unknown, io: DiscoverIo): Promise<number> {
@@ -128,7 +118,7 @@ export async function runDiscover(rawOptions: unknown, io: DiscoverIo): Promise<
     until,
     timezone,
     minOccurrences: o.minOccurrences,
-    calendars: calendarCandidates(config),
+    calendars: calendarCandidates(config.calendars),
     rules: rules.rules,
     severalSources: config.sources.length > 1,
     transfersRead: read,

@@ -7,6 +7,7 @@ import { LEADER_LEASE, sourceOfLease, type Cluster, type ClusterEvents } from '.
 import { LocalCluster } from '../cluster/local-cluster.js';
 import { HaCluster } from '../ha/ha-cluster.js';
 import { openHistory, type HistoryAvailability } from '../history/open-history.js';
+import { FlowView } from '../flows/flow-view.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
 import { holidaysOfRules } from '../sla/calendar-view.js';
@@ -28,6 +29,8 @@ const SHUTDOWN_POLL_GRACE_MS = 6_000;
 const SHUTDOWN_NOTIFY_GRACE_MS = 2_500;
 /** Every replica refreshes who holds what, and followers their alerts and silences, this often. */
 const VIEW_REFRESH_MS = 1_000;
+/** transfer_watch_flows is computed from the flow summary this often. */
+const FLOW_METRIC_MS = 300_000;
 /** A replica that does not write the history asks the database this often whether it answers (history_up). */
 const HISTORY_PING_MS = 10_000;
 
@@ -67,6 +70,9 @@ export class Daemon {
   private refresh: NodeJS.Timeout | undefined;
   private historyPing: NodeJS.Timeout | undefined;
   private history!: HistoryAvailability;
+  /** The flow summary's report for the API, the page and the metric (contract section 13); none without a history. */
+  private flowView: FlowView | undefined;
+  private flowMetric: NodeJS.Timeout | undefined;
   /** A reader's last word on the history database (the leader's recorder has its own). */
   private historyReadable: boolean | undefined;
   private lastReload: { ok: boolean; at: number; error?: string } | undefined;
@@ -134,6 +140,15 @@ export class Daemon {
       streamsOf: (source) => this.view.streamsOf(source),
       history: this.history.store,
     });
+    if (this.history.store) {
+      this.flowView = new FlowView({
+        store: this.history.store.flows,
+        config: () => this.setup.config,
+        rules: () => this.setup.rules,
+        clock,
+        onReport: (watched, unwatched) => this.metrics.setFlows(watched, unwatched),
+      });
+    }
     this.view = new SharedView({
       cluster: this.cluster,
       clock,
@@ -170,6 +185,12 @@ export class Daemon {
         );
       }, HISTORY_PING_MS);
       this.historyPing.unref();
+    }
+    if (this.flowView) {
+      // transfer_watch_flows is kept current without a request (a report read once every FLOW_METRIC_MS).
+      const view = this.flowView;
+      this.flowMetric = setInterval(() => void view.report().catch(() => undefined), FLOW_METRIC_MS);
+      this.flowMetric.unref();
     }
   }
 
@@ -245,6 +266,7 @@ export class Daemon {
         },
         pageInfo: () => ({ timezone: this.setup.config.display_timezone, version: this.opts.version }),
         calendars: () => this.setup.config.calendars,
+        flows: () => this.flowView ?? (this.history.state === 'disabled' ? this.history.why : 'no history'),
       },
     });
     logger.info({ url: this.http.url }, 'HTTP server listening');
@@ -395,6 +417,7 @@ export class Daemon {
     this.stopping = true;
     if (this.refresh) clearInterval(this.refresh);
     if (this.historyPing) clearInterval(this.historyPing);
+    if (this.flowMetric) clearInterval(this.flowMetric);
     await this.polling?.stopAll(SHUTDOWN_POLL_GRACE_MS);
     await this.leading?.stop(SHUTDOWN_NOTIFY_GRACE_MS);
     await this.history?.store?.close().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'could not close the history database cleanly'));

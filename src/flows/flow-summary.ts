@@ -44,7 +44,7 @@ export function utcDay(ms: number): string {
   return new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
 }
 
-/** Inserts an arrival into a day's sorted, capped list; false when it was a later one than every kept arrival. */
+/** Counts an arrival and keeps it in the day's sorted list while the list holds fewer than the cap or a later one. */
 export function addArrival(day: FlowDay, time: number): void {
   day.count++;
   const a = day.arrivals;
@@ -74,8 +74,9 @@ export class FlowSummaries {
 
   constructor(private readonly maxFlows = 100_000) {}
 
-  add(t: Transfer): void {
-    if (t.result !== 'success') return;
+  /** Adds a successful transfer; returns its flow and day (undefined for a failure or past `maxFlows`). */
+  add(t: Transfer): { flow: FlowSummary; day: FlowDay } | undefined {
+    if (t.result !== 'success') return undefined;
     this.transfers++;
     const shape = nameShape(t.file);
     const key = JSON.stringify([t.source, t.event, t.user, shape.key]);
@@ -83,7 +84,7 @@ export class FlowSummaries {
     if (!flow) {
       if (this.flows.size >= this.maxFlows) {
         this.overflowTransfers++;
-        return;
+        return undefined;
       }
       flow = { source: t.source, event: t.event, user: t.user, pieces: [...shape.pieces], runs: newRunSummaries(shape.values), sample: { file: t.file, instance: t.instance }, days: new Map() };
       this.flows.set(key, flow);
@@ -94,6 +95,15 @@ export class FlowSummaries {
     let day = flow.days.get(dayKey);
     if (!day) flow.days.set(dayKey, (day = { day: dayKey, count: 0, arrivals: [] }));
     addArrival(day, t.time);
+    return { flow, day };
+  }
+
+  /** Forgets the days before `day` (UTC `YYYY-MM-DD`), and the flows left without a day. */
+  forget(day: string): void {
+    for (const [key, flow] of this.flows) {
+      for (const d of flow.days.keys()) if (d < day) flow.days.delete(d);
+      if (flow.days.size === 0) this.flows.delete(key);
+    }
   }
 
   /** Adds a summary read from elsewhere (the history store, another replica's rows). */

@@ -67,6 +67,20 @@ export interface HistoryTables {
   };
   sla_excuses: { rule: string; key_text: string; local_date: string; by: string; at: number; reason: string };
   sla_backfills: { rule: string; from_at: number; through: number; at: number };
+  /** One flow's one UTC day (contract section 13): arrivals (JSON, the first ARRIVALS_KEPT_PER_DAY), name shape (JSON). */
+  flow_days: {
+    flow_id: string;
+    day: string;
+    source: string;
+    event: string;
+    user: string;
+    pieces: string;
+    runs: string;
+    sample_file: string;
+    sample_instance: string;
+    count: number;
+    arrivals: string;
+  };
 }
 
 export type HistoryDb = Kysely<HistoryTables>;

@@ -117,4 +117,27 @@ export const HISTORY_MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('sla_occurrences').ifExists().execute();
     },
   },
+  '0003_flow_days': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema
+        .createTable('flow_days')
+        .addColumn('flow_id', 'text', (c) => c.notNull())
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('event', 'text', (c) => c.notNull())
+        .addColumn('user', 'text', (c) => c.notNull())
+        .addColumn('pieces', 'text', (c) => c.notNull())
+        .addColumn('runs', 'text', (c) => c.notNull())
+        .addColumn('sample_file', 'text', (c) => c.notNull())
+        .addColumn('sample_instance', 'text', (c) => c.notNull())
+        .addColumn('count', 'integer', (c) => c.notNull())
+        .addColumn('arrivals', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('flow_days_pk', ['flow_id', 'day'])
+        .execute();
+      await db.schema.createIndex('flow_days_day').on('flow_days').column('day').execute();
+    },
+    async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.dropTable('flow_days').ifExists().execute();
+    },
+  },
 };

@@ -4,7 +4,7 @@ import type { Clock } from '../util/clock.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import type { HistoryJournal } from './history-journal.js';
-import type { AttemptRecord, HistoryRecord, OccurrenceRecord, SilenceEventRecord } from './history-records.js';
+import type { AttemptRecord, FlowDayRecord, HistoryRecord, OccurrenceRecord, SilenceEventRecord } from './history-records.js';
 import type { HistoryStore } from './history-store.js';
 import { writeRefusal } from './write-refusal.js';
 
@@ -84,6 +84,11 @@ export class HistoryRecorder {
   }
 
   /** An occurrence of an expected file as it stands now (a later one of the same id replaces it). */
+  /** Flow days (the per-flow daily summary, contract section 13): durable once this resolves. */
+  async flowDays(records: readonly FlowDayRecord[]): Promise<void> {
+    if (records.length > 0) await this.opts.journal.add(records);
+  }
+
   async occurrence(record: OccurrenceRecord): Promise<void> {
     await this.opts.journal.add([record]);
     this.soon();

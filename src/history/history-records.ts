@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { alertEventSchema } from '../alerts/alert-event.js';
 import { occurrenceSchema } from '../sla/occurrence.js';
+import { flowDaySchema } from '../flows/flow-day-record.js';
 
 export { occurrenceSchema, type OccurrenceRecord } from '../sla/occurrence.js';
 
@@ -52,5 +53,7 @@ export const silenceEventSchema = z.object({
 });
 export type SilenceEventRecord = z.infer<typeof silenceEventSchema>;
 
-export const historyRecordSchema = z.discriminatedUnion('kind', [alertEventSchema, attemptSchema, silenceEventSchema, occurrenceSchema]);
+export { flowDaySchema, type FlowDayRecord } from '../flows/flow-day-record.js';
+
+export const historyRecordSchema = z.discriminatedUnion('kind', [alertEventSchema, attemptSchema, silenceEventSchema, occurrenceSchema, flowDaySchema]);
 export type HistoryRecord = z.infer<typeof historyRecordSchema>;

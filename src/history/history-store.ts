@@ -2,6 +2,8 @@ import { matchesAll, type Matcher } from '../notify/matcher.js';
 import { migrateHistory, type HistoryDb, type HistoryTables, type OpenedHistoryDatabase } from './history-database.js';
 import type { AlertEventRecord, AttemptRecord, HistoryRecord, OccurrenceRecord, SilenceEventRecord } from './history-records.js';
 import { SlaLedgerStore } from './sla-ledger-store.js';
+import { FlowStore } from './flow-store.js';
+import type { FlowDayRecord } from '../flows/flow-day-record.js';
 import { dbText } from './db-text.js';
 import { alertEventSchema, attemptSchema, silenceEventSchema } from './history-records.js';
 
@@ -48,11 +50,14 @@ export class HistoryStore {
   readonly db: HistoryDb;
   /** The SLA ledger on the same database (contract section 11). */
   readonly ledger: SlaLedgerStore;
+  /** The per-flow daily summary on the same database (contract section 13). */
+  readonly flows: FlowStore;
   private schema: Promise<void> | undefined;
 
   constructor(readonly opened: OpenedHistoryDatabase) {
     this.db = opened.db;
     this.ledger = new SlaLedgerStore(opened.db);
+    this.flows = new FlowStore(opened.db);
   }
 
   /**
@@ -78,8 +83,10 @@ export class HistoryStore {
     const attempts = records.filter((r): r is AttemptRecord => r.kind === 'attempt');
     const silences = records.filter((r): r is SilenceEventRecord => r.kind === 'silence');
     const occurrences = records.filter((r): r is OccurrenceRecord => r.kind === 'occurrence');
+    const flowDays = records.filter((r): r is FlowDayRecord => r.kind === 'flow_day');
     await this.db.transaction().execute(async (tx) => {
       await SlaLedgerStore.write(tx, occurrences);
+      await FlowStore.write(tx, flowDays);
       for (const chunk of chunks(alerts)) {
         await tx
           .insertInto('alert_events')
@@ -188,7 +195,7 @@ export class HistoryStore {
 
   /** Delete what is older than `before`; returns how many rows went. */
   async prune(before: number): Promise<number> {
-    let total = 0;
+    let total = await this.flows.prune(new Date(before).toISOString().slice(0, 10));
     for (;;) {
       const result = await this.db
         .deleteFrom('sla_occurrences')

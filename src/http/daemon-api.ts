@@ -1,3 +1,4 @@
+import type { FlowView } from '../flows/flow-view.js';
 /**
  * What the HTTP server needs from the daemon. Structural, so the server can be started in tests with
  * plain objects and does not depend on the daemon's modules.
@@ -69,6 +70,8 @@ export interface DaemonApi {
   history?: HistoryReader | string;
   /** The SLA ledger (`/api/v1/sla/*`, contract section 11), or why there is none. */
   sla?: () => SlaSource | string;
+  /** The flow summary's report (`/api/v1/flows`, `/flows`, contract section 13), or why there is none. */
+  flows?: () => FlowView | string;
   /** The config's business calendars (`/api/v1/calendars/NAME`): what each excludes. */
   calendars?(): Record<string, CalendarConfig>;
   /** The display time zone and version, for pages other than `/` (the history page). */

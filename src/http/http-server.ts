@@ -26,6 +26,7 @@ import {
 import type { HistoryCursor } from '../history/history-store.js';
 import { slaHandlers } from './sla-routes.js';
 import { HeavyReadLimiter } from './heavy-read-limiter.js';
+import { flowHandlers } from './flow-routes.js';
 import { calendarYear, calendarYearOf } from '../sla/calendar-view.js';
 import { authenticatedUser, HttpSecurity } from './security/http-security.js';
 import type { WriteKind } from './security/request-guard.js';
@@ -188,6 +189,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
     }
     return rendering;
   };
+  const flows = flowHandlers({ flows: () => api.flows?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, logger });
   const statusPage = api.statusPage ? new StatusPageHandler({ data: api.statusPage.bind(api), silences: api.pageSilences ?? api.silences }) : undefined;
   return [
     route('/', {
@@ -205,6 +207,11 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
     route('/sla', {
       GET: (req) => heavy.run(() => slaPage(req, { sla: () => api.sla?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now })),
     }),
+    route('/flows', {
+      GET: (req) => heavy.run(() => flows.page(req)),
+    }),
+    route('/api/v1/flows', { GET: (req) => heavy.run(() => flows.list(req)) }),
+    route('/api/v1/flows/proposal', { GET: (req) => heavy.run(() => flows.proposal(req)) }),
     route('/history', {
       GET: (req) => heavy.run(() => historyPage(req, { history: api.history, info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now })),
     }),

@@ -232,6 +232,12 @@ export const METRICS = {
     [],
     false,
   ),
+  flows: def(
+    'transfer_watch_flows',
+    'gauge',
+    ['watched'],
+    'Recurring flows found in the flow summary (contract section 13), by whether a configured rule watches them ("true") or not ("false").',
+  ),
   buildInfo: def(
     'transfer_watch_build_info',
     'gauge',

@@ -103,6 +103,7 @@ export class TransferWatchMetrics {
   private readonly httpAuthFailures: Counter<string>;
   private readonly ha: { redisUp: Gauge<string>; leases: Gauge<string>; changes: Counter<string> } | undefined;
   private backfill: { rules: Gauge<string>; transfers: Gauge<string> } | undefined;
+  private flows: Gauge<string> | undefined;
   private sla: { labelNames: string[]; occurrences: Counter<string>; lateness: Histogram<string>; objective: Gauge<string> } | undefined;
   private readonly history: { up: Gauge<string>; backlog: Gauge<string>; givenUp: Counter<string>; timeToNotify: Histogram<string>; duration: Histogram<string> } | undefined;
 
@@ -456,6 +457,14 @@ export class TransferWatchMetrics {
     this.backfill ??= { rules: new Gauge({ name: METRICS.slaBackfillPending.name, help: METRICS.slaBackfillPending.help, registers: [this.registry] }), transfers: new Gauge({ name: METRICS.slaBackfillTransfers.name, help: METRICS.slaBackfillTransfers.help, registers: [this.registry] }) };
     this.backfill.rules.set(rules);
     this.backfill.transfers.set(transfers);
+  }
+
+  /** The recurring flows of the flow summary, watched by a configured rule or not. */
+  setFlows(watched: number, unwatched: number): void {
+    if (!this.history) return;
+    this.flows ??= new Gauge({ name: METRICS.flows.name, help: METRICS.flows.help, labelNames: METRICS.flows.labels, registers: [this.registry] });
+    this.flows.set({ watched: 'true' }, watched);
+    this.flows.set({ watched: 'false' }, unwatched);
   }
 
   /** An occurrence decided: counted by outcome, its lateness observed when late. */

@@ -14,10 +14,12 @@ import type { Poller } from '../../poller/poller.js';
 import type { RuleDefinition } from '../../rules/registry.js';
 import type { OccurrenceRecord } from '../../sla/occurrence.js';
 import type { Clock } from '../../util/clock.js';
-import { errorFields } from '../../util/errors.js';
+import { errorFields, isFencedError } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
 import { backfillSlaLedger } from './sla-backfill.js';
 import { SlaReportSchedules } from './sla-report-schedule.js';
+import { FlowRecorder } from '../../flows/flow-recorder.js';
+import type { Transfer } from '../../source/transfer.js';
 
 /** The record of a request the daemon died during: it went out, and nobody knows what the receiver did with it. */
 const INTERRUPTED = 'interrupted: the daemon stopped while this request was in flight; the receiver may have it (it is sent again)';
@@ -25,6 +27,8 @@ const INTERRUPTED = 'interrupted: the daemon stopped while this request was in f
 const RECENT_DECISION_MS = 30 * 60_000;
 /** The label sets of at most this many alerts are kept with a notification attempt (all fingerprints are). */
 const MAX_ALERTS_RECORDED = 100;
+/** The flow days that changed go to the history journal this often (and when the leadership ends). */
+const FLOW_FLUSH_MS = 30_000;
 
 export interface LeaderRecordsOptions {
   /** Where the history is written while this process leads (contract section 12); undefined: no history. */
@@ -52,6 +56,9 @@ export class LeaderRecords {
   /** Writes the history while leading (a new one at each takeover). */
   private recorder: HistoryRecorder | undefined;
   private reports: SlaReportSchedules | undefined;
+  /** The per-flow daily summary of what the leader reads (contract section 13). */
+  private readonly flows = new FlowRecorder();
+  private flowTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: LeaderRecordsOptions) {}
 
@@ -93,10 +100,33 @@ export class LeaderRecords {
   startJobs(current: () => boolean): void {
     void this.backfill(current);
     this.startReports();
+    clearInterval(this.flowTimer);
+    this.flowTimer = setInterval(() => void this.flushFlows(), FLOW_FLUSH_MS);
+    this.flowTimer.unref();
+  }
+
+  /** A transfer the leader read (from the bus, or the history replayed at a takeover): into the flow summary. */
+  observeFlow(t: Transfer): void {
+    if (this.opts.history) this.flows.observe(t);
+  }
+
+  /** The flow days that changed, into the history journal (the database merges them with what it has). */
+  async flushFlows(): Promise<void> {
+    const recorder = this.recorder;
+    if (!recorder || this.flows.pending === 0) return;
+    const records = this.flows.take(this.opts.clock.now());
+    try {
+      await recorder.flowDays(records);
+    } catch (err) {
+      // A leader that lost its lease is fenced off the journal: the next one reads the same transfers.
+      if (!isFencedError(err)) this.opts.logger.warn({ err: errorFields(err), flow_days: records.length }, 'flow summary not journaled; the days are written with their next change');
+    }
   }
 
   /** The leadership ended (stepped down): nothing more is written by this process. */
   end(): void {
+    clearInterval(this.flowTimer);
+    void this.flushFlows();
     void this.recorder?.stop();
     this.recorder = undefined;
     this.stopReports();
@@ -104,6 +134,8 @@ export class LeaderRecords {
 
   /** Shutdown while leading: what is journaled is written first. */
   async close(): Promise<void> {
+    clearInterval(this.flowTimer);
+    await this.flushFlows();
     await this.recorder?.drain();
     await this.recorder?.stop();
     this.recorder = undefined;

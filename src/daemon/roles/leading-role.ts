@@ -236,6 +236,7 @@ export class LeadingRole {
             }
             this.engine.observe(t);
             this.nextEngine?.observe(t);
+            this.records.observeFlow(t);
           }
         } else {
           this.progress.apply(e.progress);
@@ -530,7 +531,10 @@ export class LeadingRole {
       const poller = this.opts.replayPoller(source);
       if (!(await poller.restore())) continue;
       this.progress.seed(streamProgress(poller));
-      const complete = await poller.replay(span, (t) => engine.observe(t));
+      const complete = await poller.replay(span, (t) => {
+        engine.observe(t);
+        this.records.observeFlow(t);
+      });
       from = Math.max(from ?? now - span, complete ? now - span : now);
     }
     return from;

@@ -9,6 +9,8 @@ import type { Clock } from '../../util/clock.js';
 import { errorFields } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
 import { streamProgress } from './source-polling-role.js';
+import { FlowSummaries } from '../../flows/flow-summary.js';
+import { flowDayRecord } from '../../flows/flow-day-record.js';
 
 /** Occurrences written per transaction. */
 const WRITE_BATCH = 1_000;
@@ -47,7 +49,9 @@ export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
     if (rule.type !== 'missing_file') continue;
     if ((await o.store.ledger.backfilledThrough(rule.name)) === undefined) pending.push(rule);
   }
-  if (pending.length === 0) return;
+  // The flow summary is filled by the same read, once (contract section 13).
+  const flowsPending = (await o.store.ledger.backfilledThrough(FLOWS_BACKFILL)) === undefined;
+  if (pending.length === 0 && !flowsPending) return;
   const started = o.clock.now();
   o.metrics.setSlaBackfill(pending.length, 0);
   o.logger.info({ rules: pending.map((r) => r.name), span_ms: span }, 'SLA backfill: filling the ledger from the service history');
@@ -56,7 +60,7 @@ export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
   // rules stay unfilled — no occurrence written, none marked filled — for the next start or leader to try again.
   let read: HistoryRead | undefined;
   for (let attempt = 1; ; attempt++) {
-    const r = await readHistory(o, pending, span);
+    const r = await readHistory(o, pending, span, flowsPending);
     if (r === undefined) return;
     if (r.unread.length === 0) {
       read = r;
@@ -77,11 +81,12 @@ export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
     }
   }
-  const { engine, records, until, from } = read;
+  const { engine, records, until, from, flows } = read;
   o.metrics.setSlaBackfill(pending.length, records);
   const covered = until > from ? { from, until } : undefined;
   const windowStart = Number.isFinite(from) ? from : started - span;
   const to = covered ? covered.until : started;
+  if (flowsPending) await writeFlows(o, flows, windowStart, to);
   for (const { rule, occurrences } of engine.occurrencesBetween(windowStart, to, covered ?? { from: Infinity, until: -Infinity })) {
     try {
       for (let i = 0; i < occurrences.length; i += WRITE_BATCH) {
@@ -102,7 +107,30 @@ export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
   o.logger.info({ rules: pending.length, transfers: records, seconds: Math.round((o.clock.now() - started) / 1000) }, 'SLA backfill done');
 }
 
+/**
+ * The flow summary's mark in `sla_backfills`: a rule name is an alert name (letters, digits, `_`), so no rule can
+ * take it.
+ */
+export const FLOWS_BACKFILL = '@flows';
+
+/** Every flow day of the backfill's read, in batches that yield, then marked filled. */
+async function writeFlows(o: SlaBackfillOptions, flows: FlowSummaries, from: number, to: number): Promise<void> {
+  const records = flows.all().flatMap((f) => [...f.days.values()].map((d) => flowDayRecord(f, d)));
+  try {
+    for (let i = 0; i < records.length; i += WRITE_BATCH) {
+      await o.store.write(records.slice(i, i + WRITE_BATCH));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await o.store.ledger.markBackfilled(FLOWS_BACKFILL, from, to, o.clock.now());
+    o.logger.info({ flows: flows.size, flow_days: records.length, from: new Date(from).toISOString(), to: new Date(to).toISOString() }, 'SLA backfill: flow summary filled');
+  } catch (err) {
+    o.logger.warn({ err: errorFields(err) }, 'SLA backfill: could not write the flow summary; tried again at the next start or leader change');
+  }
+}
+
 interface HistoryRead {
+  /** The successful transfers read, as flow days (empty unless the flow summary was to be filled). */
+  flows: FlowSummaries;
   engine: RuleEngine;
   records: number;
   /** The span every source was read over (from the latest start to the earliest cursor). */
@@ -113,7 +141,8 @@ interface HistoryRead {
 }
 
 /** One read of every source's history into a new engine; undefined when this leadership ended meanwhile. */
-async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefinition[], span: number): Promise<HistoryRead | undefined> {
+async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefinition[], span: number, withFlows: boolean): Promise<HistoryRead | undefined> {
+  const flows = new FlowSummaries();
   const engine = new RuleEngine([...pending], {
     clock: o.clock,
     logger: o.logger,
@@ -142,6 +171,7 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
       records++;
       if (records % 10_000 === 0) o.metrics.setSlaBackfill(pending.length, records);
       engine.observe(t);
+      if (withFlows) flows.add(t);
     });
     if (!o.current()) return undefined;
     if (complete) {
@@ -151,5 +181,5 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
       unread.push(source.name);
     }
   }
-  return { engine, records, from, until, unread };
+  return { engine, flows, records, from, until, unread };
 }

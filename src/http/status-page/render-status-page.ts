@@ -293,7 +293,7 @@ ${sourcesSection(data)}
 ${notificationsSection(data)}
 ${silencesSection(data, opts.csrfToken)}
 </main>
-<footer class="muted">transfer-watch ${data.version} · times in ${data.timezone} unless marked · <a href="/history">history</a> · <a href="/sla">SLA of expected files</a> · <a href="/api/v1/alerts">alerts</a> · <a href="/api/v1/status">status</a> · <a href="/api/v1/silences">silences</a> · <a href="/metrics">metrics</a></footer>
+<footer class="muted">transfer-watch ${data.version} · times in ${data.timezone} unless marked · <a href="/history">history</a> · <a href="/sla">SLA of expected files</a> · <a href="/flows">flows</a> · <a href="/api/v1/alerts">alerts</a> · <a href="/api/v1/status">status</a> · <a href="/api/v1/silences">silences</a> · <a href="/metrics">metrics</a></footer>
 <script nonce="${opts.nonce}">${PAGE_SCRIPT}</script>
 </body></html>
 `.value;

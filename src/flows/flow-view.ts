@@ -1,0 +1,67 @@
+import type { Config } from '../config/schema.js';
+import type { FlowStore } from '../history/flow-store.js';
+import type { RuleDefinition } from '../rules/registry.js';
+import type { Clock } from '../util/clock.js';
+import { calendarCandidates } from './calendar-candidates.js';
+import { discoverFlows, type DiscoverReport } from './discover-flows.js';
+import { utcDay } from './flow-summary.js';
+
+/** The period the daemon's picture covers (discover's default `--since`). */
+export const FLOW_PERIOD_MS = 60 * 86_400_000;
+/** A report is computed at most this often, whoever asks (the page, the API, the metric). */
+const REPORT_TTL_MS = 60_000;
+/** A flow is recurring from this many scheduled periods (discover's default `--min-occurrences`). */
+const MIN_OCCURRENCES = 8;
+
+export interface FlowViewOptions {
+  store: FlowStore;
+  config: () => Config;
+  rules: () => readonly RuleDefinition[];
+  clock: Clock;
+  /** The report's counts, for `transfer_watch_flows{watched}`. */
+  onReport?: (watched: number, unwatched: number) => void;
+}
+
+/**
+ * What `/api/v1/flows`, `/api/v1/flows/proposal` and `/flows` show (contract section 13): `discover`'s report from
+ * the flow summary in the history store instead of a read of the service. Every replica reads the same store, so
+ * every replica answers the same; one computation serves the requests of a minute.
+ */
+export class FlowView {
+  private cached: { at: number; report: Promise<DiscoverReport> } | undefined;
+
+  constructor(private readonly o: FlowViewOptions) {}
+
+  report(): Promise<DiscoverReport> {
+    const now = this.o.clock.now();
+    if (this.cached && now - this.cached.at < REPORT_TTL_MS) return this.cached.report;
+    const report = this.compute(now);
+    this.cached = { at: now, report };
+    // A failed read is not kept: the next request asks the database again.
+    report.catch(() => {
+      if (this.cached?.report === report) this.cached = undefined;
+    });
+    return report;
+  }
+
+  private async compute(now: number): Promise<DiscoverReport> {
+    const since = now - FLOW_PERIOD_MS;
+    const { flows } = await this.o.store.summaries(utcDay(since));
+    const config = this.o.config();
+    let transfers = 0;
+    for (const f of flows) for (const d of f.days.values()) transfers += d.count;
+    const report = discoverFlows(flows, {
+      since,
+      until: now,
+      timezone: config.display_timezone,
+      minOccurrences: MIN_OCCURRENCES,
+      calendars: calendarCandidates(config.calendars),
+      rules: this.o.rules(),
+      severalSources: config.sources.length > 1,
+      transfersRead: transfers,
+    });
+    const watched = report.flows.filter((f) => f.watched_by.length > 0).length;
+    this.o.onReport?.(watched, report.flows.length - watched);
+    return report;
+  }
+}
