@@ -141,9 +141,10 @@ export class Daemon {
       history: this.history.store,
     });
     if (this.history.store) {
+      const flows = this.history.store.flows;
       this.flowView = new FlowView({
-        store: this.history.store.flows,
-        config: () => this.setup.config,
+        read: (fromDay) => flows.summaries(fromDay),
+        settings: () => ({ timezone: this.setup.config.display_timezone, calendars: this.setup.config.calendars, severalSources: this.setup.config.sources.length > 1 }),
         rules: () => this.setup.rules,
         clock,
         onReport: (watched, unwatched) => this.metrics.setFlows(watched, unwatched),

@@ -1,10 +1,9 @@
-import type { Config } from '../config/schema.js';
-import type { FlowStore } from '../history/flow-store.js';
 import type { RuleDefinition } from '../rules/registry.js';
+import type { CalendarConfig } from '../sla/business-calendar.js';
 import type { Clock } from '../util/clock.js';
 import { calendarCandidates } from './calendar-candidates.js';
 import { discoverFlows, type DiscoverReport } from './discover-flows.js';
-import { utcDay } from './flow-summary.js';
+import { utcDay, type FlowSummary } from './flow-summary.js';
 
 /** The period the daemon's picture covers (discover's default `--since`). */
 export const FLOW_PERIOD_MS = 60 * 86_400_000;
@@ -13,9 +12,17 @@ const REPORT_TTL_MS = 60_000;
 /** A flow is recurring from this many scheduled periods (discover's default `--min-occurrences`). */
 const MIN_OCCURRENCES = 8;
 
+/** What of the config the report depends on (read at each computation: a reload changes it). */
+export interface FlowViewSettings {
+  timezone: string;
+  calendars: Readonly<Record<string, CalendarConfig>>;
+  severalSources: boolean;
+}
+
 export interface FlowViewOptions {
-  store: FlowStore;
-  config: () => Config;
+  /** The flow summary's days from a UTC day on (the history store's `flows.summaries`). */
+  read: (fromDay: string) => Promise<{ flows: FlowSummary[] }>;
+  settings: () => FlowViewSettings;
   rules: () => readonly RuleDefinition[];
   clock: Clock;
   /** The report's counts, for `transfer_watch_flows{watched}`. */
@@ -46,18 +53,18 @@ export class FlowView {
 
   private async compute(now: number): Promise<DiscoverReport> {
     const since = now - FLOW_PERIOD_MS;
-    const { flows } = await this.o.store.summaries(utcDay(since));
-    const config = this.o.config();
+    const { flows } = await this.o.read(utcDay(since));
+    const settings = this.o.settings();
     let transfers = 0;
     for (const f of flows) for (const d of f.days.values()) transfers += d.count;
     const report = discoverFlows(flows, {
       since,
       until: now,
-      timezone: config.display_timezone,
+      timezone: settings.timezone,
       minOccurrences: MIN_OCCURRENCES,
-      calendars: calendarCandidates(config.calendars),
+      calendars: calendarCandidates(settings.calendars),
       rules: this.o.rules(),
-      severalSources: config.sources.length > 1,
+      severalSources: settings.severalSources,
       transfersRead: transfers,
     });
     const watched = report.flows.filter((f) => f.watched_by.length > 0).length;
