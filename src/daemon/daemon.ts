@@ -237,6 +237,7 @@ export class Daemon {
         ready: () => this.ready && !this.stopping,
         now: () => clock.now(),
         alerts: () => this.view.apiAlerts(),
+        expectedFiles: () => this.view.expectedFiles(),
         status: () => this.view.status(),
         reload: () => this.reload(),
         silences: apiTime.silenceApi(silences),

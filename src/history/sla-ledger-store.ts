@@ -72,6 +72,24 @@ export class SlaLedgerStore {
   }
 
   /**
+   * A rule's judged occurrences (final on_time, late or missing) with deadlines from `since`, newest first, at most
+   * `limit`: what `warn_before: auto` learns each key's usual arrival from.
+   */
+  async recentJudged(rule: string, since: number, limit: number): Promise<Array<{ keyText: string; deadline: number; arrivedAt: number | null }>> {
+    const rows = await this.db
+      .selectFrom('sla_occurrences')
+      .select(['key_text', 'deadline', 'arrived_at'])
+      .where('rule', '=', rule)
+      .where('deadline', '>=', since)
+      .where('final', '=', 1)
+      .where('outcome', 'in', ['on_time', 'late', 'missing'])
+      .orderBy('deadline', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ keyText: r.key_text, deadline: Number(r.deadline), arrivedAt: r.arrived_at === null ? null : Number(r.arrived_at) }));
+  }
+
+  /**
    * Occurrences whose local date is in [from, to] (each in its rule's zone), ordered by deadline, rule, key;
    * `outcome: 'excused'` selects excused ones, another outcome those not excused with it.
    */

@@ -70,6 +70,8 @@ export interface DaemonApi {
   history?: HistoryReader | string;
   /** The SLA ledger (`/api/v1/sla/*`, contract section 11), or why there is none. */
   sla?: () => SlaSource | string;
+  /** Today's expected files (`expected` of `/api/v1/alerts`), as the leader published them. */
+  expectedFiles?(): unknown[];
   /** The flow summary's report (`/api/v1/flows`, `/flows`, contract section 13), or why there is none. */
   flows?: () => FlowView | string;
   /** The config's business calendars (`/api/v1/calendars/NAME`): what each excludes. */

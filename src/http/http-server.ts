@@ -234,7 +234,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
         return { status: 200, contentType: 'text/markdown; charset=utf-8', body: page };
       },
     }),
-    route('/api/v1/alerts', { GET: async () => json(200, { alerts: api.alerts() }) }),
+    route('/api/v1/alerts', { GET: async () => json(200, { alerts: api.alerts(), expected: api.expectedFiles?.() ?? [] }) }),
     route('/api/v1/status', { GET: async () => json(200, api.status()) }),
     route('/-/reload', {
       POST: async (req) => {

@@ -9,7 +9,7 @@ import { completeSpan, sourcesToJudge } from './complete-span.js';
 import { CronSchedules, type CronSchedule } from './cron-schedule.js';
 import { localDate, localDateFormatter } from './format-time.js';
 import { formatTime } from '../util/format-time.js';
-import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
+import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator, UsualArrival } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { BusinessCalendar, calendarSchema, unionCalendar, type LocalDay } from '../sla/business-calendar.js';
 import { judgeOccurrence, keyText, occurrenceId, type OccurrenceRecord } from '../sla/occurrence.js';
@@ -40,8 +40,11 @@ export const missingFileSchema = ruleSchema('missing_file', {
   timezone: timeZone().default('UTC'),
   window: duration().refine((ms) => ms > 0, 'window must be greater than 0'),
   min_count: z.number().int().min(1).default(1),
-  /** Warn this long before the deadline while the file has not arrived (0: no warning). */
-  warn_before: duration().prefault('0'),
+  /**
+   * Warn this long before the deadline while the file has not arrived (0: no warning), or `auto`: at the key's
+   * usual arrival, learned from the ledger (contract section 13).
+   */
+  warn_before: z.union([z.literal('auto'), duration()]).prefault('0'),
   /** Annotation templates of the "in jeopardy" warning. */
   warn_annotations: z.record(z.string(), z.string()).default({}),
   /** Days without a deadline: the name of a calendar of the config's `calendars:`, or one written here. */
@@ -76,6 +79,8 @@ const TEMPLATE_VARIABLES = [
   'arrived_at',
   'arrived_at_ms',
   'phase',
+  'usual_arrival',
+  'usual_basis',
 ];
 const DEFAULT_ANNOTATIONS = {
   summary:
@@ -86,6 +91,15 @@ const WARN_ANNOTATIONS = {
   summary: '{{alertname}}: expected file not received yet; deadline {{deadline}}',
   description: '{{count}} of {{min_count}} expected transfers so far since {{window_start}}; the deadline is {{deadline}}.',
 };
+/** `warn_before: auto`: the warning says what it was learned from. */
+const LEARNED_WARN_ANNOTATIONS = {
+  summary: '{{alertname}}: usually here by {{usual_arrival}} — {{usual_basis}}; not yet (deadline {{deadline}})',
+  description: '{{count}} of {{min_count}} expected transfers so far since {{window_start}}; it usually arrives by {{usual_arrival}} ({{usual_basis}}); the deadline is {{deadline}}.',
+};
+/** `warn_before: auto` learns from at least this many judged occurrences (contract section 13). */
+export const MIN_JUDGED_FOR_WARNING = 10;
+/** A learned warning comes at least this long before the deadline. */
+const MIN_LEARNED_LEAD_MS = 60_000;
 /** How many deadlines ahead to look when estimating the longest gap between two (calendar exclusions widen it). */
 const GAP_SAMPLE = 15;
 const MAX_HISTORY = 35 * DAY;
@@ -165,12 +179,50 @@ export class MissingFileEvaluator implements RuleEvaluator {
     // The warning points to the rule's runbook unless its own annotations name another: the person woken by
     // the warning needs it as much as the one woken by the alert.
     const runbook = rule.annotations['runbook_url'];
-    this.warnBuilder = new AlertBuilder(rule, WARN_ANNOTATIONS, { ...(runbook !== undefined ? { runbook_url: runbook } : {}), ...rule.warn_annotations });
+    this.warnBuilder = new AlertBuilder(rule, rule.warn_before === 'auto' ? LEARNED_WARN_ANNOTATIONS : WARN_ANNOTATIONS, {
+      ...(runbook !== undefined ? { runbook_url: runbook } : {}),
+      ...rule.warn_annotations,
+    });
     this.keys = rule.for_each ? [...new Set(rule.for_each.values)] : [''];
     this.sources = sourcesToJudge(rule, ctx);
     this.calendar = resolveCalendar(rule, ctx);
     this.dateFormatter = localDateFormatter(rule.timezone);
     this.history = this.computeHistory(ctx.clock.now());
+  }
+
+  /**
+   * How long before a deadline the key's warning comes (0: none): `warn_before`, or with `auto` the key's usual
+   * arrival (the p95 of its last judged occurrences, from at least MIN_JUDGED_FOR_WARNING), never later than a
+   * minute before the deadline.
+   */
+  private lead(key: string): number {
+    const w = this.rule.warn_before;
+    if (w !== 'auto') return w;
+    const usual = this.usual(key);
+    if (!usual || usual.judged < MIN_JUDGED_FOR_WARNING) return 0;
+    return Math.max(MIN_LEARNED_LEAD_MS, -usual.p95OffsetMs);
+  }
+
+  private usual(key: string): UsualArrival | undefined {
+    const labels = this.rule.for_each ? { [this.rule.for_each.label]: key } : {};
+    return this.ctx.usualArrival?.(this.rule.name, keyText(labels));
+  }
+
+  /** The earliest warning of any key (the rule may have a warning due from then on). */
+  private maxLead(): number {
+    if (this.rule.warn_before !== 'auto') return this.rule.warn_before;
+    let max = 0;
+    for (const key of this.keys) max = Math.max(max, this.lead(key));
+    return max;
+  }
+
+  /** What `/api/v1/alerts` and the page say of a learned warning: when it comes, or why it does not. */
+  private learnedWarning(key: string, deadline: number): ExpectedFile['learnedWarning'] | undefined {
+    if (this.rule.warn_before !== 'auto') return undefined;
+    const usual = this.usual(key);
+    const judged = usual?.judged ?? 0;
+    if (!usual || judged < MIN_JUDGED_FOR_WARNING) return { why: `no learned warning yet: ${judged} judged occurrences in the ledger, ${MIN_JUDGED_FOR_WARNING} needed` };
+    return { at: deadline - this.lead(key), judged };
   }
 
   private isExcluded(deadline: number): boolean {
@@ -298,8 +350,9 @@ export class MissingFileEvaluator implements RuleEvaluator {
 
   /** Whether the warning before deadline `d` is due at `now`: its time has come, and the data are read that far and cover its window. */
   private warningDue(d: number, now: number, span: { from: number; until: number } | undefined): boolean {
-    if (this.rule.warn_before <= 0) return false;
-    const warnAt = d - this.rule.warn_before;
+    const lead = this.maxLead();
+    if (lead <= 0) return false;
+    const warnAt = d - lead;
     return now >= warnAt && span !== undefined && span.until >= warnAt && this.covers(span, d);
   }
 
@@ -323,6 +376,9 @@ export class MissingFileEvaluator implements RuleEvaluator {
       let warning: number | undefined;
       for (const d of warnDeadlines) {
         if (d === undefined) continue;
+        // Learned warnings come per key: one key's usual arrival may be hours before another's.
+        const lead = this.lead(key);
+        if (lead <= 0 || now < d - lead) continue;
         const count = timesIn(list, d - this.rule.window, now);
         if (count < this.rule.min_count) {
           alerts.push(this.build(key, { phase: 'jeopardy', deadline: d, count, arrivedAt: undefined }));
@@ -348,7 +404,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
   private jeopardyEnded(key: string, d: number, list: readonly number[], now: number): AlertCandidate {
     const from = d - this.rule.window;
     const count = timesIn(list, from, Math.min(now, d));
-    const candidate = this.render(this.groupLabels(key), { phase: 'jeopardy', deadline: d, count, arrivedAt: undefined });
+    const candidate = this.render(this.groupLabels(key), { phase: 'jeopardy', deadline: d, count, arrivedAt: undefined }, key);
     const shown = this.ctx.displayTimezone ?? this.rule.timezone;
     const deadline = formatTime(d, this.rule.timezone);
     let ending: string;
@@ -459,7 +515,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     if (last && last.finding.deadline === finding.deadline && last.finding.count === finding.count && last.finding.arrivedAt === finding.arrivedAt) {
       return last.candidate;
     }
-    const candidate = this.render(this.groupLabels(key), finding);
+    const candidate = this.render(this.groupLabels(key), finding, key);
     built.set(key, { finding, candidate });
     return candidate;
   }
@@ -482,7 +538,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     return span !== undefined && span.from <= d - this.rule.window;
   }
 
-  private render(groupLabels: Record<string, string>, { phase, deadline, count, arrivedAt }: Finding): AlertCandidate {
+  private render(groupLabels: Record<string, string>, { phase, deadline, count, arrivedAt }: Finding, key: string): AlertCandidate {
     const builder = phase === 'jeopardy' ? this.warnBuilder : this.builder;
     // The deadline is read in the rule's zone (its cron's); every other instant in the reader's zone.
     const tz = this.rule.timezone;
@@ -500,6 +556,12 @@ export class MissingFileEvaluator implements RuleEvaluator {
     if (arrivedAt !== undefined) {
       values['arrived_at_ms'] = arrivedAt;
       values['arrived_at'] = formatTime(arrivedAt, shown);
+    }
+    if (phase === 'jeopardy' && this.rule.warn_before === 'auto') {
+      const usual = this.usual(key);
+      values['usual_arrival'] = formatTime(deadline - this.lead(key), shown);
+      const days = this.calendar.empty ? 'occurrences' : 'business days';
+      values['usual_basis'] = `95 % of the last ${usual?.judged ?? 0} ${days}`;
     }
     const candidate = builder.build({
       groupLabels,
@@ -564,7 +626,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
           arrivedAt = list[first + this.rule.min_count - 1];
         } else if (deadline > now) {
           // Past the warning time with too few: the page says what the warning says, not "not due yet".
-          status = this.rule.warn_before > 0 && now >= deadline - this.rule.warn_before ? 'in_jeopardy' : 'not_due';
+          const lead = this.lead(key);
+          status = lead > 0 && now >= deadline - lead ? 'in_jeopardy' : 'not_due';
         } else {
           arrivedAt = list.find((t) => t > deadline && t <= now);
           status = arrivedAt !== undefined ? 'late' : decidable ? 'missing' : 'awaiting_data';
@@ -580,6 +643,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
           ...(arrivedAt !== undefined ? { arrivedAt } : {}),
           count,
           minCount: this.rule.min_count,
+          ...(this.rule.warn_before === 'auto' ? { learnedWarning: this.learnedWarning(key, deadline) } : {}),
         });
       }
     }
@@ -591,12 +655,15 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const times: number[] = [];
     if (next !== undefined) {
       times.push(next);
-      if (this.rule.warn_before > 0) {
-        const warnAt = next - this.rule.warn_before;
+      // Every key's warning time (learned ones differ per key), this deadline's or the next one's.
+      const leads = this.rule.warn_before === 'auto' ? this.keys.map((k) => this.lead(k)) : [this.rule.warn_before];
+      for (const lead of new Set(leads)) {
+        if (lead <= 0) continue;
+        const warnAt = next - lead;
         if (warnAt > now) times.push(warnAt);
         else {
           const after = this.nextDeadline(next);
-          if (after !== undefined && after - this.rule.warn_before > now) times.push(after - this.rule.warn_before);
+          if (after !== undefined && after - lead > now) times.push(after - lead);
         }
       }
     }

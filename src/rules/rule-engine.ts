@@ -108,7 +108,7 @@ export class RuleEngine {
       keepHistory?: boolean;
       /** The process's event loop, shared with its other long jobs (evaluateInSlices); one of its own by default. */
       loop?: EventLoopShare;
-    } & Pick<EvaluatorContext, 'calendars' | 'onOccurrence'>,
+    } & Pick<EvaluatorContext, 'calendars' | 'onOccurrence' | 'usualArrival'>,
   ) {
     this.clock = opts.clock;
     this.logger = opts.logger;
@@ -122,6 +122,7 @@ export class RuleEngine {
       ...(opts.displayTimezone !== undefined ? { displayTimezone: opts.displayTimezone } : {}),
       ...(opts.calendars ? { calendars: opts.calendars } : {}),
       ...(opts.onOccurrence ? { onOccurrence: opts.onOccurrence } : {}),
+      ...(opts.usualArrival ? { usualArrival: opts.usualArrival } : {}),
       ...(opts.onOccurrence || opts.keepHistory ? { keepEvidence: true } : {}),
     };
     this.entries = rules.map((rule) => {

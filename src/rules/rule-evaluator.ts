@@ -71,6 +71,19 @@ export interface ExpectedFile {
   arrivedAt?: number;
   count: number;
   minCount: number;
+  /**
+   * `warn_before: auto`: when the warning comes (the key's usual arrival), or why there is none yet (too few judged
+   * occurrences in the ledger).
+   */
+  learnedWarning?: { at: number; judged: number } | { why: string };
+}
+
+/** A key's usual arrival learned from the SLA ledger (contract section 13, `warn_before: auto`). */
+export interface UsualArrival {
+  /** The p95 of (arrival − deadline) over the judged occurrences, ms (negative: before the deadline); Infinity when too many never came. */
+  p95OffsetMs: number;
+  /** How many judged occurrences it is from (at most 30). */
+  judged: number;
 }
 
 export interface EvaluatorContext {
@@ -89,6 +102,8 @@ export interface EvaluatorContext {
   calendars?: ReadonlyMap<string, BusinessCalendar>;
   /** With a history: missing_file rules tell each occurrence of an expected file here when it changes (the SLA ledger). */
   onOccurrence?: (occurrence: OccurrenceRecord) => void;
+  /** A key's usual arrival (rule name, the occurrence's key text), for `warn_before: auto`; absent: it never warns. */
+  usualArrival?: (rule: string, keyText: string) => UsualArrival | undefined;
   /** Keep the file and source of each arrival that can be evidence, for the ledger (a live ledger, or a backfill). */
   keepEvidence?: boolean;
   /** What the rules of one engine derive from a transfer (its sample, its group keys), derived once for all of them. */

@@ -133,11 +133,11 @@ describe('http server: read-only endpoints', () => {
     expect((await request(`${server.url}/healthz`)).status).toBe(200);
   });
 
-  it('serves alerts wrapped in {alerts} and the status as given, as JSON', async () => {
+  it('serves alerts wrapped in {alerts} (with today\'s expected files) and the status as given, as JSON', async () => {
     const alerts = await request(`${server.url}/api/v1/alerts`);
     expect(alerts.status).toBe(200);
     expect(alerts.headers['content-type']).toBe(JSON_TYPE);
-    expect(JSON.parse(alerts.body)).toEqual({ alerts: daemon.alertsValue });
+    expect(JSON.parse(alerts.body)).toEqual({ alerts: daemon.alertsValue, expected: [] });
     const status = await request(`${server.url}/api/v1/status`);
     expect(status.headers['content-type']).toBe(JSON_TYPE);
     expect(JSON.parse(status.body)).toEqual(daemon.statusValue);

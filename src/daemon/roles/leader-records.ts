@@ -19,6 +19,7 @@ import type { Logger } from '../../util/logger.js';
 import { backfillSlaLedger } from './sla-backfill.js';
 import { SlaReportSchedules } from './sla-report-schedule.js';
 import { FlowRecorder } from '../../flows/flow-recorder.js';
+import { USUAL_ARRIVAL_OCCURRENCES, UsualArrivals } from '../../sla/usual-arrivals.js';
 import type { Transfer } from '../../source/transfer.js';
 
 /** The record of a request the daemon died during: it went out, and nobody knows what the receiver did with it. */
@@ -27,6 +28,10 @@ const INTERRUPTED = 'interrupted: the daemon stopped while this request was in f
 const RECENT_DECISION_MS = 30 * 60_000;
 /** The label sets of at most this many alerts are kept with a notification attempt (all fingerprints are). */
 const MAX_ALERTS_RECORDED = 100;
+/** Each key's usual arrival (warn_before: auto) is learned again from the ledger this often. */
+const USUAL_REFRESH_MS = 600_000;
+/** How far back the ledger is read for the last judged occurrences of a key. */
+const USUAL_LOOKBACK_MS = 400 * 86_400_000;
 /** The flow days that changed go to the history journal this often (and when the leadership ends). */
 const FLOW_FLUSH_MS = 30_000;
 
@@ -59,6 +64,9 @@ export class LeaderRecords {
   /** The per-flow daily summary of what the leader reads (contract section 13). */
   private readonly flows = new FlowRecorder();
   private flowTimer: NodeJS.Timeout | undefined;
+  /** Each key's usual arrival for `warn_before: auto`, learned from the ledger (the rules read it). */
+  readonly usual = new UsualArrivals();
+  private usualTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: LeaderRecordsOptions) {}
 
@@ -98,11 +106,32 @@ export class LeaderRecords {
 
   /** Once the leadership evaluates and reads the bus: the ledger is backfilled while `current()` holds, the reports start. */
   startJobs(current: () => boolean): void {
-    void this.backfill(current);
+    void this.learnUsualArrivals();
+    void this.backfill(current).then(() => this.learnUsualArrivals());
     this.startReports();
+    clearInterval(this.usualTimer);
+    this.usualTimer = setInterval(() => void this.learnUsualArrivals(), USUAL_REFRESH_MS);
+    this.usualTimer.unref();
     clearInterval(this.flowTimer);
     this.flowTimer = setInterval(() => void this.flushFlows(), FLOW_FLUSH_MS);
     this.flowTimer.unref();
+  }
+
+  /** Learn again each `warn_before: auto` rule's usual arrivals from the ledger (a failed read keeps the last). */
+  async learnUsualArrivals(): Promise<void> {
+    const history = this.opts.history;
+    if (!history) return;
+    const auto = this.opts.rules().filter((r) => r.type === 'missing_file' && r.warn_before === 'auto');
+    this.usual.forget(new Set(auto.map((r) => r.name)));
+    const since = this.opts.clock.now() - USUAL_LOOKBACK_MS;
+    for (const rule of auto) {
+      const keys = 'for_each' in rule && rule.for_each ? rule.for_each.values.length : 1;
+      try {
+        this.usual.learn(rule.name, await history.ledger.recentJudged(rule.name, since, Math.min(100_000, keys * USUAL_ARRIVAL_OCCURRENCES * 3)));
+      } catch (err) {
+        this.opts.logger.warn({ rule: rule.name, err: errorFields(err) }, 'cannot read the ledger to learn the usual arrivals; the last learned stay');
+      }
+    }
   }
 
   /** A transfer the leader read (from the bus, or the history replayed at a takeover): into the flow summary. */
@@ -126,6 +155,7 @@ export class LeaderRecords {
   /** The leadership ended (stepped down): nothing more is written by this process. */
   end(): void {
     clearInterval(this.flowTimer);
+    clearInterval(this.usualTimer);
     void this.flushFlows();
     void this.recorder?.stop();
     this.recorder = undefined;
@@ -135,6 +165,7 @@ export class LeaderRecords {
   /** Shutdown while leading: what is journaled is written first. */
   async close(): Promise<void> {
     clearInterval(this.flowTimer);
+    clearInterval(this.usualTimer);
     await this.flushFlows();
     await this.recorder?.drain();
     await this.recorder?.stop();

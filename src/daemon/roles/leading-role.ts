@@ -482,6 +482,7 @@ export class LeadingRole {
       displayTimezone: this.config.display_timezone,
       calendars: new Map(Object.entries(this.config.calendars).map(([name, c]) => [name, new BusinessCalendar(c)])),
       loop: this.opts.loop,
+      usualArrival: (rule, key) => this.records.usual.get(rule, key),
       ...(this.records.enabled
         ? {
             onOccurrence: (o: OccurrenceRecord) => {

@@ -63,6 +63,7 @@ const leaderEntrySchema: z.ZodType<LeaderBoardEntry> = z.object({
       arrivedAt: z.number().optional(),
       count: z.number(),
       minCount: z.number(),
+      learnedWarning: z.union([z.object({ at: z.number(), judged: z.number() }), z.object({ why: z.string() })]).optional(),
     }),
   ),
   sends: z.array(
@@ -180,6 +181,28 @@ export class SharedView {
   /** Whether a source is up: as the leader judged it, or from its streams while no leader has published. */
   private sourceUp(name: string, streams: readonly StreamStatus[], judged: Record<string, boolean> | undefined): boolean {
     return judged?.[name] ?? streams.every((st) => st.lastError === null);
+  }
+
+  /**
+   * The expected files of today as `/api/v1/alerts` adds them (`expected`): times as RFC 3339, and for
+   * `warn_before: auto` when the learned warning comes or why there is none.
+   */
+  expectedFiles(): Array<Record<string, unknown>> {
+    return (this.leaderEntry()?.expectations ?? []).map((e) => ({
+      rule: e.rule,
+      ...(e.key ? { key: { [e.key.label]: e.key.value } } : {}),
+      files: e.files,
+      deadline: new Date(e.deadline).toISOString(),
+      window_start: new Date(e.windowStart).toISOString(),
+      timezone: e.timezone,
+      status: e.status,
+      arrived_at: e.arrivedAt === undefined ? null : new Date(e.arrivedAt).toISOString(),
+      count: e.count,
+      min_count: e.minCount,
+      ...(e.learnedWarning
+        ? { learned_warning: 'why' in e.learnedWarning ? { warns_at: null, why: e.learnedWarning.why } : { warns_at: new Date(e.learnedWarning.at).toISOString(), judged: e.learnedWarning.judged } }
+        : {}),
+    }));
   }
 
   /** What the status page at `/` shows, read at request time. */

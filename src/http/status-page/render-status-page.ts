@@ -191,6 +191,10 @@ function expectationsSection(data: StatusPageData): SafeHtml {
 <td data-label="Status"><span class="badge ${e.status}" title="${STATUS_HELP[e.status]}">${STATUS_TEXT[e.status]}</span>${
       e.status === 'awaiting_data' ? html`<br><span class="muted help">${STATUS_HELP.awaiting_data}</span>` : ''
     }${e.arrivedAt !== undefined ? html`<br>at ${time(e.arrivedAt, e.timezone, data.now)}` : ''}${
+      e.learnedWarning && e.status !== 'arrived' && e.status !== 'late'
+        ? html`<br><span class="muted help">${'why' in e.learnedWarning ? e.learnedWarning.why : html`warns at ${time(e.learnedWarning.at, e.timezone, data.now)}, its usual arrival (${e.learnedWarning.judged} judged)`}</span>`
+        : ''
+    }${
       e.minCount > 1 ? html`<br><span class="muted">${e.count} of ${e.minCount}</span>` : ''
     }</td></tr>`,
   );
