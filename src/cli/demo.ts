@@ -11,6 +11,7 @@ import { configSchema } from '../config/schema.js';
 import { ConfigError } from '../base/config-error.js';
 import { loadRuleFiles } from '../rules/load-rules.js';
 import { startSimulator } from '../simulator/start-simulator.js';
+import { ESTATE_CALENDAR, ESTATE_CALENDAR_NAME } from '../simulator/estate.js';
 import { Daemon } from '../daemon/daemon.js';
 import { runDaemon } from './run.js';
 import { packageVersion } from './package-version.js';
@@ -48,7 +49,19 @@ export function registerDemo(program: Command): void {
       // start, BANK2's statement is missing at it and arrives late within the minute after; bursts and late
       // position files come as always. Simulator and daemon share the clock, so every time shown is the simulated one.
       const clock = new ShiftedClock(demoMorning(Date.now()));
-      const simulator = await startSimulator({ port: 0, host: '127.0.0.1', seed, scenario: 'demo', username: DEMO_USER, password: DEMO_PASSWORD, clock });
+      // Two months of a partner estate's scheduled files (for /flows), under a day of the morning's dense traffic.
+      const simulator = await startSimulator({
+        port: 0,
+        host: '127.0.0.1',
+        seed,
+        scenario: 'demo',
+        username: DEMO_USER,
+        password: DEMO_PASSWORD,
+        clock,
+        estate: DEMO_ESTATE_FLOWS,
+        historyDays: DEMO_FLOW_DAYS,
+        trafficDays: 1,
+      });
       const stateDir = opts.stateDir ?? (await mkdtemp(path.join(os.tmpdir(), 'transfer-watch-demo-')));
       // A folder the demo made is the demo's to remove when it ends (Ctrl-C, SIGTERM); one the user named is kept.
       if (opts.stateDir === undefined) process.on('exit', () => rmSync(stateDir, { recursive: true, force: true }));
@@ -65,6 +78,10 @@ export function registerDemo(program: Command): void {
           // The demo's morning is São Paulo's: every time shown is in its zone, deadlines included.
           display_timezone: 'America/Sao_Paulo',
           log: { level: 'warn' },
+          // The estate's business days skip Brazil's holidays; /flows learns its flows from the last 60 days at start
+          // (a read of its own: the SLA ledger starts with the morning's deadlines).
+          calendars: { [ESTATE_CALENDAR_NAME]: ESTATE_CALENDAR },
+          flows: { backfill: `${DEMO_FLOW_DAYS}d` },
         });
         const { rules, problems } = await loadRuleFiles(config.rule_files, RULES_DIR);
         if (problems.length > 0) throw new ConfigError(problems);
@@ -87,6 +104,7 @@ export function registerDemo(program: Command): void {
           `  status page: ${url}/`,
           `  metrics:    ${url}/metrics`,
           `  alerts:     ${url}/api/v1/alerts`,
+          `  flows:      ${url}/flows (the partners' scheduled files, learned from 60 days of history)`,
           `  status:     ${url}/api/v1/status`,
           `  state dir:  ${stateDir}`,
           `Simulated time: a business morning from ${formatTime(clock.now(), 'America/Sao_Paulo')}, moving at real speed.`,
@@ -99,6 +117,10 @@ export function registerDemo(program: Command): void {
       );
     });
 }
+
+/** The scheduled flows of the demo's partner estate, and the days of history they are learned from. */
+const DEMO_ESTATE_FLOWS = 24;
+const DEMO_FLOW_DAYS = 60;
 
 /**
  * 07:59:15 in America/Sao_Paulo (UTC-03:00, no DST since 2019) on the latest business day at or before `now`:

@@ -4,6 +4,7 @@ import { haSchema } from '../ha/ha-schema.js';
 import { historySchema } from '../history/history-schema.js';
 import { calendarsSchema } from '../sla/business-calendar.js';
 import { slaSchema } from '../sla/sla-schema.js';
+import { flowsSchema } from '../flows/flows-schema.js';
 import { pollSchema, type PollConfig } from '../poller/poll-schema.js';
 import { sourceSchema, type SourceConfig } from '../source/source-schema.js';
 import { receiverSchema } from '../notify/receiver-schema.js';
@@ -63,6 +64,8 @@ export const configSchema = z
     calendars: calendarsSchema,
     /** The SLA ledger's backfill (contract section 11). */
     sla: slaSchema,
+    /** The per-flow daily summary's backfill (contract section 13); default: the SLA backfill's. */
+    flows: flowsSchema,
   })
   .superRefine((cfg, ctx) => {
     const seen = new Set<string>();

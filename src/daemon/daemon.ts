@@ -31,6 +31,7 @@ const SHUTDOWN_NOTIFY_GRACE_MS = 2_500;
 const VIEW_REFRESH_MS = 1_000;
 /** transfer_watch_flows is computed from the flow summary this often. */
 const FLOW_METRIC_MS = 300_000;
+const FLOW_METRIC_FIRST_MS = 30_000;
 /** A replica that does not write the history asks the database this often whether it answers (history_up). */
 const HISTORY_PING_MS = 10_000;
 
@@ -73,6 +74,7 @@ export class Daemon {
   /** The flow summary's report for the API, the page and the metric (contract section 13); none without a history. */
   private flowView: FlowView | undefined;
   private flowMetric: NodeJS.Timeout | undefined;
+  private flowMetricFirst: NodeJS.Timeout | undefined;
   /** A reader's last word on the history database (the leader's recorder has its own). */
   private historyReadable: boolean | undefined;
   private lastReload: { ok: boolean; at: number; error?: string } | undefined;
@@ -192,6 +194,9 @@ export class Daemon {
       const view = this.flowView;
       this.flowMetric = setInterval(() => void view.report().catch(() => undefined), FLOW_METRIC_MS);
       this.flowMetric.unref();
+      // The first reading soon after start (a first start's backfill fills the summary within seconds to minutes).
+      this.flowMetricFirst = setTimeout(() => void view.report().catch(() => undefined), FLOW_METRIC_FIRST_MS);
+      this.flowMetricFirst.unref();
     }
   }
 
@@ -420,6 +425,7 @@ export class Daemon {
     if (this.refresh) clearInterval(this.refresh);
     if (this.historyPing) clearInterval(this.historyPing);
     if (this.flowMetric) clearInterval(this.flowMetric);
+    if (this.flowMetricFirst) clearTimeout(this.flowMetricFirst);
     await this.polling?.stopAll(SHUTDOWN_POLL_GRACE_MS);
     await this.leading?.stop(SHUTDOWN_NOTIFY_GRACE_MS);
     await this.history?.store?.close().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'could not close the history database cleanly'));

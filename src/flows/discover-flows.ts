@@ -104,12 +104,16 @@ function sampleTransfer(f: FlowSummary, file = f.sample.file): Transfer {
   };
 }
 
-/** The configured rules that judge a flow's files: a missing_file or volume rule whose match (and for_each) takes them. */
+/**
+ * The configured rules that watch a flow: the missing_file rules whose match (and for_each) take its files. A
+ * volume or failure rule over a whole instance judges the files too, but expects none of them by a time: a flow it
+ * alone sees is still one nobody would be told is missing.
+ */
 function watchersOf(f: FlowSummary, rules: readonly RuleDefinition[]): string[] {
   const t = sampleTransfer(f);
   const names: string[] = [];
   for (const rule of rules) {
-    if (rule.type !== 'missing_file' && rule.type !== 'volume') continue;
+    if (rule.type !== 'missing_file') continue;
     if (!compileMatch(rule.match)(t)) continue;
     const forEach = 'for_each' in rule ? rule.for_each : undefined;
     if (forEach && !forEach.values.includes(transferLabel(t, forEach.label))) continue;

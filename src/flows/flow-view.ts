@@ -7,8 +7,8 @@ import { utcDay, type FlowSummary } from './flow-summary.js';
 
 /** The period the daemon's picture covers (discover's default `--since`). */
 export const FLOW_PERIOD_MS = 60 * 86_400_000;
-/** A report is computed at most this often, whoever asks (the page, the API, the metric). */
-const REPORT_TTL_MS = 60_000;
+/** A report is computed at most this often, whoever asks (the page, the API, the metric); a backfill shows within it. */
+const REPORT_TTL_MS = 15_000;
 /** A flow is recurring from this many scheduled periods (discover's default `--min-occurrences`). */
 const MIN_OCCURRENCES = 8;
 
@@ -32,7 +32,7 @@ export interface FlowViewOptions {
 /**
  * What `/api/v1/flows`, `/api/v1/flows/proposal` and `/flows` show (contract section 13): `discover`'s report from
  * the flow summary in the history store instead of a read of the service. Every replica reads the same store, so
- * every replica answers the same; one computation serves the requests of a minute.
+ * every replica answers the same; one computation serves the requests of 15 seconds.
  */
 export class FlowView {
   private cached: { at: number; report: Promise<DiscoverReport> } | undefined;

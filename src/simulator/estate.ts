@@ -265,7 +265,9 @@ export function estateRecord(a: EstateArrival): StoredRecord {
   const f = a.flow;
   const dir = a.file.slice(0, a.file.lastIndexOf('/'));
   const local = new Date(a.time + OFFSET_MS - 30_000);
-  const size = 1000 + (hash32(a.time, f.means[0] ?? 0) % 200_000);
+  // A flow's files are about one size (a bank's statement is about as long every day): ±20 % around its own.
+  const typical = 2_000 + (hash32(f.means[0] ?? 0, f.sigma, f.user.length) % 100_000);
+  const size = Math.round(typical * (0.8 + 0.4 * ((hash32(a.time, 5) % 1000) / 1000)));
   return {
     DATAHORA: new Date(a.time).toISOString(),
     INSTANCE: f.instance,

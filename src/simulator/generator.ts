@@ -35,6 +35,11 @@ export interface GeneratorOptions {
   cachedMinutes?: number;
   /** Scheduled flows on top of the traffic (simulate --estate). */
   estate?: Estate;
+  /**
+   * Epoch ms before which only the estate is generated (default: historyStart): the demo's months of scheduled
+   * flows without months of its dense traffic.
+   */
+  trafficStart?: number;
 }
 
 /** The history is generated one minute at a time, each minute from its own seed. */
@@ -153,6 +158,7 @@ export class HistoryGenerator {
   private readonly cachedMinutes: number;
   readonly users: ReadonlySet<string>;
   private readonly estate: Estate | undefined;
+  private readonly trafficStart: number;
   readonly instances: ReadonlySet<string> = new Set([...PARTNERS.map((p) => p.instance), TEST_INSTANCE]);
 
   constructor(options: GeneratorOptions) {
@@ -162,6 +168,7 @@ export class HistoryGenerator {
     this.historyStart = options.historyStart;
     this.cachedMinutes = Math.max(1, options.cachedMinutes ?? DEFAULT_CACHED_MINUTES);
     this.estate = options.estate;
+    this.trafficStart = Math.max(options.historyStart, options.trafficStart ?? options.historyStart);
     this.users = new Set([...PARTNERS.map((p) => p.user), ...(options.estate?.users ?? [])]);
   }
 
@@ -182,17 +189,19 @@ export class HistoryGenerator {
     const start = bucket * BUCKET_MS;
     if (start + BUCKET_MS <= this.historyStart) return [];
     const drafts: Draft[] = [];
-    this.traffic(bucket, drafts);
-    this.statements(bucket, drafts);
-    this.positions(bucket, drafts);
-    if (this.scenario.bursts) this.burst(bucket, drafts);
+    if (start + BUCKET_MS > this.trafficStart) {
+      this.traffic(bucket, drafts);
+      this.statements(bucket, drafts);
+      this.positions(bucket, drafts);
+      if (this.scenario.bursts) this.burst(bucket, drafts);
+    }
 
     const rng = createRandom(hash32(this.seed, bucket, 99));
     drafts.forEach((d, i) => (d.order = i));
     drafts.sort((a, b) => a.time - b.time || (a.order ?? 0) - (b.order ?? 0));
     const entries: HistoryEntry[] = [];
     for (const d of drafts) {
-      if (d.time >= this.historyStart) entries.push({ time: d.time, seq: entries.length, record: buildRecord(rng, d) });
+      if (d.time >= this.trafficStart) entries.push({ time: d.time, seq: entries.length, record: buildRecord(rng, d) });
     }
     const scheduled = this.estate?.arrivalsIn(bucket) ?? [];
     if (scheduled.length === 0) return entries;

@@ -40,6 +40,8 @@ export interface SimulatorOptions {
   basePath?: string;
   /** Scheduled flows on top of the generated traffic (default 0: none); `truth()` describes them. */
   estate?: number;
+  /** Days of the traffic (and its statements and position files) before the day of start-up; default: all of the history. */
+  trafficDays?: number;
 }
 
 export interface RunningSimulator {
@@ -87,6 +89,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
           historyStart,
           ...(options.cachedMinutes !== undefined ? { cachedMinutes: options.cachedMinutes } : {}),
           ...(estate ? { estate } : {}),
+          ...(options.trafficDays !== undefined ? { trafficStart: Math.floor(clock.now() / DAY_MS) * DAY_MS - options.trafficDays * DAY_MS } : {}),
         });
   const service = new SimulatorService({
     seed,

@@ -42,19 +42,34 @@ export interface SlaBackfillOptions {
  * again by the next leader.
  */
 export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
-  const span = o.config.sla.backfill;
-  if (span <= 0) return;
+  const slaSpan = o.config.sla.backfill;
+  const flowSpan = o.config.flows.backfill ?? slaSpan;
   const pending: RuleDefinition[] = [];
-  for (const rule of o.rules) {
-    if (rule.type !== 'missing_file') continue;
-    if ((await o.store.ledger.backfilledThrough(rule.name)) === undefined) pending.push(rule);
+  if (slaSpan > 0) {
+    for (const rule of o.rules) {
+      if (rule.type !== 'missing_file') continue;
+      if ((await o.store.ledger.backfilledThrough(rule.name)) === undefined) pending.push(rule);
+    }
   }
-  // The flow summary is filled by the same read, once (contract section 13).
-  const flowsPending = (await o.store.ledger.backfilledThrough(FLOWS_BACKFILL)) === undefined;
+  // The flow summary is filled by the same read when the spans agree (contract section 13), by one of its own else.
+  const flowsPending = flowSpan > 0 && (await o.store.ledger.backfilledThrough(FLOWS_BACKFILL)) === undefined;
+  if (flowsPending && flowSpan === slaSpan) {
+    await backfillSpan(o, slaSpan, pending, true);
+    return;
+  }
+  if (pending.length > 0) await backfillSpan(o, slaSpan, pending, false);
+  if (flowsPending) await backfillSpan(o, flowSpan, [], true);
+}
+
+/** One read of `span` of every source's history: the pending rules' occurrences and (withFlows) the flow days. */
+async function backfillSpan(o: SlaBackfillOptions, span: number, pending: readonly RuleDefinition[], flowsPending: boolean): Promise<void> {
   if (pending.length === 0 && !flowsPending) return;
   const started = o.clock.now();
   o.metrics.setSlaBackfill(pending.length, 0);
-  o.logger.info({ rules: pending.map((r) => r.name), span_ms: span }, 'SLA backfill: filling the ledger from the service history');
+  o.logger.info(
+    { rules: pending.map((r) => r.name), flows: flowsPending, span_ms: span },
+    pending.length > 0 ? 'SLA backfill: filling the ledger from the service history' : 'SLA backfill: filling the flow summary from the service history',
+  );
   // A history that could not be read whole (a window answered 500, too large, endless) is no verdict: the whole read
   // is tried again with a fresh engine (a partial one would count its arrivals twice), and after READ_ATTEMPTS the
   // rules stay unfilled — no occurrence written, none marked filled — for the next start or leader to try again.
