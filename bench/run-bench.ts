@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { measureBackfill } from './bench-backfill.js';
 import { measureFailover, measureHaThroughput, type FailoverResult, type HaThroughputResult } from './bench-ha.js';
 import { measureHistoryQueries, measureSlaReports } from './bench-history.js';
+import { measureDiscover } from './bench-discover.js';
 import { measureLatency, type LatencyResult } from './bench-latency.js';
 import { findMtail, measureMtail, type MtailResult } from './bench-mtail.js';
 import { measureOverlap, type OverlapResult } from './bench-overlap.js';
@@ -38,6 +39,8 @@ const CLI = path.join(root, 'dist/cli/main.js');
 
 interface Sizes {
   mode: 'full' | 'quick' | 'micro';
+  /** `--only discover`: the estate, the weeks discover reads, the weeks its rules are replayed over, other traffic a minute. */
+  discover: { flows: number; weeks: number; replayWeeks: number; rate: number; rounds: number };
   throughputMinutes: number;
   /**
    * The 1,000-rule line reads a shorter slice: it is the slowest, and its ratio does not need more. Not shorter than
@@ -87,7 +90,7 @@ interface Sizes {
 }
 
 /** The measurements `--only` can pick; all of them by default. */
-const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'shipped', 'latency', 'ha', 'sources', 'history', 'sla'] as const;
+const PARTS = ['throughput', 'scrape', 'overlap', 'backfill', 'shipped', 'latency', 'ha', 'sources', 'history', 'sla', 'discover'] as const;
 type Part = (typeof PARTS)[number];
 /** What `--quick` measures without `--only`: the lines that take seconds, not minutes. */
 const QUICK_PARTS: readonly Part[] = ['throughput', 'backfill', 'scrape', 'latency', 'overlap'];
@@ -102,12 +105,12 @@ const QUICK_PARTS: readonly Part[] = ['throughput', 'backfill', 'scrape', 'laten
 const WARM_UP_REQUESTS = 5_000;
 
 const SIZES: Record<Sizes['mode'], Sizes> = {
-  full: { mode: 'full', warmUpRequests: WARM_UP_REQUESTS, slowService: true, parts: PARTS, throughputMinutes: 20, manyRulesMinutes: 5, throughputRounds: 11, manyRulesRounds: 9, backfillRecords: 1_000_000, scrapes: 200, scrapeBackfills: 3, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000 },
+  full: { mode: 'full', warmUpRequests: WARM_UP_REQUESTS, slowService: true, parts: PARTS, throughputMinutes: 20, manyRulesMinutes: 5, throughputRounds: 11, manyRulesRounds: 9, backfillRecords: 1_000_000, scrapes: 200, scrapeBackfills: 3, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000, discover: { flows: 200, weeks: 10, replayWeeks: 2, rate: 2, rounds: 3 } },
   // A check of the goals in about a minute on 2 cores: fewer rounds (a median of 3 moves by about a tenth between
   // runs: compare the full run's figures before concluding), no slower-service line, and only the lines that take
   // seconds; `--only shipped,ha,sources,history,sla` runs the others at these sizes.
-  quick: { mode: 'quick', warmUpRequests: 2_000, slowService: false, parts: QUICK_PARTS, throughputMinutes: 3, manyRulesMinutes: 3, throughputRounds: 3, manyRulesRounds: 3, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000 },
-  micro: { mode: 'micro', warmUpRequests: 50, slowService: true, parts: PARTS, throughputMinutes: 0.5, manyRulesMinutes: 0.25, throughputRounds: 1, manyRulesRounds: 1, backfillRecords: 5_000, scrapes: 3, scrapeBackfills: 1, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30, manySources: 6, manySourcesMinutes: 0.25, manySourcesPerDay: 600_000 },
+  quick: { mode: 'quick', warmUpRequests: 2_000, slowService: false, parts: QUICK_PARTS, throughputMinutes: 3, manyRulesMinutes: 3, throughputRounds: 3, manyRulesRounds: 3, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000, discover: { flows: 200, weeks: 10, replayWeeks: 2, rate: 1, rounds: 1 } },
+  micro: { mode: 'micro', warmUpRequests: 50, slowService: true, parts: PARTS, throughputMinutes: 0.5, manyRulesMinutes: 0.25, throughputRounds: 1, manyRulesRounds: 1, backfillRecords: 5_000, scrapes: 3, scrapeBackfills: 1, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30, manySources: 6, manySourcesMinutes: 0.25, manySourcesPerDay: 600_000, discover: { flows: 40, weeks: 10, replayWeeks: 1, rate: 0.2, rounds: 1 } },
 };
 
 /**
@@ -478,6 +481,19 @@ async function main(): Promise<void> {
       ]);
     }
     Object.assign(results, { sla });
+  }
+  if (only.has('discover')) {
+    const d = sizes.discover;
+    step(`discover over an estate of ${d.flows} flows, ${d.weeks} weeks (+ ${d.replayWeeks} replayed), ${d.rate} other transfers a minute`);
+    const r = await measureDiscover({ flows: d.flows, weeks: d.weeks, replayWeeks: d.replayWeeks, rate: d.rate, rounds: d.rounds });
+    const pct = (x: number): string => `${(100 * x).toFixed(1)} %`;
+    rows.push(['discover vs the client', `${fmt(r.ratioToClient, 2)}`, `goal >= 0.8; ${fmt(r.discoverRecordsPerSecond)} vs ${fmt(r.clientRecordsPerSecond)} records/s over ${fmt(r.transfersRead)} successful transfers, median of ${d.rounds} rounds`]);
+    rows.push(['discover: flows found', `precision ${fmt(r.precision, 3)}, recall ${fmt(r.recall, 3)}`, `goal >= 0.95 both; ${r.found} found of the estate, ${r.truthRecurring} recurring in its truth`]);
+    rows.push(['discover: deadlines in [p95, p99 + 30 min]', pct(r.deadlinesInRange), 'goal >= 90 %']);
+    rows.push(['proposed rules replayed: false missing', `${fmt(r.falseMissingPerFlowMonth, 3)} /flow/month`, `goal <= 1; ${r.trueMissing} true missing alerts over ${r.replayDays} days`]);
+    rows.push(['learned jeopardy before late files', `median lead ${fmt(r.jeopardyLeadMedianMinutes, 1)} min`, `goal >= 30; ${r.jeopardyOnLate} warnings before late or missing files`]);
+    rows.push(['learned jeopardy: false warnings', `${fmt(r.falseJeopardyPerFlowMonth, 3)} /flow/month`, 'goal <= 1']);
+    Object.assign(results, { discover: r });
   }
   const loadAfter = loadavg();
   results.machine = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memoryGb: Math.round(totalmem() / 2 ** 30), loadBefore, loadAfter };

@@ -114,17 +114,24 @@ function roundUp(value: number, step: number): number {
 
 /**
  * The deadline of one daily arrival: after the bulk of its arrivals and robust to its late outliers. Arrivals past
- * a robust fence (median + 6 scaled MADs, at least 30 min) are outliers — a file 3 h late once a month stays late
+ * a robust fence (median + 4 scaled MADs, at least 30 min) are outliers — a file 3 h late once a month stays late
  * and does not move the deadline 3 h (nor its p95: one such day in 20 is 5 % of them). The deadline is 10 min after
  * the inliers' p99, rounded up to 5 min: never before the usual arrival, at most 15 min after its p99.
  */
 export function proposeDeadline(sortedMinutes: readonly number[]): number {
   const m = median(sortedMinutes);
   const deviations = sortedMinutes.map((x) => Math.abs(x - m)).sort((a, b) => a - b);
-  const fence = m + Math.max(6 * 1.4826 * median(deviations), 30);
+  const sigma = 1.4826 * median(deviations);
+  const fence = m + Math.max(4 * sigma, 30);
   const inliers = sortedMinutes.filter((x) => x <= fence);
-  return Math.min(roundUp(quantile(inliers, 0.99) + 10, 5), 23 * 60 + 55);
+  // Ten weekly files hold no p99: their largest is about the p95 of what comes. Below SMALL_SAMPLE arrivals the p99
+  // is also estimated from their spread (median + 2.33 robust sigmas), the later of the two.
+  const p99 = inliers.length < SMALL_SAMPLE ? Math.max(quantile(inliers, 0.99), m + 2.33 * sigma) : quantile(inliers, 0.99);
+  return Math.min(roundUp(p99 + 10, 5), 23 * 60 + 55);
 }
+
+/** Fewer arrivals than this at one time of day: the p99 is estimated from their spread too. */
+const SMALL_SAMPLE = 20;
 
 /**
  * Learns a flow's schedule from its days. Days are local to `timezone`; the first local day the period covers
@@ -310,8 +317,10 @@ function dailyArrivals(perDay: readonly number[][]): { clusters: number[][] } | 
 
 /**
  * Deadlines of one rule share one cron minute: when the times of a day differ in their minute, each moves later to
- * the common minute that moves none more than 20 min; otherwise they stay as they are (one rule per time).
+ * the common minute that moves none more than MAX_ALIGN_SHIFT; otherwise they stay as they are (one rule per time).
  */
+const MAX_ALIGN_SHIFT = 10;
+
 function alignDeadlines(deadlines: number[]): number[] {
   if (deadlines.length < 2 || new Set(deadlines.map((d) => d % 60)).size === 1) return deadlines;
   let best: number[] | undefined;
@@ -322,7 +331,7 @@ function alignDeadlines(deadlines: number[]): number[] {
     const shift = Math.max(...moved.map((x, i) => x - (deadlines[i] as number)));
     if (shift < bestShift && moved.every((x) => x < 24 * 60)) [best, bestShift] = [moved, shift];
   }
-  return best && bestShift <= 20 ? best : deadlines;
+  return best && bestShift <= MAX_ALIGN_SHIFT ? best : deadlines;
 }
 
 /**
