@@ -1,5 +1,5 @@
 import type { Transfer } from '../source/transfer.js';
-import { addRunValues, mergeRunSummaries, nameShape, newRunSummaries, type RunSummary } from './name-shape.js';
+import { RUN_MARK, addRunValues, mergeRunSummaries, nameShape, newRunSummaries, shapeKey, type RunSummary } from './name-shape.js';
 
 /**
  * What is kept of a flow's files: per UTC day a count and the first arrivals, and per run of its name shape what
@@ -35,13 +35,22 @@ export interface FlowSummary extends FlowIdentity {
   days: Map<string, FlowDay>;
 }
 
-/** The key of a flow: source, event, user and name shape. */
+/** The key of a flow: source, event, user and name shape (NUL between the fields, RUN_MARK between the pieces). */
 export function flowKey(f: FlowIdentity): string {
-  return JSON.stringify([f.source, f.event, f.user, f.pieces]);
+  return keyOf(f.source, f.event, f.user, f.pieces.join(RUN_MARK));
 }
 
+function keyOf(source: string, event: string, user: string, shape: string): string {
+  return `${source}\u0000${event}\u0000${user}\u0000${shape}`;
+}
+
+/** The last day formatted: transfers come in time order, so nearly every call is this one. */
+let lastDay: { n: number; text: string } = { n: NaN, text: '' };
+
 export function utcDay(ms: number): string {
-  return new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+  const n = Math.floor(ms / DAY_MS);
+  if (n !== lastDay.n) lastDay = { n, text: new Date(n * DAY_MS).toISOString().slice(0, 10) };
+  return lastDay.text;
 }
 
 /** Counts an arrival and keeps it in the day's sorted list while the list holds fewer than the cap or a later one. */
@@ -78,18 +87,19 @@ export class FlowSummaries {
   add(t: Transfer): { flow: FlowSummary; day: FlowDay } | undefined {
     if (t.result !== 'success') return undefined;
     this.transfers++;
-    const shape = nameShape(t.file);
-    const key = JSON.stringify([t.source, t.event, t.user, shape.key]);
+    const values: string[] = [];
+    const key = keyOf(t.source, t.event, t.user, shapeKey(t.file, values));
     let flow = this.flows.get(key);
     if (!flow) {
       if (this.flows.size >= this.maxFlows) {
         this.overflowTransfers++;
         return undefined;
       }
+      const shape = nameShape(t.file);
       flow = { source: t.source, event: t.event, user: t.user, pieces: [...shape.pieces], runs: newRunSummaries(shape.values), sample: { file: t.file, instance: t.instance }, days: new Map() };
       this.flows.set(key, flow);
     } else {
-      addRunValues(flow.runs, shape.values);
+      addRunValues(flow.runs, values);
     }
     const dayKey = utcDay(t.time);
     let day = flow.days.get(dayKey);

@@ -70,6 +70,21 @@ export function looksLikeDate(run: string): boolean {
   }
 }
 
+/** Between the pieces in a flow's key: no file name holds it (a control character). */
+export const RUN_MARK = '\u0001';
+
+/**
+ * The shape's pieces joined by RUN_MARK (the key of a flow's name shape), and its run values pushed to `values`: one
+ * `replace` over the name, the hot path of discover (a full `nameShape` is made only for a flow's first file).
+ */
+export function shapeKey(fullName: string, values: string[]): string {
+  const name = fullName.length > MAX_NAME ? fullName.slice(0, MAX_NAME) : fullName;
+  return name.replace(RUN, (run) => {
+    values.push(run);
+    return RUN_MARK;
+  });
+}
+
 export function newRunSummaries(values: readonly string[]): RunSummary[] {
   return values.map((v) => ({ first: v, varies: false, minLength: v.length, maxLength: v.length, dateLike: looksLikeDate(v) }));
 }
