@@ -78,13 +78,8 @@ export interface ExpectedFile {
   learnedWarning?: { at: number; judged: number } | { why: string };
 }
 
-/** A key's usual arrival learned from the SLA ledger (contract section 13, `warn_before: auto`). */
-export interface UsualArrival {
-  /** The p95 of (arrival − deadline) over the judged occurrences, ms (negative: before the deadline); Infinity when too many never came. */
-  p95OffsetMs: number;
-  /** How many judged occurrences it is from (at most 30). */
-  judged: number;
-}
+export type { UsualArrival } from '../sla/usual-arrivals.js';
+import type { UsualArrival } from '../sla/usual-arrivals.js';
 
 export interface EvaluatorContext {
   /** Names of the configured sources (for rules that must know whose data is complete). */

@@ -1,4 +1,10 @@
-import type { UsualArrival } from '../rules/rule-evaluator.js';
+/** A key's usual arrival learned from the SLA ledger (contract section 13, `warn_before: auto`). */
+export interface UsualArrival {
+  /** The p95 of (arrival − deadline) over the judged occurrences, ms (negative: before the deadline); Infinity when too many never came. */
+  p95OffsetMs: number;
+  /** How many judged occurrences it is from (at most 30). */
+  judged: number;
+}
 
 /** Judged occurrences a key's usual arrival is learned from (contract section 13). */
 export const USUAL_ARRIVAL_OCCURRENCES = 30;
