@@ -7,6 +7,8 @@ import type { StreamProgress } from './transfer-bus.js';
  */
 export class BusProgress {
   private readonly streams = new Map<string, StreamProgress>();
+  /** Per source, a span the SLA backfill read whole and handed on (see `adoptRead`). */
+  private readonly adopted = new Map<string, { from: number; until: number }>();
 
   constructor(
     /** The streams every source has (kinds × instances), so a stream never reported counts as unread. */
@@ -54,7 +56,17 @@ export class BusProgress {
       if (since === undefined) return undefined;
       max = max === undefined ? since : Math.max(max, since);
     }
-    return max;
+    // The backfill's span joins the polled one without a gap: the history is read whole from its start.
+    const adopted = this.adopted.get(source);
+    return max !== undefined && adopted !== undefined && adopted.until >= max ? Math.min(max, adopted.from) : max;
+  }
+
+  /**
+   * A source's history read whole over [from, until] by the SLA backfill, whose transfers the leader's rules were
+   * given: the deadlines whose windows began before the first poll (a first start) are judged on it.
+   */
+  adoptRead(source: string, from: number, until: number): void {
+    this.adopted.set(source, { from, until });
   }
 
   lastHealthy(source: string): number {

@@ -143,9 +143,12 @@ export class Daemon {
       history: this.history.store,
     });
     if (this.history.store) {
-      const flows = this.history.store.flows;
+      const store = this.history.store;
       this.flowView = new FlowView({
-        read: (fromDay) => flows.summaries(fromDay),
+        read: async (fromDay) => {
+          await store.ensureSchema();
+          return store.flows.summaries(fromDay);
+        },
         settings: () => ({ timezone: this.setup.config.display_timezone, calendars: this.setup.config.calendars, severalSources: this.setup.config.sources.length > 1 }),
         rules: () => this.setup.rules,
         clock,

@@ -155,9 +155,10 @@ export class RuleEngine {
     return this.entries.map((e) => e.rule);
   }
 
-  observe(t: Transfer): void {
+  /** Gives a transfer to the rules that match it; true when one of them keeps it (it can change an outcome). */
+  observe(t: Transfer): boolean {
     // Older than every window: it cannot change any rule's outcome, and remembering it would grow memory.
-    if (t.time <= this.clock.now() - this.history) return;
+    if (t.time <= this.clock.now() - this.history) return false;
     // The rules that match it first: most transfers match none (a success, for rules on failures), and for those
     // the id's lookup in a table of up to DEDUP_SPAN of ids was for nothing (2.4% of the 100-rule bench pipeline's
     // CPU profile; none now).
@@ -171,7 +172,7 @@ export class RuleEngine {
         if (selection.matches(t)) for (const entry of selection.entries) matched[n++] = entry;
       }
     }
-    if (n === 0 || this.seen.has(t.id)) return;
+    if (n === 0 || this.seen.has(t.id)) return false;
     let keepUntil: number | undefined;
     for (let i = 0; i < n; i++) {
       const entry = matched[i] as EngineEntry;
@@ -179,6 +180,7 @@ export class RuleEngine {
       if (entry.evaluator.observe(t)) keepUntil = Math.max(keepUntil ?? -Infinity, t.time + Math.min(entry.history, DEDUP_SPAN));
     }
     if (keepUntil !== undefined && keepUntil > this.clock.now()) this.seen.add(t.id, keepUntil);
+    return keepUntil !== undefined;
   }
 
   evaluate(now: number, data: DataCompleteness): RuleEvaluation[] {

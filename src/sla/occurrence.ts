@@ -77,10 +77,13 @@ export interface Judgement {
 export function judgeOccurrence(o: OccurrenceInput): Judgement | undefined {
   const start = o.deadline - o.window;
   if (o.now < o.deadline) return undefined;
-  if (o.span === undefined || o.span.until < o.deadline) {
+  // A window whose start was never read (a first start, before its backfill or without one) is not judged at all.
+  if (o.span === undefined || o.span.from > start) return undefined;
+  // Read from its start but not past its deadline by the time it closes: the source could not be read (no_data,
+  // replaced by the real outcome if the history is read later).
+  if (o.span.until < o.deadline) {
     return o.now >= o.closesAt ? { outcome: 'no_data', final: false, arrivedAt: null, count: 0, evidence: { from: 0, to: 0 } } : undefined;
   }
-  if (o.span.from > start) return undefined;
   // Counted by bisection, nothing copied: a window can hold tens of thousands of arrivals, and the two last
   // deadlines of every key are judged at every evaluation.
   const first = indexAfter(o.times, start);

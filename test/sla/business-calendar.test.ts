@@ -72,11 +72,12 @@ describe('judging an occurrence', () => {
     expect(judgeOccurrence({ ...base, times: [before, D - 10, D + 86_400_001] })).toMatchObject({ outcome: 'missing', count: 1, evidence: { from: 1, to: 2 } });
   });
 
-  it('says nothing before the deadline or on a window not read from its start; missing stays open until the close is read; no_data when the data never came', () => {
+  it('says nothing before the deadline or on a window not read from its start (nor with no data at all: a first start); missing stays open until the close is read; no_data when a window read from its start was not read past its deadline by its close', () => {
     expect(judgeOccurrence({ ...base, times: [], now: D - 1 })).toBeUndefined();
     expect(judgeOccurrence({ ...base, times: [], span: { from: D - 60_000, until: D + 86_400_000 } })).toBeUndefined();
     expect(judgeOccurrence({ ...base, times: [], span: { from: 0, until: D + 1 }, now: D + 1 })).toMatchObject({ outcome: 'missing', final: false });
     expect(judgeOccurrence({ ...base, times: [], span: { from: 0, until: D - 1 }, now: D + 1 })).toBeUndefined();
-    expect(judgeOccurrence({ ...base, times: [], span: undefined })).toMatchObject({ outcome: 'no_data', final: false });
+    expect(judgeOccurrence({ ...base, times: [], span: undefined })).toBeUndefined();
+    expect(judgeOccurrence({ ...base, times: [], span: { from: 0, until: D - 1 } })).toMatchObject({ outcome: 'no_data', final: false });
   });
 });

@@ -16,7 +16,7 @@ import type { OccurrenceRecord } from '../../sla/occurrence.js';
 import type { Clock } from '../../util/clock.js';
 import { errorFields, isFencedError } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
-import { backfillSlaLedger } from './sla-backfill.js';
+import { backfillSlaLedger, type HandedOverRead } from './sla-backfill.js';
 import { SlaReportSchedules } from './sla-report-schedule.js';
 import { FlowRecorder } from '../../flows/flow-recorder.js';
 import { USUAL_ARRIVAL_OCCURRENCES, UsualArrivals } from '../../sla/usual-arrivals.js';
@@ -48,6 +48,10 @@ export interface LeaderRecordsOptions {
   replayPoller: (source: SourceConfig) => Poller;
   /** The leader's alert store (alert events are journaled from it; TransferWatchHistoryDown is set on it). */
   alerts: () => AlertStore;
+  /** The end of a backfill's read, for the live rules (the seam of backfill and live, contract section 11). */
+  adoptBackfill?: (read: HandedOverRead) => void;
+  /** How much of the read's end the live rules can use (their history, at most the replay's). */
+  handOverSpan?: () => number;
 }
 
 /**
@@ -123,6 +127,12 @@ export class LeaderRecords {
     if (!history) return;
     const auto = this.opts.rules().filter((r) => r.type === 'missing_file' && r.warn_before === 'auto');
     this.usual.forget(new Set(auto.map((r) => r.name)));
+    if (auto.length === 0) return;
+    try {
+      await history.ensureSchema();
+    } catch {
+      return; // the database does not answer: the last learned stay, the next refresh tries again
+    }
     const since = this.opts.clock.now() - USUAL_LOOKBACK_MS;
     for (const rule of auto) {
       const keys = 'for_each' in rule && rule.for_each ? rule.for_each.values.length : 1;
@@ -201,6 +211,8 @@ export class LeaderRecords {
         logger: this.opts.logger,
         metrics: this.opts.metrics,
         current,
+        ...(this.opts.adoptBackfill ? { handOver: this.opts.adoptBackfill } : {}),
+        ...(this.opts.handOverSpan ? { handOverSpan: this.opts.handOverSpan() } : {}),
       });
     } catch (err) {
       this.opts.logger.warn({ err: errorFields(err) }, 'SLA backfill failed; it is tried again at the next start or leader change');

@@ -24,6 +24,7 @@ import type { ExpectedFile } from '../../rules/rule-evaluator.js';
 import type { LoadedSetup } from '../load-setup.js';
 import { streamProgress } from './source-polling-role.js';
 import { LeaderRecords } from './leader-records.js';
+import type { HandedOverRead } from './sla-backfill.js';
 import { TimeSlice, type EventLoopShare } from '../../util/time-slice.js';
 
 /** Rule windows are rebuilt from at most this much history after a restart or reload, whatever a rule asks. */
@@ -117,7 +118,25 @@ export class LeadingRole {
       rules: () => this.opts.setup().rules,
       replayPoller: opts.replayPoller,
       alerts: () => this.alerts,
+      adoptBackfill: (read) => this.adoptBackfill(read),
+      handOverSpan: () => Math.min(this.engine.historyNeeded(), MAX_REPLAY_MS),
     });
+  }
+
+  /**
+   * The end of the SLA backfill's read of a source: the rules take its transfers and judge on the span it read, so
+   * at a first start a deadline whose window began before the first poll is judged (not lost), and one the backfill
+   * left open is finished live (a file after it turns it late within a poll).
+   */
+  private adoptBackfill(read: HandedOverRead): void {
+    if (!this.leadingNow) return;
+    for (const t of read.transfers) {
+      this.engine.observe(t);
+      this.nextEngine?.observe(t);
+    }
+    this.progress.adoptRead(read.source, read.from, read.until);
+    if (this.engineFrom !== undefined && this.engineFrom <= read.until) this.engineFrom = Math.min(this.engineFrom, read.from);
+    void this.evaluate();
   }
 
   /** The history writer of this leadership, if leading with a history. */

@@ -8,6 +8,7 @@ import { BusinessCalendar } from '../../sla/business-calendar.js';
 import type { Clock } from '../../util/clock.js';
 import { errorFields } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
+import type { Transfer } from '../../source/transfer.js';
 import { streamProgress } from './source-polling-role.js';
 import { FlowSummaries } from '../../flows/flow-summary.js';
 import { flowDayRecord } from '../../flows/flow-day-record.js';
@@ -32,6 +33,20 @@ export interface SlaBackfillOptions {
   current: () => boolean;
   /** The wait before the first read again of a history not read whole (doubling); default READ_RETRY_MS. */
   readRetryMs?: number;
+  /**
+   * The read's last `handOverSpan` of the transfers the filled rules keep, per source, for the live rules: a first
+   * start's deadlines whose windows began before the first poll are judged on them (the seam of backfill and live).
+   */
+  handOver?: (read: HandedOverRead) => void;
+  handOverSpan?: number;
+}
+
+/** One source's history read whole by the backfill, and the transfers of its end that the rules keep. */
+export interface HandedOverRead {
+  source: string;
+  from: number;
+  until: number;
+  transfers: Transfer[];
 }
 
 /**
@@ -96,7 +111,9 @@ async function backfillSpan(o: SlaBackfillOptions, span: number, pending: readon
       await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
     }
   }
-  const { engine, records, until, from, flows } = read;
+  const { engine, records, until, from, flows, handOver } = read;
+  // The live rules take the read's end: deadlines after it whose windows began before the first poll are judged.
+  if (pending.length > 0) for (const h of handOver) o.handOver?.(h);
   o.metrics.setSlaBackfill(pending.length, records);
   const covered = until > from ? { from, until } : undefined;
   const windowStart = Number.isFinite(from) ? from : started - span;
@@ -144,6 +161,8 @@ async function writeFlows(o: SlaBackfillOptions, flows: FlowSummaries, from: num
 }
 
 interface HistoryRead {
+  /** Per source read whole: the end of the read for the live rules (`handOver`). */
+  handOver: HandedOverRead[];
   /** The successful transfers read, as flow days (empty unless the flow summary was to be filled). */
   flows: FlowSummaries;
   engine: RuleEngine;
@@ -158,6 +177,7 @@ interface HistoryRead {
 /** One read of every source's history into a new engine; undefined when this leadership ended meanwhile. */
 async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefinition[], span: number, withFlows: boolean): Promise<HistoryRead | undefined> {
   const flows = new FlowSummaries();
+  const handOver: HandedOverRead[] = [];
   const engine = new RuleEngine([...pending], {
     clock: o.clock,
     logger: o.logger,
@@ -182,19 +202,22 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
       .map((p) => p.cursor as number);
     const cursor = cursors.length > 0 ? Math.min(...cursors) : o.clock.now();
     o.logger.info({ source: source.name, from: new Date(cursor - span).toISOString(), to: new Date(cursor).toISOString() }, 'SLA backfill: reading the source history');
+    const kept: Transfer[] = [];
+    const keepAfter = cursor - (o.handOverSpan ?? 0);
     const complete = await poller.replay(o.clock.now() - (cursor - span), (t) => {
       records++;
       if (records % 10_000 === 0) o.metrics.setSlaBackfill(pending.length, records);
-      engine.observe(t);
+      if (engine.observe(t) && t.time > keepAfter && t.time <= cursor) kept.push(t);
       if (withFlows) flows.add(t);
     });
     if (!o.current()) return undefined;
     if (complete) {
       until = Math.min(until, cursor);
       from = Math.max(from, cursor - span);
+      if (o.handOver) handOver.push({ source: source.name, from: cursor - span, until: cursor, transfers: kept });
     } else {
       unread.push(source.name);
     }
   }
-  return { engine, flows, records, from, until, unread };
+  return { engine, flows, handOver, records, from, until, unread };
 }

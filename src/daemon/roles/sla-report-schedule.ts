@@ -136,6 +136,8 @@ export class SlaReportSchedules {
 
   private async send(report: SlaReportSchedule, period: { from: string; to: string }): Promise<void> {
     const { history } = this.opts;
+    // The first run can come before the tables are made (a first start; the migrations take a few turns).
+    await history.ensureSchema();
     const rules = this.opts.rules();
     const rows = (await history.ledger.tally({ ...period, rule: report.rule })).map((t) => ({ ...reportRow(t, slaObjective(rules, t.rule)), period_from: period.from, period_to: period.to }));
     const receiver = this.opts.config().receivers.find((r) => r.name === report.receiver);
