@@ -4,6 +4,7 @@ import { TransferWatchError, errorMessage } from '../util/errors.js';
 import { connection, daemonClient, unreachable, withConnection, type ConnectionFlags, type DaemonClientOptions } from './daemon-http-client.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { terminalCell } from './history.js';
+import { coverageText } from '../sla/sla-report.js';
 import { keyText } from '../sla/occurrence.js';
 
 /**
@@ -28,6 +29,10 @@ const rowSchema = z.looseObject({
   objective: z.number().nullable(),
   budget_remaining: z.number().nullable(),
   lateness_p95_seconds: z.number().nullable(),
+  // Coverage (contract section 11a); absent from a daemon of an earlier version.
+  monitored_from: z.string().nullable().default(null),
+  due: z.number().nullable().default(null),
+  coverage: z.number().nullable().default(null),
 });
 const occurrenceSchema = z.looseObject({
   rule: z.string(),
@@ -83,7 +88,7 @@ export async function slaReport(client: DaemonClientOptions, o: { from: string; 
   const rows = answer.rows;
   if (o.format === 'json') return `${JSON.stringify({ ...answer, from: o.from, to: o.to, rows }, null, 2)}\n`;
   return table([
-    ['RULE', 'KEY', 'ON TIME', 'LATE', 'MISSING', 'EXCUSED', 'NO DATA', 'ON-TIME RATE', 'OBJECTIVE', 'BUDGET LEFT', 'LATE P95'],
+    ['RULE', 'KEY', 'ON TIME', 'LATE', 'MISSING', 'EXCUSED', 'NO DATA', 'ON-TIME RATE', 'OBJECTIVE', 'BUDGET LEFT', 'LATE P95', 'COVERAGE'],
     ...rows.map((r) => [
       r.rule,
       keyText(r.key),
@@ -96,6 +101,7 @@ export async function slaReport(client: DaemonClientOptions, o: { from: string; 
       pct(r.objective),
       pct(r.budget_remaining),
       r.lateness_p95_seconds === null ? '–' : `${Math.round(r.lateness_p95_seconds / 60)} min`,
+      coverageText(r),
     ]),
   ]);
 }

@@ -8,6 +8,7 @@ import { LocalCluster } from '../cluster/local-cluster.js';
 import { HaCluster } from '../ha/ha-cluster.js';
 import { openHistory, type HistoryAvailability } from '../history/open-history.js';
 import { FlowView } from '../flows/flow-view.js';
+import { dueOfRule } from '../rules/due-deadlines.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
 import { holidaysOfRules } from '../sla/calendar-view.js';
@@ -271,6 +272,7 @@ export class Daemon {
           return {
             ledger: store.ledger,
             objective: (rule: string) => slaObjective(this.setup.rules, rule),
+            due: (rule: string, from: string, to: string) => dueOfRule(this.setup.rules, this.setup.config.calendars, rule, from, to, clock.now()),
             holidays: (from: string, to: string) => holidaysOfRules(this.setup.rules, this.setup.config.calendars, from, to),
           };
         },

@@ -149,6 +149,14 @@ export class SlaLedgerStore {
       .where('o.local_date', '<=', q.to);
     if (q.rule !== undefined) late = late.where('o.rule', '=', q.rule);
     const lateness = await late.execute();
+    // Since when each rule and key is judged (over the whole ledger): a period before it is not covered.
+    let firsts = this.db
+      .selectFrom('sla_occurrences')
+      .select(['rule', 'key_text'])
+      .select((eb) => [eb.fn.min('local_date').as('first'), eb.fn.max('key').as('key'), eb.fn.max('timezone').as('timezone')])
+      .groupBy(['rule', 'key_text']);
+    if (q.rule !== undefined) firsts = firsts.where('rule', '=', q.rule);
+    const monitored = await firsts.execute();
     const out = new Map<string, LedgerTally>();
     const at = (rule: string, keyText: string, key: string, timezone: string): LedgerTally => {
       const id = `${rule}\u0000${keyText}`;
@@ -165,6 +173,13 @@ export class SlaLedgerStore {
     for (const r of lateness) {
       const t = out.get(`${r.rule}\u0000${r.key_text}`);
       if (t && r.lateness_seconds !== null) t.latenessSeconds.push(Number(r.lateness_seconds));
+    }
+    // A key judged in the period says since when; a period wholly before a key's first judged deadline has its row
+    // too (all zero: not monitored yet). A rule removed since has none for the periods after it.
+    for (const m of monitored) {
+      const first = String(m.first);
+      if (first <= q.to && !out.has(`${m.rule}\u0000${m.key_text}`)) continue;
+      at(m.rule, m.key_text, String(m.key), String(m.timezone)).monitoredFrom = first;
     }
     return [...out.values()].sort((a, b) => a.rule.localeCompare(b.rule) || a.keyText.localeCompare(b.keyText));
   }

@@ -16,6 +16,8 @@ import { authenticatedUser } from './security/http-security.js';
 export interface SlaSource {
   ledger: SlaLedgerStore;
   objective(rule: string): number | undefined;
+  /** The local dates of a rule's due deadlines over [from, to] (coverage), undefined for a rule not configured now. */
+  due?(rule: string, from: string, to: string): string[] | undefined;
   /** The counted holidays of the rules' calendars between two local dates (the `/sla` page names them). */
   holidays?(from: string, to: string): CalendarHolidays[];
 }
@@ -141,7 +143,12 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
       // By month: the same tally for each month of the range (at most 27 for the longest range), its rows named.
       for (const part of by === 'month' ? monthsOf(range.from, range.to) : [{ month: undefined, ...range }]) {
         const tallies = await guarded(() => s.ledger.tally({ from: part.from, to: part.to, rule }));
-        rows.push(...tallies.map((t) => ({ ...reportRow(t, s.objective(t.rule)), period_from: part.from, period_to: part.to, ...(part.month !== undefined ? { month: part.month } : {}) })));
+        const due = new Map<string, string[] | undefined>();
+        const dueOf = (rule: string): string[] | undefined => {
+          if (!due.has(rule)) due.set(rule, s.due?.(rule, part.from, part.to));
+          return due.get(rule);
+        };
+        rows.push(...tallies.map((t) => ({ ...reportRow(t, s.objective(t.rule), dueOf(t.rule)), period_from: part.from, period_to: part.to, ...(part.month !== undefined ? { month: part.month } : {}) })));
       }
       const createdAt = now();
       return fmt === 'csv'

@@ -680,7 +680,7 @@ export const missingFileRuleType = defineRuleType<MissingFileRule>({
 });
 
 /** The rule's days without a deadline: its named calendar (from `calendars:`) or the one written in the rule. */
-function resolveCalendar(rule: MissingFileRule, ctx: EvaluatorContext): { excludes(day: LocalDay): boolean; empty: boolean } {
+export function resolveCalendar(rule: MissingFileRule, ctx: Pick<EvaluatorContext, 'calendars'>): { excludes(day: LocalDay): boolean; empty: boolean } {
   if (typeof rule.calendar === 'string') {
     const named = ctx.calendars?.get(rule.calendar);
     // Names are checked when rules are loaded (check, start, reload); an engine without calendars (test-rules

@@ -12,6 +12,8 @@ export interface SlaTally {
   excused: number;
   no_data: number;
   latenessSeconds: number[];
+  /** The first local date the ledger judged for this rule and key (any period), or null. */
+  monitoredFrom?: string | null;
 }
 
 export interface SlaReportRow {
@@ -30,6 +32,14 @@ export interface SlaReportRow {
   /** The late ones' lateness: mean and worst, whole seconds (a trend a partner scorecard shows beside the p95). */
   lateness_mean_seconds: number | null;
   lateness_max_seconds: number | null;
+  /**
+   * Coverage (contract section 11a): the first local date judged for this rule and key, the deadlines the period
+   * owes by the calendar (those come by now), the due ones before monitoring began, and judged ÷ due.
+   */
+  monitored_from: string | null;
+  due: number | null;
+  not_monitored: number | null;
+  coverage: number | null;
   /** The local dates the row covers (with `by=month`, the part of the range in its month). */
   period_from?: string;
   period_to?: string;
@@ -60,8 +70,11 @@ function wholeSeconds(v: number | null): number | null {
   return v === null ? null : Math.round(v);
 }
 
-/** A report row from a tally: on_time / (on_time + late + missing), and the share of the error budget left. */
-export function reportRow(t: SlaTally, objective: number | undefined): SlaReportRow {
+/**
+ * A report row from a tally: on_time / (on_time + late + missing), the share of the error budget left, and with the
+ * local dates of the period's due deadlines (`due`, from the rule's schedule and calendar) its coverage.
+ */
+export function reportRow(t: SlaTally, objective: number | undefined, due?: readonly string[]): SlaReportRow {
   const denominator = t.on_time + t.late + t.missing;
   const ratio = denominator === 0 ? null : t.on_time / denominator;
   const budget = objective === undefined || denominator === 0 ? undefined : (1 - objective) * denominator;
@@ -81,7 +94,24 @@ export function reportRow(t: SlaTally, objective: number | undefined): SlaReport
     lateness_p95_seconds: wholeSeconds(p95(t.latenessSeconds)),
     lateness_mean_seconds: wholeSeconds(t.latenessSeconds.length === 0 ? null : t.latenessSeconds.reduce((a, b) => a + b, 0) / t.latenessSeconds.length),
     lateness_max_seconds: wholeSeconds(t.latenessSeconds.length === 0 ? null : Math.max(...t.latenessSeconds)),
+    ...coverageOf(t, due),
   };
+}
+
+function coverageOf(t: SlaTally, due: readonly string[] | undefined): Pick<SlaReportRow, 'monitored_from' | 'due' | 'not_monitored' | 'coverage'> {
+  const monitoredFrom = t.monitoredFrom ?? null;
+  if (due === undefined) return { monitored_from: monitoredFrom, due: null, not_monitored: null, coverage: null };
+  const notMonitored = due.filter((d) => monitoredFrom === null || d < monitoredFrom).length;
+  const judged = t.on_time + t.late + t.missing + t.excused;
+  return { monitored_from: monitoredFrom, due: due.length, not_monitored: notMonitored, coverage: due.length === 0 ? null : share(Math.min(1, judged / due.length)) };
+}
+
+/** How a row's coverage reads to a person: "22 of 22 due judged (monitored since 2026-10-29)" or "partial: 2 of 22". */
+export function coverageText(r: Pick<SlaReportRow, 'monitored_from' | 'due' | 'coverage' | 'on_time' | 'late' | 'missing' | 'excused'>): string {
+  if (r.due === null) return r.monitored_from ? `monitored since ${r.monitored_from}` : '-';
+  const judged = Math.min(r.due, r.on_time + r.late + r.missing + r.excused);
+  const since = r.monitored_from ? ` (monitored since ${r.monitored_from})` : ' (not monitored)';
+  return judged >= r.due ? `${judged} of ${r.due} due judged${since}` : `partial: ${judged} of ${r.due} due judged${since}`;
 }
 
 const REPORT_FIELDS = [
@@ -99,6 +129,10 @@ const REPORT_FIELDS = [
   'lateness_p95_seconds',
   'lateness_mean_seconds',
   'lateness_max_seconds',
+  'monitored_from',
+  'due',
+  'not_monitored',
+  'coverage',
 ] as const;
 
 /**
@@ -134,8 +168,8 @@ export function monthsOf(from: string, to: string): Array<{ month: string; from:
 export function reportTable(rows: readonly SlaReportRow[]): string {
   const pct = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
   const lines = [
-    ['RULE', 'KEY', 'ON TIME', 'LATE', 'MISSING', 'EXCUSED', 'NO DATA', 'ON-TIME RATE', 'OBJECTIVE', 'BUDGET LEFT'],
-    ...rows.map((r) => [r.rule, keyText(r.key), String(r.on_time), String(r.late), String(r.missing), String(r.excused), String(r.no_data), pct(r.on_time_ratio), pct(r.objective), pct(r.budget_remaining)]),
+    ['RULE', 'KEY', 'ON TIME', 'LATE', 'MISSING', 'EXCUSED', 'NO DATA', 'ON-TIME RATE', 'OBJECTIVE', 'BUDGET LEFT', 'COVERAGE'],
+    ...rows.map((r) => [r.rule, keyText(r.key), String(r.on_time), String(r.late), String(r.missing), String(r.excused), String(r.no_data), pct(r.on_time_ratio), pct(r.objective), pct(r.budget_remaining), coverageText(r)]),
   ];
   const widths = lines[0]?.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? '').length))) ?? [];
   return lines.map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n') + '\n';

@@ -68,6 +68,17 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('the seam of backfil
       // The deadline ahead, whose window began before the first poll, is judged once it passes.
       const ahead_ = await eventually(async () => (await occurrences('SeamAhead')).find((o) => Date.parse(o.deadline) === ahead), 90_000);
       expect([ahead_.outcome, ahead_.final]).toEqual(['on_time', true]);
+
+      // Coverage: the 2 days of backfill are judged, the days before them are not monitored, and the report says so.
+      const from = new Date(now - 4 * 86_400_000).toISOString().slice(0, 10);
+      const report = z
+        .object({ rows: z.array(z.object({ rule: z.string(), on_time: z.number(), late: z.number(), missing: z.number(), monitored_from: z.string().nullable(), due: z.number().nullable(), not_monitored: z.number().nullable(), coverage: z.number().nullable() })) })
+        .parse(await (await fetch(`${s.url}/api/v1/sla/report?from=${from}&to=${today}&rule=SeamOpen`)).json());
+      const row = report.rows[0];
+      expect(row?.due).toBe(5);
+      expect(row?.monitored_from !== null && row!.monitored_from >= new Date(now - 3 * 86_400_000).toISOString().slice(0, 10)).toBe(true);
+      expect(row!.due! - row!.not_monitored!).toBe(row!.on_time + row!.late + row!.missing);
+      expect(row!.coverage).toBeLessThan(1);
     } finally {
       await s.cleanup();
     }

@@ -7,6 +7,7 @@ import type { ReceiverConfig } from '../../notify/receiver-schema.js';
 import { CronSchedule } from '../../rules/cron-schedule.js';
 import { slaObjective, type RuleDefinition } from '../../rules/registry.js';
 import { reportCsv, reportRow, reportTable, type SlaReportRow } from '../../sla/sla-report.js';
+import { dueOfRule } from '../../rules/due-deadlines.js';
 import type { SlaReportSchedule } from '../../sla/sla-schema.js';
 import type { StateStore } from '../../state/state-store.js';
 import type { Clock } from '../../util/clock.js';
@@ -139,7 +140,13 @@ export class SlaReportSchedules {
     // The first run can come before the tables are made (a first start; the migrations take a few turns).
     await history.ensureSchema();
     const rules = this.opts.rules();
-    const rows = (await history.ledger.tally({ ...period, rule: report.rule })).map((t) => ({ ...reportRow(t, slaObjective(rules, t.rule)), period_from: period.from, period_to: period.to }));
+    const now = this.opts.clock.now();
+    const calendars = this.opts.config().calendars;
+    const rows = (await history.ledger.tally({ ...period, rule: report.rule })).map((t) => ({
+      ...reportRow(t, slaObjective(rules, t.rule), dueOfRule(rules, calendars, t.rule, period.from, period.to, now)),
+      period_from: period.from,
+      period_to: period.to,
+    }));
     const receiver = this.opts.config().receivers.find((r) => r.name === report.receiver);
     if (!receiver) throw new Error(`receiver "${report.receiver}" is not configured any more`);
     const secrets = receiverSecrets(receiver);

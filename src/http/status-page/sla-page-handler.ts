@@ -33,7 +33,7 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
   }
   try {
     const range = { from: days[0] ?? '', to: days[days.length - 1] ?? '' };
-    data.rows = (await source.ledger.tally(range)).map((t) => reportRow(t, source.objective(t.rule)));
+    data.rows = (await source.ledger.tally(range)).map((t) => reportRow(t, source.objective(t.rule), source.due?.(t.rule, range.from, range.to)));
     const occurrences: LedgerOccurrence[] = [];
     for (let offset = 0; offset < MAX_MONTH_OCCURRENCES; offset += 5_000) {
       const page = await source.ledger.occurrences({ ...range, limit: 5_000, offset });
