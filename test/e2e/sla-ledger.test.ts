@@ -193,7 +193,7 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA ledger through 
       // CSV, and bad parameters named.
       const csv = await (await fetch(`${s.url}/api/v1/sla/report?from=${day}&to=${day}&format=csv`)).text();
       expect(csv.split('\r\n')[0]).toBe(
-        'period_from,period_to,created_at,rule,key,timezone,on_time,late,missing,excused,no_data,on_time_ratio,objective,budget_remaining,lateness_p95_seconds,lateness_mean_seconds,lateness_max_seconds',
+        'period_from,period_to,created_at,rule,key,timezone,on_time,late,missing,excused,no_data,on_time_ratio,objective,budget_remaining,lateness_p95_seconds,lateness_mean_seconds,lateness_max_seconds,monitored_from,due,not_monitored,coverage',
       );
       expect(csv).toContain('PartnerFileMissing,user=A,America/Sao_Paulo,');
       // Each row starts with the period it covers and when the report was made (the daemon's clock).
