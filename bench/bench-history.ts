@@ -175,6 +175,7 @@ async function measureReport(store: HistoryStore, kind: 'sqlite' | 'postgres', k
         min_count: 1,
         files: outcome === 'missing' ? [] : [{ file: `EXTRATO_BANK${k}.RET`, at: deadline, source: 'prod' }],
         closes_at: deadline + DAY,
+        after_close: [],
       });
       if (batch.length === 2_000) {
         await store.write(batch);

@@ -64,6 +64,8 @@ export interface HistoryTables {
     min_count: number;
     files: string;
     closes_at: number;
+    /** JSON: files after the close (migration 0004). */
+    after_close: string;
   };
   sla_excuses: { rule: string; key_text: string; local_date: string; by: string; at: number; reason: string };
   sla_backfills: { rule: string; from_at: number; through: number; at: number };

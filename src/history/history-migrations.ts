@@ -140,4 +140,12 @@ export const HISTORY_MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('flow_days').ifExists().execute();
     },
   },
+  '0004_after_close': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('sla_occurrences').addColumn('after_close', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+    },
+    async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('sla_occurrences').dropColumn('after_close').execute();
+    },
+  },
 };

@@ -19,6 +19,8 @@ export interface LedgerOccurrence {
   count: number;
   minCount: number;
   files: OccurrenceRecord['files'];
+  /** Matching files after the occurrence closed, until the next deadline (evidence that changes no outcome). */
+  afterClose: OccurrenceRecord['after_close'];
   excuse: { by: string; at: number; reason: string } | null;
 }
 
@@ -50,22 +52,25 @@ export class SlaLedgerStore {
   static async write(tx: HistoryDb, records: readonly OccurrenceRecord[]): Promise<void> {
     for (let i = 0; i < records.length; i += 100) {
       const rows = records.slice(i, i + 100).map(row);
+      // A final occurrence keeps its outcome (except no_data, once the history could be read); its files after the
+      // close are added to it whatever (evidence, contract section 11a).
+      const open = sql<boolean>`(sla_occurrences.final = 0 or sla_occurrences.outcome = 'no_data')`;
+      const unlessFinal = <C extends 'outcome' | 'final' | 'arrived_at' | 'lateness_seconds' | 'count' | 'files' | 'closes_at'>(column: C) =>
+        sql<HistoryTables['sla_occurrences'][C]>`case when ${open} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`sla_occurrences.${column}`)} end`;
       await tx
         .insertInto('sla_occurrences')
         .values(rows)
         .onConflict((oc) =>
-          oc
-            .column('id')
-            .doUpdateSet((eb) => ({
-              outcome: eb.ref('excluded.outcome'),
-              final: eb.ref('excluded.final'),
-              arrived_at: eb.ref('excluded.arrived_at'),
-              lateness_seconds: eb.ref('excluded.lateness_seconds'),
-              count: eb.ref('excluded.count'),
-              files: eb.ref('excluded.files'),
-              closes_at: eb.ref('excluded.closes_at'),
-            }))
-            .where((eb) => eb.or([eb('sla_occurrences.final', '=', 0), eb('sla_occurrences.outcome', '=', 'no_data')])),
+          oc.column('id').doUpdateSet({
+            outcome: unlessFinal('outcome'),
+            final: unlessFinal('final'),
+            arrived_at: unlessFinal('arrived_at'),
+            lateness_seconds: unlessFinal('lateness_seconds'),
+            count: unlessFinal('count'),
+            files: unlessFinal('files'),
+            closes_at: unlessFinal('closes_at'),
+            after_close: sql.ref('excluded.after_close'),
+          }),
         )
         .execute();
     }
@@ -119,6 +124,7 @@ export class SlaLedgerStore {
       count: Number(r.count),
       minCount: Number(r.min_count),
       files: JSON.parse(r.files) as OccurrenceRecord['files'],
+      afterClose: JSON.parse(r.after_close ?? '[]') as OccurrenceRecord['after_close'],
       excuse: r.excuse_by === null || r.excuse_by === undefined ? null : { by: r.excuse_by, at: Number(r.excuse_at), reason: r.excuse_reason ?? '' },
     }));
   }
@@ -242,5 +248,6 @@ function row(r: OccurrenceRecord): HistoryTables['sla_occurrences'] {
     min_count: r.min_count,
     files: JSON.stringify(r.files),
     closes_at: r.closes_at,
+    after_close: JSON.stringify(r.after_close),
   };
 }

@@ -79,13 +79,14 @@ export function occurrenceJson(o: LedgerOccurrence): Record<string, unknown> {
     count: o.count,
     min_count: o.minCount,
     files: o.files.map((f) => ({ file: f.file, arrived_at: formatRfc3339(f.at, o.timezone, { millis: true }), source: f.source })),
+    after_close: o.afterClose.map((f) => ({ file: f.file, arrived_at: formatRfc3339(f.at, o.timezone, { millis: true }), source: f.source })),
     excuse: o.excuse ? { by: o.excuse.by, at: new Date(o.excuse.at).toISOString(), reason: o.excuse.reason } : null,
   };
 }
 
 export function occurrencesCsv(list: readonly LedgerOccurrence[]): string {
   return (
-    csvLine(['rule', 'key', 'local_date', 'deadline', 'outcome', 'arrived_at', 'lateness_seconds', 'count', 'files', 'excused_by', 'excuse_reason']) +
+    csvLine(['rule', 'key', 'local_date', 'deadline', 'outcome', 'arrived_at', 'lateness_seconds', 'count', 'files', 'after_close', 'excused_by', 'excuse_reason']) +
     list
       .map((o) =>
         csvLine([
@@ -98,6 +99,8 @@ export function occurrencesCsv(list: readonly LedgerOccurrence[]): string {
           o.latenessSeconds,
           o.count,
           o.files.map((f) => f.file).join(' '),
+          // Each file after the close with its arrival: `NAME@2026-11-25T09:00:44.123-03:00`.
+          o.afterClose.map((f) => `${f.file}@${formatRfc3339(f.at, o.timezone, { millis: true })}`).join(' '),
           o.excuse?.by ?? null,
           o.excuse?.reason ?? null,
         ]),

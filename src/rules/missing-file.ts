@@ -100,6 +100,8 @@ const LEARNED_WARN_ANNOTATIONS = {
 export const MIN_JUDGED_FOR_WARNING = 10;
 /** A learned warning comes at least this long before the deadline. */
 const MIN_LEARNED_LEAD_MS = 60_000;
+/** Files after an occurrence's close kept as its evidence, at most. */
+const AFTER_CLOSE_KEPT = 5;
 /** How many deadlines ahead to look when estimating the longest gap between two (calendar exclusions widen it). */
 const GAP_SAMPLE = 15;
 const MAX_HISTORY = 35 * DAY;
@@ -437,10 +439,10 @@ export class MissingFileEvaluator implements RuleEvaluator {
       const closesAt = this.closesAt(deadline, deadline === latest ? next : latest);
       if (closesAt === undefined) continue;
       for (const key of this.keys) {
-        const record = this.occurrence(deadline, key, closesAt, span, now);
+        const record = this.occurrence(deadline, key, closesAt, span, now, deadline === latest ? next : latest);
         live.add(occurrenceId(this.rule.name, key, deadline));
         if (!record) continue;
-        const signature = `${record.outcome}/${record.final}/${record.arrived_at ?? ''}/${record.count}`;
+        const signature = `${record.outcome}/${record.final}/${record.arrived_at ?? ''}/${record.count}/${record.after_close.length}`;
         if (this.recorded.get(record.id) === signature) continue;
         this.recorded.set(record.id, signature);
         sink(record);
@@ -456,7 +458,14 @@ export class MissingFileEvaluator implements RuleEvaluator {
     return Number.isFinite(closes) ? closes : undefined;
   }
 
-  private occurrence(deadline: number, key: string, closesAt: number, span: { from: number; until: number } | undefined, now: number): OccurrenceRecord | undefined {
+  private occurrence(
+    deadline: number,
+    key: string,
+    closesAt: number,
+    span: { from: number; until: number } | undefined,
+    now: number,
+    following: number | undefined,
+  ): OccurrenceRecord | undefined {
     const times = this.arrivals.get(key) ?? NO_ARRIVALS;
     const judged = judgeOccurrence({ deadline, window: this.rule.window, minCount: this.rule.min_count, closesAt, times, span, now });
     if (!judged) return undefined;
@@ -464,6 +473,14 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const files: OccurrenceRecord['files'] = [];
     for (let i = judged.evidence.from; i < judged.evidence.to; i++) {
       files.push({ file: e?.files[i] ?? '', at: times[i] as number, source: e?.sources[i] ?? '' });
+    }
+    // The files after the close, until the next deadline (as far as the history is read): evidence, no outcome.
+    const afterClose: OccurrenceRecord['after_close'] = [];
+    const seenUntil = Math.min(now, span?.until ?? -Infinity, following ?? Infinity);
+    if (seenUntil > closesAt) {
+      for (let i = indexAfter(times, closesAt); i < times.length && (times[i] as number) <= seenUntil && afterClose.length < AFTER_CLOSE_KEPT; i++) {
+        afterClose.push({ file: e?.files[i] ?? '', at: times[i] as number, source: e?.sources[i] ?? '' });
+      }
     }
     const keyLabels = this.rule.for_each ? { [this.rule.for_each.label]: key } : {};
     return {
@@ -483,6 +500,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
       count: judged.count,
       min_count: this.rule.min_count,
       files,
+      after_close: afterClose,
       closes_at: closesAt,
     };
   }
@@ -495,7 +513,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
       const closesAt = this.closesAt(deadline, following);
       if (closesAt !== undefined) {
         for (const key of this.keys) {
-          const record = this.occurrence(deadline, key, closesAt, span, now);
+          const record = this.occurrence(deadline, key, closesAt, span, now, following);
           if (record) out.push(record);
         }
       }

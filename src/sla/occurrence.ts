@@ -37,6 +37,11 @@ export const occurrenceSchema = z.object({
    */
   files: z.array(z.object({ file: z.string(), at: z.number(), source: z.string() })),
   closes_at: z.number(),
+  /**
+   * Matching files that arrived after the occurrence closed, until the next deadline (contract section 11a): they
+   * do not change the outcome, but a `missing` with a file at 09:00:44 says so. The first AFTER_CLOSE_KEPT of them.
+   */
+  after_close: z.array(z.object({ file: z.string(), at: z.number(), source: z.string() })).default([]),
 });
 export type OccurrenceRecord = z.infer<typeof occurrenceSchema>;
 

@@ -35,6 +35,7 @@ function occurrence(user: string, deadline: number, outcome: OccurrenceRecord['o
     min_count: 1,
     files: [],
     closes_at: deadline + 86_400_000,
+    after_close: [],
   };
 }
 
@@ -48,12 +49,15 @@ describe.each(BACKENDS)('SLA ledger store on %s', (kind) => {
     await store.write([occurrence('A', d, 'on_time', true), occurrence('B', d, 'missing', false), occurrence('C', d, 'no_data', false)]);
     await store.write([occurrence('B', d, 'late', true, 600), occurrence('A', d, 'missing', false), occurrence('C', d, 'missing', true)]);
     await store.write([occurrence('B', d, 'missing', true)]);
+    // A file after the close of C's (final) missing: kept with it as evidence; the outcome stays.
+    await store.write([{ ...occurrence('C', d, 'on_time', true), after_close: [{ file: 'C.RET', at: d + 86_400_000 + 44_123, source: 'prod' }] }]);
     const list = await store.ledger.occurrences({ from: '2026-10-01', to: '2026-10-01', limit: 100, offset: 0 });
     expect(list.map((o) => [o.keyText, o.outcome, o.latenessSeconds])).toEqual([
       ['user=A', 'on_time', null],
       ['user=B', 'late', 600],
       ['user=C', 'missing', null],
     ]);
+    expect(list.map((o) => o.afterClose)).toEqual([[], [], [{ file: 'C.RET', at: d + 86_400_000 + 44_123, source: 'prod' }]]);
     await store.ledger.excuse({ rule: 'R', keyText: 'user=C', localDate: '2026-10-01', by: 'ana', at: d, reason: 'holiday' });
     const tally = await store.ledger.tally({ from: '2026-09-01', to: '2026-10-31' });
     expect(tally.map((t) => [t.keyText, t.on_time, t.late, t.missing, t.excused, t.latenessSeconds])).toEqual([

@@ -303,6 +303,17 @@ describe('missing_file: the ledger', () => {
     ]);
   });
 
+  it('a missing occurrence keeps the file that came after it closed (until the next deadline), with its millisecond', () => {
+    const { engine, step, last } = ledger(rule('    sla: { late_until: 1h }'), MONDAY_MIDNIGHT);
+    const D = MONDAY_DEADLINE;
+    step(D + HOUR + MIN);
+    expect(last(D)).toMatchObject({ outcome: 'missing', final: true, after_close: [] });
+    // 09:00:44.123 São Paulo: 44 s after the close. It changes nothing, and the partner can see it.
+    engine.observe(arrival(D + HOUR + 44_123, 'EXTRATO_LATE.RET'));
+    step(D + HOUR + 2 * MIN);
+    expect(last(D)).toMatchObject({ outcome: 'missing', final: true, after_close: [{ file: 'EXTRATO_LATE.RET', at: D + HOUR + 44_123, source: 'prod' }] });
+  });
+
   it('a late occurrence keeps the arrivals that completed it; where windows overlap, each deadline its own first arrival', () => {
     // Every hour, over the last three: an arrival counts for three deadlines.
     const hourly = `
