@@ -197,21 +197,23 @@ export function registerSla(program: Command): void {
     .option('--key <LABEL=VALUE>', 'the expected key (for_each), repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--reason <text>', 'why (required to excuse)')
     .option('--by <name>', 'who excuses (default: the authenticated user, else $USER)')
+    .option('--deadline <rfc3339>', 'one deadline of the day (e.g. 2026-11-25T08:00:00-03:00); without it every deadline of the date')
     .option('--withdraw', 'withdraw the excuse instead')
-    .action(async (o: ConnectionFlags & { rule: string; date: string; key: string[]; reason?: string; by?: string; withdraw?: boolean }) => {
+    .action(async (o: ConnectionFlags & { rule: string; date: string; key: string[]; reason?: string; by?: string; deadline?: string; withdraw?: boolean }) => {
       try {
         const key = parseKey(o.key);
         const conn = connection(o);
         if (o.withdraw) {
-          const q = new URLSearchParams({ rule: o.rule, local_date: o.date });
+          const by = o.by ?? daemonClient(conn).user ?? process.env.USER ?? 'transfer-watch';
+          const q = new URLSearchParams({ rule: o.rule, local_date: o.date, by, ...(o.deadline ? { deadline: o.deadline } : {}), ...(o.reason ? { reason: o.reason } : {}) });
           for (const [l, v] of Object.entries(key)) q.append('key', `${l}=${v}`);
           await call(conn, 'DELETE', `/api/v1/sla/excuses?${q.toString()}`);
           process.stdout.write(`withdrawn\n`);
         } else {
           if (!o.reason) throw new TransferWatchError('invalid_reason', '--reason is required to excuse an occurrence');
           const by = o.by ?? daemonClient(conn).user ?? process.env.USER ?? 'transfer-watch';
-          await call(conn, 'POST', '/api/v1/sla/excuses', { rule: o.rule, key, local_date: o.date, reason: o.reason, by });
-          process.stdout.write(`excused ${o.rule}${Object.keys(key).length ? ` ${keyText(key)}` : ''} on ${o.date}\n`);
+          await call(conn, 'POST', '/api/v1/sla/excuses', { rule: o.rule, key, local_date: o.date, reason: o.reason, by, ...(o.deadline ? { deadline: o.deadline } : {}) });
+          process.stdout.write(`excused ${o.rule}${Object.keys(key).length ? ` ${keyText(key)}` : ''} on ${o.date}${o.deadline ? ` (deadline ${o.deadline})` : ''}\n`);
         }
         process.exitCode = EXIT_OK;
       } catch (err) {

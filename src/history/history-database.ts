@@ -67,7 +67,9 @@ export interface HistoryTables {
     /** JSON: files after the close (migration 0004). */
     after_close: string;
   };
-  sla_excuses: { rule: string; key_text: string; local_date: string; by: string; at: number; reason: string };
+  /** deadline 0: every deadline of the local date (migration 0005; `sla_excuses` before it). */
+  sla_occurrence_excuses: { rule: string; key_text: string; local_date: string; deadline: number; by: string; at: number; reason: string };
+  sla_excuse_events: { id: string; at: number; event: string; rule: string; key_text: string; key: string; local_date: string; deadline: number | null; by: string; reason: string };
   sla_backfills: { rule: string; from_at: number; through: number; at: number };
   /** One flow's one UTC day (contract section 13): arrivals (JSON, the first ARRIVALS_KEPT_PER_DAY), name shape (JSON). */
   flow_days: {

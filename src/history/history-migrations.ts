@@ -1,4 +1,4 @@
-import { type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely, type Migration } from 'kysely';
 
 /**
  * The history store's schema, one migration per change, never edited once released (a database of an older
@@ -146,6 +146,43 @@ export const HISTORY_MIGRATIONS: Record<string, Migration> = {
     },
     async down(db: Kysely<unknown>): Promise<void> {
       await db.schema.alterTable('sla_occurrences').dropColumn('after_close').execute();
+    },
+  },
+  '0005_excuses_per_deadline': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      // An excuse of one deadline (deadline) or of every deadline of its local date (deadline 0), and the audit trail
+      // of excuses and withdrawals (contract section 11a).
+      await db.schema
+        .createTable('sla_occurrence_excuses')
+        .addColumn('rule', 'text', (c) => c.notNull())
+        .addColumn('key_text', 'text', (c) => c.notNull())
+        .addColumn('local_date', 'text', (c) => c.notNull())
+        .addColumn('deadline', 'bigint', (c) => c.notNull())
+        .addColumn('by', 'text', (c) => c.notNull())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('sla_occurrence_excuses_pk', ['rule', 'key_text', 'local_date', 'deadline'])
+        .execute();
+      await sql`insert into sla_occurrence_excuses (rule, key_text, local_date, deadline, by, at, reason) select rule, key_text, local_date, 0, by, at, reason from sla_excuses`.execute(db);
+      await db.schema.dropTable('sla_excuses').execute();
+      await db.schema
+        .createTable('sla_excuse_events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('event', 'text', (c) => c.notNull())
+        .addColumn('rule', 'text', (c) => c.notNull())
+        .addColumn('key_text', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('local_date', 'text', (c) => c.notNull())
+        .addColumn('deadline', 'bigint')
+        .addColumn('by', 'text', (c) => c.notNull())
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('sla_excuse_events_at').on('sla_excuse_events').columns(['at', 'id']).execute();
+    },
+    async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.dropTable('sla_excuse_events').ifExists().execute();
+      await db.schema.dropTable('sla_occurrence_excuses').ifExists().execute();
     },
   },
 };

@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { sql, type JoinBuilder } from 'kysely';
 import type { OccurrenceRecord } from '../sla/occurrence.js';
 import type { SlaTally } from '../sla/sla-report.js';
 import type { HistoryDb, HistoryTables } from './history-database.js';
@@ -27,10 +28,36 @@ export interface LedgerOccurrence {
 export interface Excuse {
   rule: string;
   keyText: string;
+  /** The key's labels (kept with the audit event). */
+  key?: Record<string, string>;
   localDate: string;
+  /** One deadline of the day (epoch ms); absent: every deadline of the local date. */
+  deadline?: number | undefined;
   by: string;
   at: number;
   reason: string;
+}
+
+/** An excuse given or withdrawn (contract section 11a): the audit trail, kept in the history. */
+export interface ExcuseEvent {
+  id: string;
+  at: number;
+  event: 'excused' | 'withdrawn';
+  rule: string;
+  key: Record<string, string>;
+  localDate: string;
+  deadline: number | null;
+  by: string;
+  reason: string;
+}
+
+/** An occurrence's excuse: its own deadline's, or its local date's as a whole (deadline 0). */
+function excuseOf(j: JoinBuilder<HistoryTables & { o: HistoryTables['sla_occurrences'] } & { e: HistoryTables['sla_occurrence_excuses'] }, 'o' | 'e'>) {
+  return j
+    .onRef('e.rule', '=', 'o.rule')
+    .onRef('e.key_text', '=', 'o.key_text')
+    .onRef('e.local_date', '=', 'o.local_date')
+    .on((eb) => eb.or([eb('e.deadline', '=', 0), eb('e.deadline', '=', eb.ref('o.deadline'))]));
 }
 
 /** Per rule and key over a range of local dates: how many of each outcome, and the lateness of the late ones. */
@@ -101,7 +128,7 @@ export class SlaLedgerStore {
   async occurrences(q: { from: string; to: string; rule?: string | undefined; outcome?: string | undefined; limit: number; offset: number }): Promise<LedgerOccurrence[]> {
     let query = this.db
       .selectFrom('sla_occurrences as o')
-      .leftJoin('sla_excuses as e', (j) => j.onRef('e.rule', '=', 'o.rule').onRef('e.key_text', '=', 'o.key_text').onRef('e.local_date', '=', 'o.local_date'))
+      .leftJoin('sla_occurrence_excuses as e', excuseOf)
       .selectAll('o')
       .select(['e.by as excuse_by', 'e.at as excuse_at', 'e.reason as excuse_reason'])
       .where('o.local_date', '>=', q.from)
@@ -133,7 +160,7 @@ export class SlaLedgerStore {
   async tally(q: { from: string; to: string; rule?: string | undefined }): Promise<LedgerTally[]> {
     let counts = this.db
       .selectFrom('sla_occurrences as o')
-      .leftJoin('sla_excuses as e', (j) => j.onRef('e.rule', '=', 'o.rule').onRef('e.key_text', '=', 'o.key_text').onRef('e.local_date', '=', 'o.local_date'))
+      .leftJoin('sla_occurrence_excuses as e', excuseOf)
       .select(['o.rule', 'o.key_text', 'o.outcome'])
       .select((eb) => [
         eb.fn.count<string>('o.id').as('n'),
@@ -147,7 +174,7 @@ export class SlaLedgerStore {
     const rows = await counts.groupBy(['o.rule', 'o.key_text', 'o.outcome', sql`case when e.by is null then 0 else 1 end`]).execute();
     let late = this.db
       .selectFrom('sla_occurrences as o')
-      .leftJoin('sla_excuses as e', (j) => j.onRef('e.rule', '=', 'o.rule').onRef('e.key_text', '=', 'o.key_text').onRef('e.local_date', '=', 'o.local_date'))
+      .leftJoin('sla_occurrence_excuses as e', excuseOf)
       .select(['o.rule', 'o.key_text', 'o.lateness_seconds'])
       .where('o.outcome', '=', 'late')
       .where('e.by', 'is', null)
@@ -190,19 +217,70 @@ export class SlaLedgerStore {
     return [...out.values()].sort((a, b) => a.rule.localeCompare(b.rule) || a.keyText.localeCompare(b.keyText));
   }
 
-  /** Record an excuse (replacing one of the same occurrence). */
+  /**
+   * Record an excuse (replacing one of the same occurrence) and its audit event. A whole day's excuse replaces its
+   * deadlines' own; a deadline cannot be excused apart from a day excused as a whole (ExcuseConflict).
+   */
   async excuse(e: Excuse): Promise<void> {
-    await this.db
-      .insertInto('sla_excuses')
-      .values({ rule: e.rule, key_text: e.keyText, local_date: e.localDate, by: e.by, at: e.at, reason: e.reason })
-      .onConflict((oc) => oc.columns(['rule', 'key_text', 'local_date']).doUpdateSet({ by: e.by, at: e.at, reason: e.reason }))
-      .execute();
+    await this.db.transaction().execute(async (tx) => {
+      const mine = tx.selectFrom('sla_occurrence_excuses').select('deadline').where('rule', '=', e.rule).where('key_text', '=', e.keyText).where('local_date', '=', e.localDate);
+      if (e.deadline !== undefined) {
+        if ((await mine.where('deadline', '=', 0).executeTakeFirst()) !== undefined) throw new ExcuseConflict(`${e.localDate} is excused as a whole day: withdraw that excuse first`);
+      } else {
+        await tx.deleteFrom('sla_occurrence_excuses').where('rule', '=', e.rule).where('key_text', '=', e.keyText).where('local_date', '=', e.localDate).where('deadline', '<>', 0).execute();
+      }
+      const deadline = e.deadline ?? 0;
+      await tx
+        .insertInto('sla_occurrence_excuses')
+        .values({ rule: e.rule, key_text: e.keyText, local_date: e.localDate, deadline, by: dbText(e.by), at: e.at, reason: dbText(e.reason) })
+        .onConflict((oc) => oc.columns(['rule', 'key_text', 'local_date', 'deadline']).doUpdateSet({ by: dbText(e.by), at: e.at, reason: dbText(e.reason) }))
+        .execute();
+      await tx.insertInto('sla_excuse_events').values(eventRow('excused', e)).execute();
+    });
   }
 
-  /** Withdraw an excuse; false when there was none. */
-  async withdraw(rule: string, keyText: string, localDate: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('sla_excuses').where('rule', '=', rule).where('key_text', '=', keyText).where('local_date', '=', localDate).executeTakeFirst();
-    return Number(r.numDeletedRows) > 0;
+  /** Withdraw an excuse (a deadline's, or the whole day's) and record who did; false when there was none. */
+  async withdraw(w: Omit<Excuse, 'reason'> & { reason?: string }): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      const r = await tx
+        .deleteFrom('sla_occurrence_excuses')
+        .where('rule', '=', w.rule)
+        .where('key_text', '=', w.keyText)
+        .where('local_date', '=', w.localDate)
+        .where('deadline', '=', w.deadline ?? 0)
+        .executeTakeFirst();
+      if (Number(r.numDeletedRows) === 0) return false;
+      await tx.insertInto('sla_excuse_events').values(eventRow('withdrawn', { ...w, reason: w.reason ?? '' })).execute();
+      return true;
+    });
+  }
+
+  /** Excuse events, newest first, in [from, to] (epoch ms), after `cursor`, at most `limit`. */
+  async excuseEvents(q: { from: number; to: number; rule?: string | undefined; limit: number; cursor?: { at: number; id: string } | undefined }): Promise<{ items: ExcuseEvent[]; next: { at: number; id: string } | null }> {
+    let query = this.db.selectFrom('sla_excuse_events').selectAll().where('at', '>=', q.from).where('at', '<=', q.to);
+    if (q.rule !== undefined) query = query.where('rule', '=', q.rule);
+    const after = q.cursor;
+    if (after) query = query.where((eb) => eb.or([eb('at', '<', after.at), eb.and([eb('at', '=', after.at), eb('id', '<', after.id)])]));
+    const rows = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(q.limit + 1).execute();
+    const items = rows.slice(0, q.limit).map((r) => ({
+      id: r.id,
+      at: Number(r.at),
+      event: r.event === 'withdrawn' ? ('withdrawn' as const) : ('excused' as const),
+      rule: r.rule,
+      key: JSON.parse(r.key) as Record<string, string>,
+      localDate: r.local_date,
+      deadline: r.deadline === null ? null : Number(r.deadline),
+      by: r.by,
+      reason: r.reason,
+    }));
+    const last = items[items.length - 1];
+    return { items, next: rows.length > q.limit && last ? { at: last.at, id: last.id } : null };
+  }
+
+  /** The outcome of one occurrence (rule, key, deadline), or undefined when the ledger has none. */
+  async outcomeAt(rule: string, keyText: string, deadline: number): Promise<{ outcome: string; localDate: string } | undefined> {
+    const row = await this.db.selectFrom('sla_occurrences').select(['outcome', 'local_date']).where('rule', '=', rule).where('key_text', '=', keyText).where('deadline', '=', deadline).executeTakeFirst();
+    return row ? { outcome: row.outcome, localDate: row.local_date } : undefined;
   }
 
   /** Through when the ledger of a rule was filled from the service's history, or undefined (never). */
@@ -229,6 +307,28 @@ export class SlaLedgerStore {
     const rows = await this.db.selectFrom('sla_occurrences').select('outcome').where('rule', '=', rule).where('key_text', '=', keyText).where('local_date', '=', localDate).limit(1_000).execute();
     return rows.map((r) => r.outcome);
   }
+}
+
+/** A deadline that cannot be excused apart from its day (excused as a whole): a 409 to the client. */
+export class ExcuseConflict extends Error {}
+
+/** Events of one instant keep the order they were made in: the listing is newest first by (at, id). */
+let eventSeq = 0;
+
+function eventRow(event: 'excused' | 'withdrawn', e: Excuse): HistoryTables['sla_excuse_events'] {
+  eventSeq = (eventSeq + 1) % 1_000_000;
+  return {
+    id: `${String(e.at).padStart(15, '0')}-${String(eventSeq).padStart(6, '0')}-${randomUUID().slice(0, 8)}`,
+    at: e.at,
+    event,
+    rule: dbText(e.rule),
+    key_text: dbText(e.keyText),
+    key: JSON.stringify(e.key ?? {}),
+    local_date: e.localDate,
+    deadline: e.deadline ?? null,
+    by: dbText(e.by),
+    reason: dbText(e.reason),
+  };
 }
 
 function row(r: OccurrenceRecord): HistoryTables['sla_occurrences'] {

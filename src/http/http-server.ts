@@ -346,6 +346,7 @@ function slaRoutes(api: DaemonApi, heavy: HeavyReadLimiter, now: () => number): 
   return [
     route('/api/v1/sla/report', { GET: async (req) => csvOrJson(await heavy.run(() => sla.report(req))) }),
     route('/api/v1/sla/occurrences', { GET: async (req) => csvOrJson(await heavy.run(() => sla.occurrences(req))) }),
+    route('/api/v1/history/sla', { GET: async (req) => json(200, await heavy.run(() => sla.events(req))) }),
     route('/api/v1/sla/excuses', {
       POST: async (req) => json(201, await sla.excuse(req)),
       DELETE: async (req) => json(200, await sla.withdraw(req)),

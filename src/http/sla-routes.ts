@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { csvLine } from '../base/csv.js';
-import type { LedgerOccurrence, SlaLedgerStore } from '../history/sla-ledger-store.js';
+import { ExcuseConflict, type LedgerOccurrence, type SlaLedgerStore } from '../history/sla-ledger-store.js';
 import { keyText } from '../sla/occurrence.js';
 import type { CalendarHolidays } from '../sla/calendar-view.js';
 import { monthsOf, reportCsv, reportRow, type SlaReportRow } from '../sla/sla-report.js';
@@ -10,6 +10,7 @@ import { formatRfc3339 } from '../util/format-time.js';
 export { reportRow, type SlaReportRow } from '../sla/sla-report.js';
 import { HttpError } from './http-error.js';
 import { readJsonBody } from './read-body.js';
+import { decodeCursor, encodeCursor } from './history-routes.js';
 import { authenticatedUser } from './security/http-security.js';
 
 /** What the SLA endpoints need: the ledger, and each missing_file rule's objective as configured now. */
@@ -23,6 +24,8 @@ export interface SlaSource {
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** An RFC 3339 time with a zone (`Z` or an offset). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 /** A report or listing spans at most this many days; longer ones are refused (page by month instead). */
 export const MAX_RANGE_DAYS = 800;
 const DEFAULT_OCCURRENCES = 1_000;
@@ -113,10 +116,30 @@ const excuseBody = z.strictObject({
   rule: z.string().min(1),
   key: z.record(z.string(), z.string()).default({}),
   local_date: z.string().regex(DATE, 'must be a date as YYYY-MM-DD'),
+  /** One deadline of the day (RFC 3339); without it every deadline of the local date is excused. */
+  deadline: z.string().regex(RFC3339, 'must be an RFC 3339 time such as 2026-11-25T08:00:00-03:00').optional(),
   reason: z.string().trim().min(1, 'a reason is required').max(2_000),
   /** Who excuses, without authentication (an authenticated user is always the one recorded). */
   by: z.string().max(200).optional(),
 });
+
+/** Excuse one deadline of a day: 404 without its occurrence, 409 when it was on time or its day is excused whole. */
+async function excuseDeadline(s: SlaSource, b: z.output<typeof excuseBody>, kt: string, deadline: number, by: string, at: number): Promise<unknown> {
+  const found = await s.ledger.outcomeAt(b.rule, kt, deadline).catch(() => {
+    throw new HttpError(503, 'sla_unavailable', 'the history database does not answer; try again later', { 'Retry-After': '10' });
+  });
+  const what = `the occurrence of rule "${b.rule}"${kt ? ` for ${kt}` : ''} at ${b.deadline ?? ''}`;
+  if (!found) throw new HttpError(404, 'sla_occurrence_not_found', `no ${what.slice(4)}`);
+  if (found.localDate !== b.local_date) throw bad(`deadline: ${b.deadline ?? ''} is on ${found.localDate}, not on local_date ${b.local_date}`);
+  if (found.outcome === 'on_time') throw new HttpError(409, 'sla_occurrence_on_time', `${what} was on time: there is nothing to excuse`);
+  try {
+    await s.ledger.excuse({ rule: b.rule, keyText: kt, key: b.key, localDate: b.local_date, deadline, by, at, reason: b.reason });
+  } catch (err) {
+    if (err instanceof ExcuseConflict) throw new HttpError(409, 'sla_day_excused', err.message);
+    throw new HttpError(503, 'sla_unavailable', 'the history database does not answer; try again later', { 'Retry-After': '10' });
+  }
+  return { status: 'success', excuse: { rule: b.rule, key: b.key, local_date: b.local_date, deadline: b.deadline, by, at: new Date(at).toISOString(), reason: b.reason } };
+}
 
 /** GET report/occurrences, POST/DELETE excuses (contract section 11). */
 export function slaHandlers(source: () => SlaSource | string, now: () => number = Date.now) {
@@ -187,6 +210,8 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
       const s = ledger();
       const b = parsed.data;
       const kt = keyText(b.key);
+      const by = authenticatedUser(req) ?? b.by ?? 'anonymous';
+      if (b.deadline !== undefined) return excuseDeadline(s, b, kt, Date.parse(b.deadline), by, now());
       const outcomes = await guarded(() => s.ledger.outcomesOn(b.rule, kt, b.local_date));
       if (outcomes.length === 0) {
         throw new HttpError(404, 'sla_occurrence_not_found', `no occurrence of rule "${b.rule}"${kt ? ` for ${kt}` : ''} on ${b.local_date}`);
@@ -196,12 +221,45 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
       if (outcomes.every((o) => o === 'on_time')) {
         throw new HttpError(409, 'sla_occurrence_on_time', `the occurrence${outcomes.length > 1 ? 's' : ''} of rule "${b.rule}"${kt ? ` for ${kt}` : ''} on ${b.local_date} ${outcomes.length > 1 ? 'were' : 'was'} on time: there is nothing to excuse`);
       }
-      const excuse = { rule: b.rule, keyText: kt, localDate: b.local_date, by: authenticatedUser(req) ?? b.by ?? 'anonymous', at: now(), reason: b.reason };
+      const excuse = { rule: b.rule, keyText: kt, key: b.key, localDate: b.local_date, by, at: now(), reason: b.reason };
       await guarded(() => s.ledger.excuse(excuse));
-      return { status: 'success', excuse: { rule: excuse.rule, key: b.key, local_date: excuse.localDate, by: excuse.by, at: new Date(excuse.at).toISOString(), reason: excuse.reason } };
+      return { status: 'success', excuse: { rule: excuse.rule, key: b.key, local_date: excuse.localDate, deadline: null, by: excuse.by, at: new Date(excuse.at).toISOString(), reason: excuse.reason } };
+    },
+    /** `GET /api/v1/history/sla`: every excuse and withdrawal, newest first (contract section 11a). */
+    events: async (req: IncomingMessage): Promise<unknown> => {
+      const p = params(req, ['from', 'to', 'rule', 'limit', 'cursor']);
+      const time = (name: 'from' | 'to', fallback: number): number => {
+        const raw = p.get(name);
+        if (raw === null || raw === '') return fallback;
+        if (!RFC3339.test(raw)) throw bad(`${name}: "${raw.slice(0, 100)}" is not an RFC 3339 time (e.g. 2026-11-25T08:00:00Z)`);
+        return Date.parse(raw);
+      };
+      const to = time('to', now());
+      const from = time('from', 0);
+      if (from > to) throw bad('from is after to');
+      const limitText = p.get('limit') ?? '100';
+      const limit = Number(limitText);
+      if (!/^\d+$/.test(limitText) || limit < 1 || limit > 1_000) throw bad('limit: a whole number from 1 to 1000');
+      const cursorText = p.get('cursor');
+      const cursor = cursorText === null || cursorText === '' ? undefined : decodeCursor(cursorText);
+      const s = ledger();
+      const page = await guarded(() => s.ledger.excuseEvents({ from, to, rule: p.get('rule') ?? undefined, limit, cursor }));
+      return {
+        events: page.items.map((e) => ({
+          at: new Date(e.at).toISOString(),
+          event: e.event,
+          rule: e.rule,
+          key: e.key,
+          local_date: e.localDate,
+          deadline: e.deadline === null ? null : new Date(e.deadline).toISOString(),
+          by: e.by,
+          reason: e.reason,
+        })),
+        next: encodeCursor(page.next),
+      };
     },
     withdraw: async (req: IncomingMessage): Promise<unknown> => {
-      const p = params(req, ['rule', 'local_date', 'key'], ['key']);
+      const p = params(req, ['rule', 'local_date', 'key', 'deadline', 'by', 'reason'], ['key']);
       const rule = p.get('rule');
       const date = p.get('local_date');
       if (!rule) throw bad('rule: required');
@@ -212,8 +270,21 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
         if (i <= 0) throw bad(`key: "${pair}" must be LABEL=VALUE`);
         key[pair.slice(0, i)] = pair.slice(i + 1);
       }
+      const deadlineText = p.get('deadline');
+      if (deadlineText !== null && !RFC3339.test(deadlineText)) throw bad('deadline: must be an RFC 3339 time such as 2026-11-25T08:00:00-03:00');
       const s = ledger();
-      if (!(await guarded(() => s.ledger.withdraw(rule, keyText(key), date)))) throw new HttpError(404, 'sla_excuse_not_found', 'no such excuse');
+      // Who withdrew is kept as who excused is: the authenticated user, or the `by` a client without authentication names.
+      const withdrawal = {
+        rule,
+        keyText: keyText(key),
+        key,
+        localDate: date,
+        deadline: deadlineText === null ? undefined : Date.parse(deadlineText),
+        by: authenticatedUser(req) ?? p.get('by') ?? 'anonymous',
+        at: now(),
+        reason: (p.get('reason') ?? '').slice(0, 2_000),
+      };
+      if (!(await guarded(() => s.ledger.withdraw(withdrawal)))) throw new HttpError(404, 'sla_excuse_not_found', 'no such excuse');
       return { status: 'success' };
     },
   };

@@ -65,8 +65,15 @@ describe.each(BACKENDS)('SLA ledger store on %s', (kind) => {
       ['user=B', 0, 1, 0, 0, [600]],
       ['user=C', 0, 0, 0, 1, []],
     ]);
-    expect(await store.ledger.withdraw('R', 'user=C', '2026-10-01')).toBe(true);
-    expect(await store.ledger.withdraw('R', 'user=C', '2026-10-01')).toBe(false);
+    const withdrawal = { rule: 'R', keyText: 'user=C', localDate: '2026-10-01', by: 'bo', at: d + 1 };
+    expect(await store.ledger.withdraw(withdrawal)).toBe(true);
+    expect(await store.ledger.withdraw(withdrawal)).toBe(false);
+    // Both are in the audit trail, newest first: who excused, who withdrew.
+    const events = await store.ledger.excuseEvents({ from: 0, to: d + 10, limit: 10 });
+    expect(events.items.map((e) => [e.event, e.by, e.reason, e.localDate, e.deadline])).toEqual([
+      ['withdrawn', 'bo', '', '2026-10-01', null],
+      ['excused', 'ana', 'holiday', '2026-10-01', null],
+    ]);
   });
 
   it('refuses (409) to excuse a day whose every deadline was met, and excuses one with a deadline missed', async () => {
@@ -84,5 +91,31 @@ describe.each(BACKENDS)('SLA ledger store on %s', (kind) => {
     expect((refused as HttpError).message).toBe('the occurrences of rule "R" for user=D on 2026-10-05 were on time: there is nothing to excuse');
     await expect(sla.excuse(post({ rule: 'R', key: { user: 'D' }, local_date: '2026-10-06', reason: 'bank holiday', by: 'ana' }))).resolves.toMatchObject({ status: 'success' });
     await expect(sla.excuse(post({ rule: 'R', key: { user: 'D' }, local_date: '2026-10-04', reason: 'x', by: 'ana' }))).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('excuses one deadline of a day, never an on-time one, and keeps every excuse and withdrawal in the history', async () => {
+    const store = await backend.open();
+    const morning = Date.UTC(2026, 9, 8, 8);
+    const afternoon = Date.UTC(2026, 9, 8, 14);
+    await store.write([occurrence('E', morning, 'missing', true), occurrence('E', afternoon, 'on_time', true)]);
+    const sla = slaHandlers(() => ({ ledger: store.ledger, objective: () => 0.99 }), () => Date.UTC(2026, 9, 9));
+    const body = (deadline: number, reason = 'line down') => ({ rule: 'R', key: { user: 'E' }, local_date: '2026-10-08', deadline: new Date(deadline).toISOString(), reason, by: 'ana' });
+    await expect(sla.excuse(post(body(afternoon)))).rejects.toMatchObject({ status: 409, code: 'sla_occurrence_on_time' });
+    await expect(sla.excuse(post(body(morning)))).resolves.toMatchObject({ status: 'success', excuse: { deadline: new Date(morning).toISOString() } });
+    // Only the morning's occurrence is excused: the afternoon's on-time one stays in the denominator.
+    const list = await store.ledger.occurrences({ from: '2026-10-08', to: '2026-10-08', limit: 10, offset: 0 });
+    expect(list.map((o) => [o.deadline, o.excuse?.by ?? null])).toEqual([
+      [morning, 'ana'],
+      [afternoon, null],
+    ]);
+    const [tally] = await store.ledger.tally({ from: '2026-10-08', to: '2026-10-08' });
+    expect([tally?.on_time, tally?.missing, tally?.excused]).toEqual([1, 0, 1]);
+    // Withdrawn by someone else; the trail says who did what.
+    await expect(sla.withdraw(Object.assign(post({}), { method: 'DELETE', url: `/api/v1/sla/excuses?rule=R&local_date=2026-10-08&key=user%3DE&deadline=${encodeURIComponent(new Date(morning).toISOString())}&by=bo&reason=wrong%20day` }))).resolves.toEqual({ status: 'success' });
+    const events = (await sla.events(Object.assign(post({}), { method: 'GET', url: '/api/v1/history/sla?rule=R' }))) as { events: Array<{ event: string; by: string; reason: string; deadline: string | null }> };
+    expect(events.events.filter((e) => e.deadline === new Date(morning).toISOString()).map((e) => [e.event, e.by, e.reason])).toEqual([
+      ['withdrawn', 'bo', 'wrong day'],
+      ['excused', 'ana', 'line down'],
+    ]);
   });
 });

@@ -1,4 +1,5 @@
-import type { LedgerOccurrence } from '../../history/sla-ledger-store.js';
+import type { ExcuseEvent, LedgerOccurrence } from '../../history/sla-ledger-store.js';
+import { formatTime } from '../../util/format-time.js';
 import { keyText } from '../../sla/occurrence.js';
 import type { SlaReportRow } from '../sla-routes.js';
 import { coverageText } from '../../sla/sla-report.js';
@@ -19,7 +20,19 @@ export interface SlaPageData {
   today: string;
   /** The counted holidays of the month of each calendar the rules read. */
   holidays?: CalendarHolidays[];
+  /** The excuses given and withdrawn for the month's dates (the audit trail), newest first. */
+  excuseEvents?: ExcuseEvent[];
+  timezone?: string;
   problem?: string;
+}
+
+function excusesSection(list: readonly ExcuseEvent[], timezone: string): SafeHtml {
+  if (list.length === 0) return html``;
+  const rows = list.map(
+    (e) =>
+      html`<tr><td>${formatTime(e.at, timezone)}</td><td>${e.event}</td><td>${e.rule}${Object.keys(e.key).length > 0 ? html`<br><span class="muted">${keyText(e.key)}</span>` : ''}</td><td>${e.localDate}${e.deadline !== null ? html`<br><span class="muted">deadline ${formatTime(e.deadline, timezone)}</span>` : html`<br><span class="muted">every deadline of the day</span>`}</td><td>${e.by}</td><td>${e.reason}</td></tr>`,
+  );
+  return html`<section id="excuses" data-section="excuses"><h2>Excuses of the month <span class="muted">given and withdrawn, who and why</span></h2><div class="scroll"><table><thead><tr><th>When</th><th>What</th><th>Rule / key</th><th>Occurrence</th><th>By</th><th>Why</th></tr></thead><tbody>${rows}</tbody></table></div></section>`;
 }
 
 function holidaysSection(list: readonly CalendarHolidays[]): SafeHtml {
@@ -92,7 +105,7 @@ td.day{text-align:center;font-size:.8em;padding:2px 3px}td.on_time{background:#d
       ? html`<p class="muted">No occurrences recorded for ${data.month}.</p>`
       : html`<div class="scroll"><table class="sla"><thead><tr><th>Rule / key</th>${data.days.map((d) => html`<th>${Number(d.slice(8))}</th>`)}<th>On time</th><th>Objective</th><th>Budget left</th><th>Coverage</th></tr></thead><tbody>${rows}</tbody></table></div>
 <p class="muted">✓ on time · +Nm late by N minutes · ✗ missing · exc excused (not counted) · ? no data (the service could not be read; not counted) · – no deadline that day · nm not monitored (before the ledger judged this rule and key; the rate covers only the judged days) · · not due yet</p>`
-  }</section>${holidaysSection(data.holidays ?? [])}</main>
+  }</section>${holidaysSection(data.holidays ?? [])}${excusesSection(data.excuseEvents ?? [], data.timezone ?? 'UTC')}</main>
 <footer class="muted">transfer-watch ${data.version}</footer>
 </body></html>
 `.value;

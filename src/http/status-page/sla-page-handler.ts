@@ -18,7 +18,7 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
   const [y, m] = month.split('-').map(Number) as [number, number];
   const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
   const days = Array.from({ length: last }, (_, i) => `${month}-${String(i + 1).padStart(2, '0')}`);
-  const data: SlaPageData = { month, days, rows: [], occurrences: [], version: info.version, today };
+  const data: SlaPageData = { month, days, rows: [], occurrences: [], version: info.version, today, timezone: info.timezone };
   const nonce = randomBytes(16).toString('base64');
   const reply = (status: number): PageReply => ({
     status,
@@ -42,6 +42,9 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
     }
     data.occurrences = occurrences;
     data.holidays = source.holidays?.(range.from, range.to) ?? [];
+    // The month's excuse events (made in it or a little after, about its dates).
+    const events = await source.ledger.excuseEvents({ from: Date.parse(`${range.from}T00:00:00Z`) - 86_400_000, to: deps.now(), limit: 1_000 });
+    data.excuseEvents = events.items.filter((e) => e.localDate >= range.from && e.localDate <= range.to);
   } catch {
     data.problem = 'The history database does not answer; try again later.';
     return reply(503);
