@@ -33,6 +33,9 @@ export interface HistoryTables {
     attempt: number;
     error: string | null;
     duration_ms: number;
+    /** `alerts` or `sla_report`, and a report's period (migration 0006). */
+    about: string;
+    period: string | null;
   };
   /** One row per alert a notification attempt carried: "every send attempt of this alert" by index. */
   attempt_alerts: { attempt_id: string; fingerprint: string; at: number };

@@ -185,4 +185,14 @@ export const HISTORY_MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('sla_occurrence_excuses').ifExists().execute();
     },
   },
+  '0006_report_attempts': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('notification_attempts').addColumn('about', 'text', (c) => c.notNull().defaultTo('alerts')).execute();
+      await db.schema.alterTable('notification_attempts').addColumn('period', 'text').execute();
+    },
+    async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('notification_attempts').dropColumn('period').execute();
+      await db.schema.alterTable('notification_attempts').dropColumn('about').execute();
+    },
+  },
 };

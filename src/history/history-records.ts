@@ -27,7 +27,8 @@ export const attemptSchema = z.object({
   at: z.number(),
   receiver: z.string(),
   integration: z.string(),
-  status: z.enum(['firing', 'resolved']),
+  /** `report`: a scheduled SLA report (`about: sla_report`), which is neither. */
+  status: z.enum(['firing', 'resolved', 'report']),
   fingerprints: z.array(z.string()),
   /** The label sets of the alerts it carried (matchers of a query apply to them). */
   alerts: z.array(labels),
@@ -36,6 +37,10 @@ export const attemptSchema = z.object({
   attempt: z.number().int(),
   error: z.string().nullable(),
   duration_ms: z.number(),
+  /** What was sent: alerts (a notification) or a scheduled SLA report (contract section 11a). */
+  about: z.enum(['alerts', 'sla_report']).optional(),
+  /** A report's period, `FROM..TO` (local dates). */
+  period: z.string().nullable().optional(),
 });
 export type AttemptRecord = z.infer<typeof attemptSchema>;
 

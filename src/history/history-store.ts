@@ -306,6 +306,8 @@ function attemptRow(r: AttemptRecord): HistoryTables['notification_attempts'] {
     attempt: r.attempt,
     error: r.error === null ? null : dbText(r.error),
     duration_ms: Math.round(r.duration_ms),
+    about: r.about ?? 'alerts',
+    period: r.period ?? null,
   };
 }
 

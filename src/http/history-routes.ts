@@ -110,6 +110,8 @@ export function attemptJson(a: AttemptRecord): Record<string, unknown> {
     attempt: a.attempt,
     error: a.error,
     duration_ms: Math.round(a.duration_ms),
+    kind: a.about ?? 'alerts',
+    ...(a.period ? { period: a.period } : {}),
   };
 }
 
@@ -133,8 +135,8 @@ export function alertEventsCsv(events: readonly AlertEventRecord[]): string {
 
 export function attemptsCsv(attempts: readonly AttemptRecord[]): string {
   return (
-    csvLine(['at', 'receiver', 'integration', 'status', 'outcome', 'attempt', 'title', 'fingerprints', 'error', 'duration_ms']) +
-    attempts.map((a) => csvLine([iso(a.at), a.receiver, a.integration, a.status, a.outcome, a.attempt, a.title, a.fingerprints.join(' '), a.error, Math.round(a.duration_ms)])).join('')
+    csvLine(['at', 'receiver', 'integration', 'status', 'outcome', 'attempt', 'title', 'fingerprints', 'error', 'duration_ms', 'kind', 'period']) +
+    attempts.map((a) => csvLine([iso(a.at), a.receiver, a.integration, a.status, a.outcome, a.attempt, a.title, a.fingerprints.join(' '), a.error, Math.round(a.duration_ms), a.about ?? 'alerts', a.period ?? null])).join('')
   );
 }
 

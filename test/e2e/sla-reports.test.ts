@@ -50,6 +50,17 @@ describe.skipIf(!existsSync(CLI))('scheduled SLA reports through the built daemo
       const body = JSON.parse(hook.requests[0]!.body) as { kind: string; from: string; to: string; rows: unknown[] };
       expect([body.kind, body.from, body.to]).toEqual(['sla_report', `${today.slice(0, 8)}01`, today]);
 
+      // Each try of each integration is a notification attempt of the history.
+      const attempts = await eventually(async () => {
+        const body = (await (await fetch(`${s.url}/api/v1/history/notifications`)).json()) as { attempts: Array<{ kind: string; integration: string; outcome: string; period?: string; receiver: string; status: string }> };
+        const reports = body.attempts.filter((a) => a.kind === 'sla_report');
+        return reports.length >= 2 ? reports : undefined;
+      }, 20_000);
+      expect(attempts.map((a) => [a.integration, a.outcome, a.receiver, a.status, a.period]).sort()).toEqual([
+        ['email', 'sent', 'treasury', 'report', `${today.slice(0, 8)}01..${today}`],
+        ['webhook', 'sent', 'treasury', 'report', `${today.slice(0, 8)}01..${today}`],
+      ]);
+
       await s.daemon!.kill('SIGKILL');
       await s.start();
       await sleep(7_000);

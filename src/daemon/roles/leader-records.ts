@@ -310,6 +310,9 @@ export class LeaderRecords {
       state: this.opts.cluster.leaderState,
       clock: this.opts.clock,
       logger: this.opts.logger,
+      recordAttempt: async (a) => {
+        await this.recorder?.attempt(a);
+      },
     });
     this.reports = reports;
     void reports.start();

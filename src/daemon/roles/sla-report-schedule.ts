@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config/schema.js';
 import type { HistoryStore } from '../../history/history-store.js';
+import type { AttemptRecord } from '../../history/history-records.js';
 import { EMAIL_DEFAULT_TIMEOUT_MS, smtpTransportOptions } from '../../notify/integrations/email/email-integration.js';
 import { receiverSecrets } from '../../notify/integrations/registry.js';
 import type { ReceiverConfig } from '../../notify/receiver-schema.js';
@@ -33,6 +34,8 @@ export interface SlaReportScheduleOptions {
   state: StateStore;
   clock: Clock;
   logger: Logger;
+  /** Each try of each integration, kept as a notification attempt of the history (contract section 11a). */
+  recordAttempt?: (attempt: AttemptRecord) => Promise<void>;
 }
 
 /** The local dates a period covers when a report runs at `t`: [from, to], both inclusive. */
@@ -66,6 +69,8 @@ export class SlaReportSchedules {
   private timer: NodeJS.Timeout | undefined;
   private sent: Record<string, string> = {};
   private readonly retryAt = new Map<string, number>();
+  /** Tries of each report's current period so far (the attempt number of the history's record). */
+  private readonly tries = new Map<string, number>();
   private running = false;
   private stopped = false;
   /** Each report's cron runs, kept across ticks (a reload that changes a report makes a new key). */
@@ -116,7 +121,8 @@ export class SlaReportSchedules {
           continue;
         }
         try {
-          await this.send(report, period);
+          this.tries.set(`${key}/${id}`, (this.tries.get(`${key}/${id}`) ?? 0) + 1);
+          await this.send(report, period, { key, id, attempt: this.tries.get(`${key}/${id}`) ?? 1 });
           this.retryAt.delete(key);
           this.sent[key] = id;
           await this.opts.state.save(SLA_REPORTS_STATE_KEY, this.sent);
@@ -135,7 +141,7 @@ export class SlaReportSchedules {
     this.timer.unref();
   }
 
-  private async send(report: SlaReportSchedule, period: { from: string; to: string }): Promise<void> {
+  private async send(report: SlaReportSchedule, period: { from: string; to: string }, run: { key: string; id: string; attempt: number }): Promise<void> {
     const { history } = this.opts;
     // The first run can come before the tables are made (a first start; the migrations take a few turns).
     await history.ensureSchema();
@@ -150,45 +156,98 @@ export class SlaReportSchedules {
     const receiver = this.opts.config().receivers.find((r) => r.name === report.receiver);
     if (!receiver) throw new Error(`receiver "${report.receiver}" is not configured any more`);
     const secrets = receiverSecrets(receiver);
-    try {
-      await deliver(receiver, report, period, rows, this.opts.clock.now());
-    } catch (err) {
-      throw new Error(redactSecrets(errorMessage(err), secrets));
+    const results = await deliver(receiver, report, period, rows, this.opts.clock.now());
+    const title = reportTitle(report, period);
+    for (const r of results) {
+      const error = r.error === undefined ? null : redactSecrets(errorMessage(r.error), secrets);
+      await this.opts
+        .recordAttempt?.({
+          kind: 'attempt',
+          id: `sla-report\u001f${run.key}\u001f${run.id}\u001f${r.integration}\u001f${run.attempt}`,
+          at: r.at,
+          receiver: report.receiver,
+          integration: r.integration,
+          status: 'report',
+          fingerprints: [],
+          alerts: [],
+          title,
+          outcome: error === null ? 'sent' : 'retrying',
+          attempt: run.attempt,
+          error,
+          duration_ms: r.durationMs,
+          about: 'sla_report',
+          period: run.id,
+        })
+        .catch((err: unknown) => this.opts.logger.warn({ err: { type: 'HistoryError', message: errorMessage(err) } }, 'SLA report attempt not journaled for the history'));
     }
+    const failed = results.find((r) => r.error !== undefined);
+    if (failed) throw new Error(redactSecrets(`${failed.integration}: ${errorMessage(failed.error)}`, secrets));
   }
 }
 
-async function deliver(receiver: ReceiverConfig, report: SlaReportSchedule, period: { from: string; to: string }, rows: SlaReportRow[], createdAt: number): Promise<void> {
-  const title = `SLA report ${period.from} to ${period.to}${report.rule ? ` (${report.rule})` : ''}`;
+function reportTitle(report: SlaReportSchedule, period: { from: string; to: string }): string {
+  return `SLA report ${period.from} to ${period.to}${report.rule ? ` (${report.rule})` : ''}`;
+}
+
+/** One integration's try: when it began, how long it took, and its error if it failed. */
+interface DeliveryResult {
+  integration: 'email' | 'slack' | 'webhook';
+  at: number;
+  durationMs: number;
+  error?: unknown;
+}
+
+/** Every integration of the receiver is tried (one failing does not keep the others from getting the report). */
+async function deliver(receiver: ReceiverConfig, report: SlaReportSchedule, period: { from: string; to: string }, rows: SlaReportRow[], createdAt: number): Promise<DeliveryResult[]> {
+  const title = reportTitle(report, period);
   const table = reportTable(rows);
-  if (receiver.email) {
-    const e = receiver.email;
-    const { default: nodemailer } = await import('nodemailer');
-    const transport = nodemailer.createTransport(smtpTransportOptions(e.smtp, EMAIL_DEFAULT_TIMEOUT_MS));
+  const results: DeliveryResult[] = [];
+  const attempt = async (integration: DeliveryResult['integration'], send: () => Promise<void>): Promise<void> => {
+    const at = Date.now();
+    const started = performance.now();
     try {
-      await transport.sendMail({
-        from: e.from,
-        to: e.to,
-        subject: title,
-        text: `${title}, local dates in each rule's time zone.\n\n${table}`,
-        attachments: [{ filename: `sla-${period.from}-${period.to}.csv`, content: reportCsv(rows, { ...period, createdAt }), contentType: 'text/csv; charset=utf-8' }],
-      });
-    } finally {
-      transport.close();
+      await send();
+      results.push({ integration, at, durationMs: performance.now() - started });
+    } catch (error) {
+      results.push({ integration, at, durationMs: performance.now() - started, error });
     }
-  }
-  if (receiver.slack) {
-    const { IncomingWebhook } = await import('@slack/webhook');
-    await new IncomingWebhook(receiver.slack.webhook_url, { timeout: 10_000 }).send({ text: `*${title}*\n\`\`\`\n${table.replaceAll('```', "'''")}\`\`\`` });
-  }
-  if (receiver.webhook) {
-    const w = receiver.webhook;
-    const res = await fetch(w.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(w.bearer_token ? { authorization: `Bearer ${w.bearer_token}` } : {}), ...w.headers },
-      body: JSON.stringify({ kind: 'sla_report', from: period.from, to: period.to, rule: report.rule ?? null, rows }),
-      signal: AbortSignal.timeout(10_000),
+  };
+  const e = receiver.email;
+  if (e) {
+    await attempt('email', async () => {
+      const { default: nodemailer } = await import('nodemailer');
+      const transport = nodemailer.createTransport(smtpTransportOptions(e.smtp, EMAIL_DEFAULT_TIMEOUT_MS));
+      try {
+        await transport.sendMail({
+          from: e.from,
+          to: e.to,
+          subject: title,
+          text: `${title}, local dates in each rule's time zone.\n\n${table}`,
+          attachments: [{ filename: `sla-${period.from}-${period.to}.csv`, content: reportCsv(rows, { ...period, createdAt }), contentType: 'text/csv; charset=utf-8' }],
+        });
+      } finally {
+        transport.close();
+      }
     });
-    if (!res.ok) throw new Error(`webhook answered HTTP ${res.status}`);
   }
+  const slack = receiver.slack;
+  if (slack) {
+    await attempt('slack', async () => {
+      const { IncomingWebhook } = await import('@slack/webhook');
+      await new IncomingWebhook(slack.webhook_url, { timeout: 10_000 }).send({ text: `*${title}*\n\`\`\`\n${table.replaceAll('```', "'''")}\`\`\`` });
+    });
+  }
+  const w = receiver.webhook;
+  if (w) {
+    await attempt('webhook', async () => {
+      const res = await fetch(w.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(w.bearer_token ? { authorization: `Bearer ${w.bearer_token}` } : {}), ...w.headers },
+        body: JSON.stringify({ kind: 'sla_report', from: period.from, to: period.to, rule: report.rule ?? null, rows }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (!res.ok) throw new Error(`webhook answered HTTP ${res.status}`);
+    });
+  }
+  return results;
 }
