@@ -9,6 +9,8 @@ import { HaCluster } from '../ha/ha-cluster.js';
 import { openHistory, type HistoryAvailability } from '../history/open-history.js';
 import { FlowView } from '../flows/flow-view.js';
 import { dueOfRule } from '../rules/due-deadlines.js';
+import { reportRow } from '../sla/sla-report.js';
+import { localDateIn } from '../util/format-time.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
 import { holidaysOfRules } from '../sla/calendar-view.js';
@@ -33,6 +35,8 @@ const VIEW_REFRESH_MS = 1_000;
 /** transfer_watch_flows is computed from the flow summary this often. */
 const FLOW_METRIC_MS = 300_000;
 const FLOW_METRIC_FIRST_MS = 30_000;
+/** The ledger's gauges are read from the database this often (contract section 11a: each minute). */
+const SLA_FIGURES_MS = 60_000;
 /** A replica that does not write the history asks the database this often whether it answers (history_up). */
 const HISTORY_PING_MS = 10_000;
 
@@ -76,6 +80,7 @@ export class Daemon {
   private flowView: FlowView | undefined;
   private flowMetric: NodeJS.Timeout | undefined;
   private flowMetricFirst: NodeJS.Timeout | undefined;
+  private slaFigures: NodeJS.Timeout | undefined;
   /** A reader's last word on the history database (the leader's recorder has its own). */
   private historyReadable: boolean | undefined;
   private lastReload: { ok: boolean; at: number; error?: string } | undefined;
@@ -201,6 +206,43 @@ export class Daemon {
       // The first reading soon after start (a first start's backfill fills the summary within seconds to minutes).
       this.flowMetricFirst = setTimeout(() => void view.report().catch(() => undefined), FLOW_METRIC_FIRST_MS);
       this.flowMetricFirst.unref();
+    }
+    if (this.history.store) {
+      // The ledger's figures as gauges (transfer_watch_sla_on_time_ratio, _budget_remaining), on every replica.
+      this.slaFigures = setInterval(() => void this.refreshSlaFigures(), SLA_FIGURES_MS);
+      this.slaFigures.unref();
+      void this.refreshSlaFigures();
+    }
+  }
+
+  /** The ledger's on-time share and budget left of the current and previous month (display_timezone), as gauges. */
+  private async refreshSlaFigures(): Promise<void> {
+    const store = this.history.store;
+    if (!store) return;
+    const { config, rules } = this.setup;
+    const names = new Set(rules.filter((r) => r.type === 'missing_file').map((r) => r.name));
+    if (names.size === 0) return;
+    const today = localDateIn(this.opts.clock.now(), config.display_timezone);
+    const [y, m] = today.slice(0, 7).split('-').map(Number) as [number, number];
+    const previous = new Date(Date.UTC(y, m - 2, 1)).toISOString().slice(0, 7);
+    const lastOfPrevious = new Date(Date.UTC(y, m - 1, 0)).toISOString().slice(0, 10);
+    const periods = [
+      { period: 'current' as const, from: `${today.slice(0, 7)}-01`, to: today },
+      { period: 'previous' as const, from: `${previous}-01`, to: lastOfPrevious },
+    ];
+    try {
+      await store.ensureSchema();
+      const rows = [];
+      for (const p of periods) {
+        for (const t of await store.ledger.tally({ from: p.from, to: p.to })) {
+          if (!names.has(t.rule)) continue;
+          const r = reportRow(t, slaObjective(rules, t.rule));
+          rows.push({ rule: t.rule, key: t.key, period: p.period, onTimeRatio: r.on_time_ratio, budgetRemaining: r.budget_remaining });
+        }
+      }
+      this.metrics.setSlaLedgerFigures(rows);
+    } catch {
+      // The database does not answer: the gauges keep their last values; history_up says why.
     }
   }
 
@@ -430,6 +472,7 @@ export class Daemon {
     if (this.refresh) clearInterval(this.refresh);
     if (this.historyPing) clearInterval(this.historyPing);
     if (this.flowMetric) clearInterval(this.flowMetric);
+    if (this.slaFigures) clearInterval(this.slaFigures);
     if (this.flowMetricFirst) clearTimeout(this.flowMetricFirst);
     await this.polling?.stopAll(SHUTDOWN_POLL_GRACE_MS);
     await this.leading?.stop(SHUTDOWN_NOTIFY_GRACE_MS);

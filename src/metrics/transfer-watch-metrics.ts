@@ -104,7 +104,7 @@ export class TransferWatchMetrics {
   private readonly ha: { redisUp: Gauge<string>; leases: Gauge<string>; changes: Counter<string> } | undefined;
   private backfill: { rules: Gauge<string>; transfers: Gauge<string> } | undefined;
   private flows: Gauge<string> | undefined;
-  private sla: { labelNames: string[]; occurrences: Counter<string>; lateness: Histogram<string>; objective: Gauge<string> } | undefined;
+  private sla: { labelNames: string[]; occurrences: Counter<string>; lateness: Histogram<string>; objective: Gauge<string>; onTime: Gauge<string>; budget: Gauge<string> } | undefined;
   private readonly history: { up: Gauge<string>; backlog: Gauge<string>; givenUp: Counter<string>; timeToNotify: Histogram<string>; duration: Histogram<string> } | undefined;
 
   constructor(opts: TransferWatchMetricsOptions) {
@@ -426,12 +426,17 @@ export class TransferWatchMetrics {
         this.registry.removeSingleMetric(METRICS.slaOccurrences.name);
         this.registry.removeSingleMetric(METRICS.slaLateness.name);
         this.registry.removeSingleMetric(METRICS.slaObjective.name);
+        this.registry.removeSingleMetric(METRICS.slaOnTimeRatio.name);
+        this.registry.removeSingleMetric(METRICS.slaBudgetRemaining.name);
       }
+      const ledgerNames = [...METRICS.slaOnTimeRatio.labels, ...keyLabels];
       this.sla = {
         labelNames: names,
         occurrences: new Counter({ name: METRICS.slaOccurrences.name, help: METRICS.slaOccurrences.help, labelNames: names, registers: [this.registry] }),
         lateness: new Histogram({ name: METRICS.slaLateness.name, help: METRICS.slaLateness.help, labelNames: METRICS.slaLateness.labels, buckets: SLA_LATENESS_BUCKETS, registers: [this.registry] }),
         objective: new Gauge({ name: METRICS.slaObjective.name, help: METRICS.slaObjective.help, labelNames: METRICS.slaObjective.labels, registers: [this.registry] }),
+        onTime: new Gauge({ name: METRICS.slaOnTimeRatio.name, help: METRICS.slaOnTimeRatio.help, labelNames: ledgerNames, registers: [this.registry] }),
+        budget: new Gauge({ name: METRICS.slaBudgetRemaining.name, help: METRICS.slaBudgetRemaining.help, labelNames: ledgerNames, registers: [this.registry] }),
       };
     }
     const sla = this.sla;
@@ -448,6 +453,25 @@ export class TransferWatchMetrics {
           sla.occurrences.inc(labels, 0);
         }
       }
+    }
+  }
+
+  /**
+   * The ledger's own figures (contract section 11a): on-time share and budget left per rule, key and period, as the
+   * report computes them; every series is replaced at each refresh (a rule removed leaves none behind).
+   */
+  setSlaLedgerFigures(rows: ReadonlyArray<{ rule: string; key: Record<string, string>; period: 'current' | 'previous'; onTimeRatio: number | null; budgetRemaining: number | null }>): void {
+    const sla = this.sla;
+    if (!sla) return;
+    sla.onTime.reset();
+    sla.budget.reset();
+    const names = sla.labelNames.filter((n) => n !== 'outcome');
+    for (const r of rows) {
+      const labels: Record<string, string> = {};
+      for (const name of names) labels[name] = name === 'rule' ? r.rule : name === 'period' ? r.period : (r.key[name] ?? '');
+      labels['period'] = r.period;
+      if (r.onTimeRatio !== null) sla.onTime.set(labels, r.onTimeRatio);
+      if (r.budgetRemaining !== null) sla.budget.set(labels, r.budgetRemaining);
     }
   }
 

@@ -120,6 +120,16 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA ledger through 
         // RFC 3339 with the rule zone's offset (São Paulo: -03:00).
         expect(o.deadline).toMatch(/-03:00$/);
       }
+      // The restarted daemon replayed D2 (and D3, not yet closed), decided before the kill: the counter does not move
+      // for them again (D2's on-time A and B, and C's missing).
+      for (const [user, outcome] of [['A', 'on_time'], ['B', 'on_time'], ['C', 'missing']]) {
+        expect(await s.metric('transfer_watch_sla_occurrences_total', { rule: 'PartnerFileMissing', outcome: outcome as string, user: user as string }), `${user} ${outcome}`).toBe(0);
+      }
+      // The ledger's own figures as gauges, read from the database (the restarted process counted nothing yet).
+      // (A's share moves with every deadline; C never sends: 0, and its budget overspent.)
+      expect(await s.metric('transfer_watch_sla_on_time_ratio', { rule: 'PartnerFileMissing', user: 'A', period: 'current' })).toBeGreaterThan(0);
+      expect(await s.metric('transfer_watch_sla_on_time_ratio', { rule: 'PartnerFileMissing', user: 'C', period: 'current' })).toBe(0);
+      expect(await s.metric('transfer_watch_sla_budget_remaining', { rule: 'PartnerFileMissing', user: 'C', period: 'current' })).toBeLessThan(0);
       const late = occurrences.find((o) => o.outcome === 'late');
       expect(late?.files.map((f) => [f.file, f.source])).toEqual([['B1.RET', 'sim']]);
       expect(Date.parse(late?.arrived_at ?? '')).toBe(D1 + 5_000);

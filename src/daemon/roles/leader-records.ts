@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Alert } from '../../alerts/alert.js';
 import type { AlertStore } from '../../alerts/alert-store.js';
 import { HISTORY_DOWN_AFTER_MS, historyDownCandidate } from '../../alerts/history-down.js';
@@ -28,6 +29,12 @@ const INTERRUPTED = 'interrupted: the daemon stopped while this request was in f
 const RECENT_DECISION_MS = 30 * 60_000;
 /** The label sets of at most this many alerts are kept with a notification attempt (all fingerprints are). */
 const MAX_ALERTS_RECORDED = 100;
+/**
+ * The occurrences already counted in transfer_watch_sla_occurrences_total (id and outcome), in the leader's state: a
+ * restart replays the recent deadlines, and the counter must not move for them again (contract section 11a).
+ */
+const SLA_COUNTED_KEY = 'sla.counted';
+const countedSchema = z.record(z.string(), z.number());
 /** Each key's usual arrival (warn_before: auto) is learned again from the ledger this often. */
 const USUAL_REFRESH_MS = 600_000;
 /** How far back the ledger is read for the last judged occurrences of a key. */
@@ -71,6 +78,9 @@ export class LeaderRecords {
   /** Each key's usual arrival for `warn_before: auto`, learned from the ledger (the rules read it). */
   readonly usual = new UsualArrivals();
   private usualTimer: NodeJS.Timeout | undefined;
+  /** Counted occurrences (id and outcome → deadline), kept while they can be decided again by a replay. */
+  private counted = new Map<string, number>();
+  private countedSave: Promise<void> | undefined;
 
   constructor(private readonly opts: LeaderRecordsOptions) {}
 
@@ -90,6 +100,8 @@ export class LeaderRecords {
     if (!history) return undefined;
     const journal = new HistoryJournal(cluster.leaderState, logger);
     await journal.restore();
+    const counted = countedSchema.safeParse(await cluster.leaderState.load(SLA_COUNTED_KEY).catch(() => undefined));
+    this.counted = new Map(counted.success ? Object.entries(counted.data) : []);
     return new HistoryRecorder({
       store: history,
       journal,
@@ -227,12 +239,31 @@ export class LeaderRecords {
     const recorder = this.recorder;
     if (!recorder) return;
     const decidedAt = o.outcome === 'on_time' ? o.deadline : o.outcome === 'late' ? (o.arrived_at ?? o.deadline) : o.closes_at;
-    if ((o.final || o.outcome === 'no_data') && this.opts.clock.now() - decidedAt <= RECENT_DECISION_MS) {
+    const now = this.opts.clock.now();
+    const counted = `${o.id}\u001f${o.outcome}`;
+    if ((o.final || o.outcome === 'no_data') && now - decidedAt <= RECENT_DECISION_MS && !this.counted.has(counted)) {
       this.opts.metrics.observeOccurrence(o.rule, o.outcome, o.key, o.lateness_seconds);
+      this.counted.set(counted, decidedAt);
+      for (const [k, at] of this.counted) if (now - at > 2 * RECENT_DECISION_MS) this.counted.delete(k);
+      this.saveCounted();
     }
     recorder
       .occurrence(o)
       .catch((err: unknown) => this.opts.logger.warn({ err: errorFields(err), rule: o.rule }, 'SLA occurrence not journaled; it is told again at the next evaluation after a restart'));
+  }
+
+  /** The counted occurrences to the leader's state (one save at a time; the last word wins). */
+  private saveCounted(): void {
+    if (this.countedSave) return;
+    this.countedSave = (async () => {
+      // A turn first: the occurrences of one evaluation are saved together.
+      await new Promise((r) => setImmediate(r));
+      this.countedSave = undefined;
+      await this.opts.cluster.leaderState.save(SLA_COUNTED_KEY, Object.fromEntries(this.counted));
+    })().catch((err: unknown) => {
+      this.countedSave = undefined;
+      if (!isFencedError(err)) this.opts.logger.warn({ err: errorFields(err) }, 'counted SLA occurrences not saved; a restart may count the recent ones again');
+    });
   }
 
   /** A delivery attempt: into the history journal, and the first delivered firing notification of each alert timed. */
