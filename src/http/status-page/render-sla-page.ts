@@ -23,6 +23,8 @@ export interface SlaPageData {
   /** The excuses given and withdrawn for the month's dates (the audit trail), newest first. */
   excuseEvents?: ExcuseEvent[];
   timezone?: string;
+  /** When the page was made (the daemon's clock), for the printed statement. */
+  now?: number;
   problem?: string;
 }
 
@@ -48,30 +50,54 @@ function holidaysSection(list: readonly CalendarHolidays[]): SafeHtml {
 
 const SEVERITY: Record<string, number> = { missing: 5, late: 4, no_data: 3, excused: 2, on_time: 1 };
 
-function cell(list: readonly LedgerOccurrence[], day: string, today: string, monitoredFrom: string | null): SafeHtml {
+/** One occurrence's mark: ✓ on time, +Nm late, ✗ missing (✗… while still open), exc excused, ? no data. */
+function mark(o: LedgerOccurrence): { text: string; cls: string } {
+  if (o.excuse) return { text: 'exc', cls: 'excused' };
+  switch (o.outcome) {
+    case 'on_time':
+      return { text: '✓', cls: 'on_time' };
+    case 'late':
+      return { text: `+${Math.max(1, Math.round((o.latenessSeconds ?? 0) / 60))}m`, cls: 'late' };
+    case 'missing':
+      return o.final ? { text: '✗', cls: 'missing' } : { text: '✗…', cls: 'missing open' };
+    default:
+      return { text: '?', cls: 'no_data' };
+  }
+}
+
+/** Marks shown one per deadline up to this many a day; a busier day shows its counts (12✓ 1✗). */
+const MARKS_PER_DAY = 4;
+
+function cell(list: readonly LedgerOccurrence[], day: string, today: string, monitoredFrom: string | null, rule: string, keyText: string): SafeHtml {
   if (list.length === 0) {
-    if (day > today) return html`<td class="day not-due" title="${day}: not due">·</td>`;
+    // Today before its deadline is not due yet, as the days after it.
+    if (day >= today) return html`<td class="day not-due" title="${day}: not due yet">·</td>`;
     // Before the ledger judged this rule and key, a day is not monitored: never "no deadline".
     if (monitoredFrom === null || day < monitoredFrom) return html`<td class="day not-monitored" title="${day}: not monitored (the ledger judges from ${monitoredFrom ?? 'no day yet'})">nm</td>`;
     return html`<td class="day none" title="${day}: no deadline">–</td>`;
   }
   const shown = list.map((o) => (o.excuse ? 'excused' : o.outcome)).sort((a, b) => (SEVERITY[b] ?? 0) - (SEVERITY[a] ?? 0))[0] ?? 'on_time';
-  const worst = list.find((o) => (o.excuse ? 'excused' : o.outcome) === shown);
-  const text =
-    shown === 'on_time'
-      ? '✓'
-      : shown === 'late'
-        ? `+${Math.max(1, Math.round((worst?.latenessSeconds ?? 0) / 60))}m`
-        : shown === 'missing'
-          ? '✗'
-          : shown === 'excused'
-            ? 'exc'
-            : '?';
+  const marks = list.map(mark);
+  let content: SafeHtml;
+  if (marks.length <= MARKS_PER_DAY) {
+    content = html`${marks.map((m) => html`<span class="mark ${m.cls}">${m.text}</span>`)}`;
+  } else {
+    const counts = new Map<string, number>();
+    for (const m of marks) counts.set(m.cls.split(' ')[0] ?? m.cls, (counts.get(m.cls.split(' ')[0] ?? m.cls) ?? 0) + 1);
+    const symbol: Record<string, string> = { on_time: '✓', late: '+', missing: '✗', excused: 'exc', no_data: '?' };
+    content = html`${[...counts].map(([cls, n]) => html`<span class="mark ${cls}">${n}${symbol[cls] ?? cls}</span>`)}`;
+  }
   const title = list
-    .map((o) => `${o.localDate} ${o.outcome}${o.latenessSeconds !== null ? ` (late by ${Math.round(o.latenessSeconds / 60)} min)` : ''}${o.excuse ? `, excused by ${o.excuse.by}: ${o.excuse.reason}` : ''}`)
+    .map(
+      (o) =>
+        `${o.localDate} ${new Date(o.deadline).toISOString().slice(11, 16)} UTC ${o.outcome}${o.outcome === 'missing' && !o.final ? ' so far (open until it closes)' : ''}${o.latenessSeconds !== null ? ` (late by ${Math.round(o.latenessSeconds / 60)} min)` : ''}${o.afterClose.length > 0 ? `, ${o.afterClose.length} file(s) after the close` : ''}${o.excuse ? `, excused by ${o.excuse.by}: ${o.excuse.reason}` : ''}`,
+    )
     .join('\n');
-  return html`<td class="day ${shown}" title="${title}">${text}</td>`;
+  const evidence = `/api/v1/sla/occurrences?from=${day}&to=${day}&rule=${encodeURIComponent(rule)}`;
+  return html`<td class="day ${shown}" title="${title}" data-key="${keyText}"><a href="${evidence}">${content}</a></td>`;
 }
+
+const WEEKDAY_LETTERS = ['Su', 'Mo', 'Tu', 'We', 'Th', 'Fr', 'Sa'];
 
 const pct = (v: number | null): string => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
 
@@ -91,20 +117,22 @@ export function renderSlaPage(data: SlaPageData, nonce: string): string {
     const kt = keyText(r.key);
     const missed = r.objective !== null && r.on_time_ratio !== null && r.on_time_ratio < r.objective;
     const partial = r.due !== null && r.coverage !== null && r.coverage < 1;
-    return html`<tr><th scope="row" class="rule">${r.rule}${kt ? html`<br><span class="muted">${kt}</span>` : ''}</th>${data.days.map((d) => cell(byRow.get(`${r.rule}\u001f${kt}\u001f${d}`) ?? [], d, data.today, r.monitored_from))}
+    return html`<tr><th scope="row" class="rule">${r.rule}${kt ? html`<br><span class="muted">${kt}</span>` : ''}</th>${data.days.map((d) => cell(byRow.get(`${r.rule}\u001f${kt}\u001f${d}`) ?? [], d, data.today, r.monitored_from, r.rule, kt))}
 <td class="rate ${missed ? 'bad' : 'good'}">${pct(r.on_time_ratio)}${partial ? html`<br><span class="muted">partial</span>` : ''}</td><td>${pct(r.objective)}</td><td class="${r.budget_remaining !== null && r.budget_remaining < 0 ? 'bad' : ''}">${pct(r.budget_remaining)}</td><td class="coverage${partial ? ' bad' : ''}">${coverageText(r)}</td></tr>`;
   });
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>transfer-watch SLA ${data.month}</title><style nonce="${nonce}">${PAGE_STYLE}
-td.day{text-align:center;font-size:.8em;padding:2px 3px}td.on_time{background:#dcfce7}td.late{background:#fef3c7}td.missing{background:#fee2e2}td.excused{background:#e0e7ff}td.no_data{background:#f3f4f6}td.not-monitored{color:#6b7280;background:repeating-linear-gradient(45deg,#f9fafb,#f9fafb 3px,#e5e7eb 3px,#e5e7eb 6px)}td.rate.bad,td.bad{color:#b91c1c;font-weight:bold}</style></head>
-<body><header><h1>Expected files: ${data.month}</h1><p class="muted"><a href="/">← status page</a> · <a href="/sla?month=${prev}">← ${prev}</a> · <a href="/sla?month=${next}">${next} →</a> · local days in each rule's time zone · <a href="/api/v1/sla/report?from=${data.days[0] ?? ''}&amp;to=${data.days[data.days.length - 1] ?? ''}&amp;format=csv">CSV</a></p></header>
+body{max-width:none}table.sla{font-size:.78rem;border-collapse:collapse}table.sla th,table.sla td{white-space:nowrap}th.dayhead{font-weight:normal;padding:1px 2px;text-align:center}th.dayhead .wd{color:var(--muted);font-size:.85em}th.weekend{background:var(--card)}
+td.day{text-align:center;padding:2px 2px;min-width:1.7em}td.day a{color:inherit;text-decoration:none}td.day .mark+.mark{margin-left:.15em}.mark.open{font-style:italic}
+@media print{header p,footer,.notice,#excuses form{display:none}body{font-size:8pt;padding:0}table.sla{font-size:7pt}td.day,td.rate{border:1px solid #999}a{color:inherit;text-decoration:none}.print-only{display:block!important}}.print-only{display:none}td.on_time{background:#dcfce7}td.late{background:#fef3c7}td.missing{background:#fee2e2}td.excused{background:#e0e7ff}td.no_data{background:#f3f4f6}td.not-monitored{color:#6b7280;background:repeating-linear-gradient(45deg,#f9fafb,#f9fafb 3px,#e5e7eb 3px,#e5e7eb 6px)}td.rate.bad,td.bad{color:#b91c1c;font-weight:bold}</style></head>
+<body><header><h1>Expected files: ${data.month}</h1><p class="print-only">Statement of expected files for ${data.month}, made ${new Date(data.now ?? Date.now()).toISOString().slice(0, 16).replace('T', ' ')} UTC by transfer-watch ${data.version}: local days in each rule's time zone; the coverage column says how much of the month each line judges.</p><p class="muted"><a href="/">← status page</a> · <a href="/sla?month=${prev}">← ${prev}</a> · <a href="/sla?month=${next}">${next} →</a> · local days in each rule's time zone · <a href="/api/v1/sla/report?from=${data.days[0] ?? ''}&amp;to=${data.days[data.days.length - 1] ?? ''}&amp;format=csv">CSV</a></p></header>
 <main>${data.problem ? html`<p class="notice error" role="status">${data.problem}</p>` : ''}
 <section id="sla" data-section="sla">${
     rows.length === 0
       ? html`<p class="muted">No occurrences recorded for ${data.month}.</p>`
-      : html`<div class="scroll"><table class="sla"><thead><tr><th>Rule / key</th>${data.days.map((d) => html`<th>${Number(d.slice(8))}</th>`)}<th>On time</th><th>Objective</th><th>Budget left</th><th>Coverage</th></tr></thead><tbody>${rows}</tbody></table></div>
-<p class="muted">✓ on time · +Nm late by N minutes · ✗ missing · exc excused (not counted) · ? no data (the service could not be read; not counted) · – no deadline that day · nm not monitored (before the ledger judged this rule and key; the rate covers only the judged days) · · not due yet</p>`
+      : html`<div class="scroll"><table class="sla"><thead><tr><th>Rule / key</th>${data.days.map((d) => html`<th class="dayhead${[0, 6].includes(new Date(`${d}T12:00:00Z`).getUTCDay()) ? ' weekend' : ''}">${Number(d.slice(8))}<br><span class="wd">${WEEKDAY_LETTERS[new Date(`${d}T12:00:00Z`).getUTCDay()]}</span></th>`)}<th>On time</th><th>Objective</th><th>Budget left</th><th>Coverage</th></tr></thead><tbody>${rows}</tbody></table></div>
+<p class="muted">✓ on time · +Nm late by N minutes · ✗ missing · exc excused (not counted) · ? no data (the service could not be read; not counted) · – no deadline that day · nm not monitored (before the ledger judged this rule and key; the rate covers only the judged days) · · not due yet · ✗… missing so far, still open · one mark per deadline (a busier day: its counts); each day links to its occurrences and their evidence; print the page for a statement</p>`
   }</section>${holidaysSection(data.holidays ?? [])}${excusesSection(data.excuseEvents ?? [], data.timezone ?? 'UTC')}</main>
 <footer class="muted">transfer-watch ${data.version}</footer>
 </body></html>

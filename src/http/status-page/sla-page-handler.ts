@@ -18,7 +18,7 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
   const [y, m] = month.split('-').map(Number) as [number, number];
   const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
   const days = Array.from({ length: last }, (_, i) => `${month}-${String(i + 1).padStart(2, '0')}`);
-  const data: SlaPageData = { month, days, rows: [], occurrences: [], version: info.version, today, timezone: info.timezone };
+  const data: SlaPageData = { month, days, rows: [], occurrences: [], version: info.version, today, timezone: info.timezone, now: deps.now() };
   const nonce = randomBytes(16).toString('base64');
   const reply = (status: number): PageReply => ({
     status,

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import type { LedgerOccurrence } from '../../src/history/sla-ledger-store.js';
+import { renderSlaPage } from '../../src/http/status-page/render-sla-page.js';
+import { reportRow } from '../../src/sla/sla-report.js';
+
+/** The `/sla` month grid as an SLA owner hands it over (issue 44): one mark per deadline, what is open, what is not monitored. */
+
+function occurrence(date: string, hour: number, outcome: LedgerOccurrence['outcome'], final = true, lateness: number | null = null): LedgerOccurrence {
+  return {
+    rule: 'Statement',
+    key: { user: 'BANK1' },
+    keyText: 'user=BANK1',
+    localDate: date,
+    deadline: Date.parse(`${date}T${String(hour).padStart(2, '0')}:00:00Z`),
+    timezone: 'UTC',
+    outcome,
+    final,
+    arrivedAt: null,
+    latenessSeconds: lateness,
+    count: outcome === 'missing' ? 0 : 1,
+    minCount: 1,
+    files: [],
+    afterClose: [],
+    excuse: null,
+  };
+}
+
+describe('the /sla page', () => {
+  it('shows each deadline of a day, an open missing as open, days before monitoring as not monitored, weekdays, and links every day to its evidence', () => {
+    const days = Array.from({ length: 30 }, (_, i) => `2026-11-${String(i + 1).padStart(2, '0')}`);
+    const occurrences = [
+      occurrence('2026-11-24', 9, 'on_time'),
+      occurrence('2026-11-24', 15, 'late', true, 240),
+      occurrence('2026-11-25', 9, 'missing', false),
+      occurrence('2026-11-25', 15, 'on_time'),
+    ];
+    const tally = { rule: 'Statement', key: { user: 'BANK1' }, timezone: 'UTC', on_time: 2, late: 1, missing: 1, excused: 0, no_data: 0, latenessSeconds: [240], monitoredFrom: '2026-11-24' };
+    const due = days.filter((d) => d <= '2026-11-25').flatMap((d) => [d, d]);
+    const page = renderSlaPage({ month: '2026-11', days, rows: [reportRow(tally, 0.99, due)], occurrences, version: 't', today: '2026-11-26', timezone: 'UTC', now: Date.parse('2026-11-26T10:00:00Z') }, 'n');
+    const cellOf = (date: string): string => new RegExp(`<td class="day[^"]*"[^>]*title="${date}[^"]*"[^>]*>.*?</td>`, 's').exec(page)?.[0] ?? '';
+    // Two deadlines on the 24th: two marks, the late one with its minutes.
+    expect(cellOf('2026-11-24')).toMatch(/<span class="mark on_time">✓<\/span><span class="mark late">\+4m<\/span>/);
+    // The 25th's morning is missing so far, not final.
+    expect(cellOf('2026-11-25')).toContain('<span class="mark missing open">✗…</span>');
+    expect(cellOf('2026-11-25')).toContain('missing so far (open until it closes)');
+    // Each judged day links to its occurrences (and their files).
+    expect(cellOf('2026-11-24')).toContain('<a href="/api/v1/sla/occurrences?from=2026-11-24&amp;to=2026-11-24&amp;rule=Statement">');
+    // Before the 24th the key was not monitored: never "no deadline"; today and after: not due yet.
+    expect(page).toContain('title="2026-11-23: not monitored (the ledger judges from 2026-11-24)">nm</td>');
+    expect(page).toContain('title="2026-11-26: not due yet">·</td>');
+    // Weekdays in the header (1 November 2026 is a Sunday), and the coverage of the month.
+    expect(page).toMatch(/<th class="dayhead weekend">1<br><span class="wd">Su<\/span><\/th>/);
+    expect(page).toContain('partial: 4 of 50 due judged (monitored since 2026-11-24)');
+    // A printed page is a statement: it says what it covers and when it was made.
+    expect(page).toContain('@media print');
+    expect(page).toContain('Statement of expected files for 2026-11, made 2026-11-26 10:00 UTC');
+  });
+});
