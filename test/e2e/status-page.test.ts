@@ -118,6 +118,8 @@ describe.skipIf(missing !== undefined)('status page in headless Chromium', () =>
         server: { listen: '127.0.0.1:0' },
         display_timezone: 'America/Sao_Paulo',
         log: { level: 'info' },
+        // A few days of the ledger for the /sla page (filled from the simulator's history at start).
+        sla: { backfill: '3d' },
       }),
     );
     daemon = await startDaemonProcess(configFile);
@@ -227,4 +229,35 @@ describe.skipIf(missing !== undefined)('status page in headless Chromium', () =>
     expect(dialogs).toEqual([]);
     expect(pageErrors).toEqual([]);
   }, 120_000);
+
+  it('hands over the SLA month at 1280 px: one line per rule, weekdays, nothing cut off, and a printable statement', async () => {
+    const url = daemon?.url ?? '';
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await eventually(
+      async () => {
+        await page.goto(`${url}/sla`);
+        return (await page.locator('table.sla th.dayhead').count()) >= 28;
+      },
+      30_000,
+      500,
+    );
+    // The whole month and its figures fit the width: no horizontal scroll of the page.
+    const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
+    const widest = String(await page.evaluate("[...document.querySelectorAll('body *')].map((e) => [e.tagName + '.' + e.className, Math.round(e.getBoundingClientRect().right)]).sort((a, b) => b[1] - a[1]).slice(0, 5).join(' | ')"));
+    expect(overflow, widest).toBeLessThanOrEqual(0);
+    // Every day head says its weekday; no day's marks wrap onto a second line.
+    const heads = await page.locator('th.dayhead .wd').allTextContents();
+    expect(new Set(heads)).toEqual(new Set(['Su', 'Mo', 'Tu', 'We', 'Th', 'Fr', 'Sa']));
+    const marks = Number(await page.evaluate("document.querySelectorAll('table.sla td.day > a').length"));
+    expect(marks).toBeGreaterThan(0);
+    const wrapped = Number(await page.evaluate("[...document.querySelectorAll('table.sla td.day > a')].filter((a) => a.getClientRects().length > 1 || a.getBoundingClientRect().height > 28).length"));
+    expect(wrapped).toBe(0);
+    // Printed, the page is a statement: it says what it covers and when it was made.
+    await page.emulateMedia({ media: 'print' });
+    expect(await page.locator('.print-only').first().isVisible()).toBe(true);
+    const shot = await page.screenshot({ fullPage: true });
+    expect(shot.length).toBeGreaterThan(10_000);
+    await page.emulateMedia({ media: 'screen' });
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
 });
