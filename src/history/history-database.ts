@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type SqliteDatabase } from 'kysely';
 import type { Pool } from 'pg';
@@ -100,6 +100,11 @@ export interface OpenedHistoryDatabase {
   where: string;
   /** A driver's message with any credential of the configuration taken out. */
   redact(message: string): string;
+  /**
+   * Throws (code `history_file_gone`, a refusal of the store) when the SQLite file opened was deleted or replaced
+   * since: writes would go to a file nobody will read again, and be lost at the next start.
+   */
+  check?(): void;
   close(): Promise<void>;
 }
 
@@ -169,8 +174,33 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
   const file = join(stateDir, SQLITE_FILE);
   // Opened at the first query (a file that cannot be opened is then a history that does not answer, as a
   // database that is down is: the daemon alerts on).
-  const db = new Kysely<HistoryTables>({ dialect: new SqliteDialect({ database: () => openSqlite(file) }) });
-  return { db, dialect: 'sqlite', where: file, redact: (m) => m, close: () => db.destroy() };
+  let opened: { dev: number; ino: number } | undefined;
+  const db = new Kysely<HistoryTables>({
+    dialect: new SqliteDialect({
+      database: async () => {
+        const database = await openSqlite(file, logger);
+        const st = statSync(file);
+        opened = { dev: st.dev, ino: st.ino };
+        return database;
+      },
+    }),
+  });
+  const check = (): void => {
+    if (opened === undefined) return;
+    let st: { dev: number; ino: number } | undefined;
+    try {
+      st = statSync(file);
+    } catch {
+      st = undefined;
+    }
+    if (st === undefined || st.dev !== opened.dev || st.ino !== opened.ino) {
+      throw new TransferWatchError(
+        'history_file_gone',
+        `the history database ${file} was ${st === undefined ? 'deleted' : 'replaced'} while open: nothing more is written to it; the records wait in the journal (restart the daemon to open a new file there)`,
+      );
+    }
+  };
+  return { db, dialect: 'sqlite', where: file, redact: (m) => m, check, close: () => db.destroy() };
 }
 
 /**
@@ -178,7 +208,44 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
  * Node 20. better-sqlite3 12 is not used on Node 24: its statements' finalizers abort the process there
  * (`Assertion failed: (env) != nullptr`, fixed only in its 13.x, which needs Node 22).
  */
-async function openSqlite(file: string): Promise<SqliteDatabase> {
+async function openSqlite(file: string, logger: Logger): Promise<SqliteDatabase> {
+  let database: SqliteDatabase | undefined;
+  try {
+    database = await openSqliteFile(file);
+    // A file that is not a database, or whose schema is damaged, fails here (or at its pragmas): it is moved aside, as
+    // corrupt state files are, and a new one takes its place (the records waiting in the journal are written to it).
+    database.prepare('SELECT count(*) FROM sqlite_master').all([]);
+    return database;
+  } catch (err) {
+    if (!isCorrupt(err)) throw err;
+    if (database) closeQuietly(database);
+    const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    renameSync(file, aside);
+    for (const f of [`${file}-wal`, `${file}-shm`]) if (existsSync(f)) renameSync(f, `${aside}${f.slice(file.length)}`);
+    logger.error({ file, moved_to: aside, err: { type: 'HistoryCorrupt', message: errorMessage(err) } }, 'the history database is corrupt: moved aside, a new one is started');
+    return openSqliteFile(file);
+  }
+}
+
+/** SQLITE_CORRUPT (11) or SQLITE_NOTADB (26), from either driver, anywhere in the error's causes. */
+function isCorrupt(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = Reflect.get(e, 'cause'), depth++) {
+    const code = String(Reflect.get(e, 'code') ?? '');
+    const errcode = Reflect.get(e, 'errcode');
+    if (/^SQLITE_(CORRUPT|NOTADB)/.test(code) || (typeof errcode === 'number' && [11, 26].includes(errcode & 0xff))) return true;
+  }
+  return false;
+}
+
+function closeQuietly(database: SqliteDatabase): void {
+  try {
+    database.close();
+  } catch {
+    /* already unusable */
+  }
+}
+
+async function openSqliteFile(file: string): Promise<SqliteDatabase> {
   const pragmas = [
     // WAL: readers (the page, the API) never wait for the writer; NORMAL is durable across a process kill.
     'PRAGMA journal_mode = WAL',

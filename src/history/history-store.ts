@@ -79,6 +79,8 @@ export class HistoryStore {
   /** Write records; each kind in chunked multi-row inserts inside one transaction. */
   async write(records: readonly HistoryRecord[]): Promise<void> {
     if (records.length === 0) return;
+    // A SQLite file deleted or replaced while open takes writes that nobody reads again: refused, they wait.
+    this.opened.check?.();
     const alerts = records.filter((r): r is AlertEventRecord => r.kind === 'alert');
     const attempts = records.filter((r): r is AttemptRecord => r.kind === 'attempt');
     const silences = records.filter((r): r is SilenceEventRecord => r.kind === 'silence');
@@ -228,6 +230,7 @@ export class HistoryStore {
 
   /** A cheap round trip: does the database answer? */
   async ping(): Promise<void> {
+    this.opened.check?.();
     await this.db.selectFrom('alert_events').select('id').limit(1).execute();
   }
 
