@@ -1,4 +1,5 @@
 import { csvLine } from '../base/csv.js';
+import { textTable } from '../base/text-table.js';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError } from '../base/config-error.js';
@@ -281,16 +282,10 @@ function formatTable(transfers: Transfer[], zone: string, window?: { start: numb
     printable(t.file),
     printable(t.message),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
   const span = window ? ` from ${window.source} between ${formatTime(window.start, zone)} and ${formatTime(window.end, zone)}` : '';
   const summary = `${transfers.length} transfer${transfers.length === 1 ? '' : 's'}${span}\n`;
   if (rows.length === 0) return summary;
-  return `${[line(header), ...rows.map(line)].join('\n')}\n\n${summary}`;
+  return `${textTable(header, rows)}\n\n${summary}`;
 }
 
 export function registerQuery(program: Command): void {

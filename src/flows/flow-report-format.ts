@@ -1,5 +1,6 @@
 import { Document, isMap, isScalar, isSeq } from 'yaml';
 import { csvLine } from '../base/csv.js';
+import { textTable } from '../base/text-table.js';
 import type { DiscoverReport, FlowReport, ProposedRule } from './discover-flows.js';
 
 /**
@@ -85,17 +86,11 @@ export function flowTable(report: DiscoverReport): string {
     f.arrival.p95,
     f.watched_by.length > 0 ? f.watched_by.join(',') : '-',
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
   const reasons = Object.entries(report.not_recurring.reasons)
     .map(([r, n]) => `${n} ${r.replace(/_/g, ' ')}`)
     .join(', ');
   const summary = `${report.flows.length} recurring flows (times in ${report.timezone}); ${report.not_recurring.flows} not recurring (${report.not_recurring.transfers} transfers${reasons ? `: ${reasons}` : ''}); ${report.transfers_read} transfers read\n`;
-  return rows.length === 0 ? summary : `${[line(header), ...rows.map(line)].join('\n')}\n\n${summary}`;
+  return rows.length === 0 ? summary : `${textTable(header, rows)}\n\n${summary}`;
 }
 
 export function flowCsv(report: DiscoverReport): string {

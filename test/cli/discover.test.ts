@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startSimulator, type RunningSimulator, type SimulatorTruth } from '../../src/simulator/start-simulator.js';
 import { runCli } from '../helpers/daemon-process.js';
+import { writeEstateConfig } from '../helpers/estate-config.js';
 
 /**
  * `discover` through the built binary against the simulator's estate, flow by flow against the estate's truth:
@@ -35,27 +36,7 @@ beforeAll(async () => {
   sim = await startSimulator({ estate: 20, ratePerMinute: 0.5, historyDays: 70, seed: 7 });
   truth = sim.truth();
   dir = mkdtempSync(path.join(tmpdir(), 'tw-discover-'));
-  writeFileSync(
-    path.join(dir, 'config.yaml'),
-    [
-      'sources:',
-      '  - name: mft',
-      `    base_url: ${sim.url}`,
-      '    username: demo',
-      '    password: demo',
-      'display_timezone: America/Sao_Paulo',
-      'rule_files: [watched.yaml]',
-      'calendars:',
-      '  BR:',
-      '    holidays: { country: BR }',
-      '    exclude_weekdays: [sat, sun]',
-      '',
-    ].join('\n'),
-  );
-  writeFileSync(
-    path.join(dir, 'watched.yaml'),
-    ['rules:', '  - name: Banco001Statement', '    type: missing_file', '    match: { user: [BANCO001], file: ["EXTRATO_*.RET"] }', '    deadline: "0 11 * * 1-5"', '    window: 6h', ''].join('\n'),
-  );
+  writeEstateConfig(dir, sim.url);
 });
 
 afterAll(async () => {

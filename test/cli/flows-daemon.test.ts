@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/start-simulator.js';
 import { runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon-process.js';
+import { writeEstateConfig } from '../helpers/estate-config.js';
 
 /**
  * The daemon's picture of the flows (contract section 13) through the built binary: after its SLA backfill it
@@ -30,30 +31,7 @@ let dir: string;
 beforeAll(async () => {
   sim = await startSimulator({ estate: 20, ratePerMinute: 0.5, historyDays: 70, seed: 11 });
   dir = mkdtempSync(path.join(tmpdir(), 'tw-flows-'));
-  writeFileSync(
-    path.join(dir, 'config.yaml'),
-    [
-      'sources:',
-      '  - name: mft',
-      `    base_url: ${sim.url}`,
-      '    username: demo',
-      '    password: demo',
-      'display_timezone: America/Sao_Paulo',
-      'server: { listen: "127.0.0.1:0" }',
-      `state: { dir: ${JSON.stringify(path.join(dir, 'state'))} }`,
-      'rule_files: [watched.yaml]',
-      'sla: { backfill: 60d }',
-      'calendars:',
-      '  BR:',
-      '    holidays: { country: BR }',
-      '    exclude_weekdays: [sat, sun]',
-      '',
-    ].join('\n'),
-  );
-  writeFileSync(
-    path.join(dir, 'watched.yaml'),
-    ['rules:', '  - name: Banco001Statement', '    type: missing_file', '    match: { user: [BANCO001], file: ["EXTRATO_*.RET"] }', '    deadline: "0 11 * * 1-5"', '    timezone: America/Sao_Paulo', '    window: 6h', ''].join('\n'),
-  );
+  writeEstateConfig(dir, sim.url, ['server: { listen: "127.0.0.1:0" }', `state: { dir: ${JSON.stringify(path.join(dir, 'state'))} }`, 'sla: { backfill: 60d }']);
   daemon = await startDaemonProcess(path.join(dir, 'config.yaml'));
   await daemon.waitForLog((l) => l.msg === 'SLA backfill: flow summary filled', 60_000);
 }, 90_000);
