@@ -126,6 +126,8 @@ describe.skipIf(skipReason !== undefined)('real Prometheus scraping transfer-wat
             severity: 'critical',
             annotations: { summary: '{{count}} failed transfers' },
           },
+          // A file expected every 10 s that never comes: the SLA ledger's gauges (the dashboard's SLA panels) have data.
+          { name: 'E2EExpectedFile', type: 'missing_file', match: { user: ['NOBODY'] }, deadline: '*/10 * * * * *', window: '10s', severity: 'warning', sla: { objective: 0.9 } },
         ],
       }),
     );
@@ -194,6 +196,8 @@ describe.skipIf(skipReason !== undefined)('real Prometheus scraping transfer-wat
     await eventually('a notification to be sent', async () =>
       ((await scalar(`sum(transfer_watch_notifications_total{job="${JOB}", outcome="sent"})`)) ?? 0) >= 1 ? true : undefined,
     );
+    // The ledger has judged the expected file and its figures are scraped (refreshed every 15 s).
+    await eventually('the SLA gauges', async () => ((await query(`transfer_watch_sla_budget_remaining{job="${JOB}"}`)).length > 0 ? true : undefined));
   }, 90_000);
 
   afterAll(async () => {
