@@ -1,7 +1,7 @@
 import { formatDuration } from '../base/duration.js';
-import { compileMatch } from '../rules/match.js';
+import { compileMatch, type TransferMatcher } from '../rules/match.js';
 import type { RuleDefinition } from '../rules/registry.js';
-import { transferLabel, type Transfer } from '../source/transfer.js';
+import { transferLabel, type LabelName, type Transfer } from '../source/transfer.js';
 import type { FlowSummary } from './flow-summary.js';
 import { learnSchedule, type CalendarCandidate, type LearnedSchedule, type NotRecurringReason } from './flow-schedule.js';
 import { shapePattern } from './name-shape.js';
@@ -73,7 +73,8 @@ export interface DiscoverReport {
   not_recurring: { flows: number; transfers: number; reasons: Partial<Record<NotRecurringReason, number>> };
 }
 
-const WEEKDAY_NAMES = ['', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+/** Names of ISO weekdays (1 = Monday … 7 = Sunday), as the schedules' `weekdays` number them. */
+export const ISO_WEEKDAY_NAMES: readonly string[] = ['', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 /** Flows whose deadlines differ by more than this are not put in one rule. */
 const GROUP_DEADLINE_SPREAD = 60;
 
@@ -82,7 +83,8 @@ export function hhmm(minutes: number): string {
 }
 
 /** A transfer standing for a flow's files, for the configured rules' matchers. */
-function sampleTransfer(f: FlowSummary, file = f.sample.file): Transfer {
+function sampleTransfer(f: FlowSummary): Transfer {
+  const file = f.sample.file;
   return {
     id: '',
     source: f.source,
@@ -109,17 +111,26 @@ function sampleTransfer(f: FlowSummary, file = f.sample.file): Transfer {
  * volume or failure rule over a whole instance judges the files too, but expects none of them by a time: a flow it
  * alone sees is still one nobody would be told is missing.
  */
-function watchersOf(f: FlowSummary, rules: readonly RuleDefinition[]): string[] {
+function watchersOf(f: FlowSummary, watchers: readonly Watcher[]): string[] {
   const t = sampleTransfer(f);
   const names: string[] = [];
-  for (const rule of rules) {
-    if (rule.type !== 'missing_file') continue;
-    if (!compileMatch(rule.match)(t)) continue;
-    const forEach = 'for_each' in rule ? rule.for_each : undefined;
-    if (forEach && !forEach.values.includes(transferLabel(t, forEach.label))) continue;
-    names.push(rule.name);
+  for (const w of watchers) {
+    if (!w.matches(t)) continue;
+    if (w.forEach && !w.forEach.values.includes(transferLabel(t, w.forEach.label))) continue;
+    names.push(w.name);
   }
   return names;
+}
+
+/** A configured missing_file rule with its match compiled once (every flow is asked of every rule). */
+interface Watcher {
+  name: string;
+  matches: TransferMatcher;
+  forEach: { label: LabelName; values: readonly string[] } | undefined;
+}
+
+function watchersFrom(rules: readonly RuleDefinition[]): Watcher[] {
+  return rules.flatMap((rule) => (rule.type === 'missing_file' ? [{ name: rule.name, matches: compileMatch(rule.match), forEach: rule.for_each }] : []));
 }
 
 function cronWeekdays(iso: readonly number[]): string {
@@ -175,7 +186,7 @@ interface Learned {
 }
 
 function describeSchedule(s: LearnedSchedule): string {
-  const days = s.weekdays.map((d) => WEEKDAY_NAMES[d]).join(', ');
+  const days = s.weekdays.map((d) => ISO_WEEKDAY_NAMES[d]).join(', ');
   if (s.kind === 'monthly') return s.monthDay === 'last' ? 'the last day of each month' : `day ${s.monthDay} of each month`;
   const times = s.deadlines.length > 1 ? `${s.deadlines.length} times a day, ` : '';
   if (s.calendar !== null) {
@@ -212,6 +223,7 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
   const reasons: Partial<Record<NotRecurringReason, number>> = {};
   let notRecurringTransfers = 0;
   const filesOf = (f: FlowSummary): number => [...f.days.values()].reduce((n, d) => n + d.count, 0);
+  const watchers = watchersFrom(o.rules);
   for (const flow of summaries) {
     const finding = learnSchedule(flow.days.values(), o);
     if (!finding.recurring) {
@@ -219,7 +231,7 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
       notRecurringTransfers += filesOf(flow);
       continue;
     }
-    learned.push({ flow, schedule: finding.schedule, pattern: '', watchedBy: watchersOf(flow, o.rules), files: filesOf(flow) });
+    learned.push({ flow, schedule: finding.schedule, pattern: '', watchedBy: watchersOf(flow, watchers), files: filesOf(flow) });
   }
 
   // A pattern matches no other flow's files of the same source, event and user: where `*` would, runs of one

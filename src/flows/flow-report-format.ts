@@ -1,14 +1,13 @@
 import { Document, isMap, isScalar, isSeq } from 'yaml';
 import { csvLine } from '../base/csv.js';
 import { textTable } from '../base/text-table.js';
-import type { DiscoverReport, FlowReport, ProposedRule } from './discover-flows.js';
+import { ISO_WEEKDAY_NAMES, type DiscoverReport, type FlowReport, type ProposedRule } from './discover-flows.js';
 
 /**
  * The report as people and tools take it: a rule file to review (each rule under the evidence it was proposed on),
  * a table, CSV. JSON is the report itself.
  */
 
-const WEEKDAYS = ['', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 
 function commentLines(text: string): string {
   return text
@@ -67,7 +66,7 @@ export function proposalYaml(report: DiscoverReport, o: { unwatchedOnly: boolean
 function scheduleText(f: FlowReport): string {
   const s = f.schedule;
   if (s.kind === 'monthly') return s.month_day === 'last' ? 'monthly, last day' : `monthly, day ${s.month_day}`;
-  const days = s.weekdays.length === 7 ? 'every day' : s.weekdays.map((d) => WEEKDAYS[d]).join(',');
+  const days = s.weekdays.length === 7 ? 'every day' : s.weekdays.map((d) => ISO_WEEKDAY_NAMES[d]).join(',');
   return s.calendar !== null ? `${days} (${s.calendar})` : s.kind === 'weekly' ? `weekly ${days}` : days;
 }
 

@@ -1,4 +1,4 @@
-import type { DiscoverReport, FlowReport } from '../../flows/discover-flows.js';
+import { ISO_WEEKDAY_NAMES, type DiscoverReport, type FlowReport } from '../../flows/discover-flows.js';
 import { proposalYaml } from '../../flows/flow-report-format.js';
 import { html, type SafeHtml } from './safe-html.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -11,12 +11,11 @@ export interface FlowsPageData {
   problem?: string;
 }
 
-const WEEKDAYS = ['', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 
 function schedule(f: FlowReport): string {
   const s = f.schedule;
   if (s.kind === 'monthly') return s.month_day === 'last' ? 'the last day of each month' : `day ${s.month_day} of each month`;
-  const days = s.weekdays.length === 7 ? 'every day' : s.kind === 'weekly' ? `every ${WEEKDAYS[s.weekdays[0] ?? 0]}` : s.weekdays.map((d) => WEEKDAYS[d]).join(', ');
+  const days = s.weekdays.length === 7 ? 'every day' : s.kind === 'weekly' ? `every ${ISO_WEEKDAY_NAMES[s.weekdays[0] ?? 0]}` : s.weekdays.map((d) => ISO_WEEKDAY_NAMES[d]).join(', ');
   return s.calendar !== null ? `${days}, business days of ${s.calendar}` : days;
 }
 
