@@ -126,7 +126,9 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA ledger through 
         expect(await s.metric('transfer_watch_sla_occurrences_total', { rule: 'PartnerFileMissing', outcome: outcome as string, user: user as string }), `${user} ${outcome}`).toBe(0);
       }
       // The ledger's own figures as gauges, read from the database (the restarted process counted nothing yet).
-      // (A's share moves with every deadline; C never sends: 0, and its budget overspent.)
+      // (A's share moves with every deadline; C never sends: 0, and its budget overspent.) They are refreshed every
+      // 15 s: occurrences the killed process had not yet written are written by this one after its first refresh.
+      await eventually(async () => ((await s.metric('transfer_watch_sla_on_time_ratio', { rule: 'PartnerFileMissing', user: 'C', period: 'current' })) === undefined ? undefined : true), 20_000);
       expect(await s.metric('transfer_watch_sla_on_time_ratio', { rule: 'PartnerFileMissing', user: 'A', period: 'current' })).toBeGreaterThan(0);
       expect(await s.metric('transfer_watch_sla_on_time_ratio', { rule: 'PartnerFileMissing', user: 'C', period: 'current' })).toBe(0);
       expect(await s.metric('transfer_watch_sla_budget_remaining', { rule: 'PartnerFileMissing', user: 'C', period: 'current' })).toBeLessThan(0);
