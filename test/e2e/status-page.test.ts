@@ -50,8 +50,12 @@ function records(now: number): Partial<ServiceRecord>[] {
     failed(4, 'EXTRATO_3.RET', 'BANK2'),
     // A successful position file: the expected-files section shows it arrived.
     { DATAHORA: new Date(now - 60_000).toISOString(), INSTANCE: 'PROD1', USUARIO: 'BANK3', EVENTO: 7, NOMEARQUIVO: 'POSICAO_1.RET', RESULTADO: 0, MENSAGEM: 'ok' },
+    // Yesterday's, for the ledger's per-partner statement (BANK4 sent none).
+    { DATAHORA: new Date(now - 26 * 3_600_000).toISOString(), INSTANCE: 'PROD1', USUARIO: 'BANK3', EVENTO: 7, NOMEARQUIVO: 'POSICAO_0.RET', RESULTADO: 0, MENSAGEM: 'ok' },
   ];
 }
+
+const occurrencesSchema = z.object({ occurrences: z.array(z.object({ key: z.record(z.string(), z.string()), local_date: z.string(), outcome: z.string() })) });
 
 const silencesSchema = z.object({
   silences: z.array(z.object({ id: z.string(), comment: z.string(), createdBy: z.string(), matchers: z.array(z.object({ name: z.string(), value: z.string() })), status: z.object({ state: z.string() }) })),
@@ -101,6 +105,18 @@ describe.skipIf(missing !== undefined)('status page in headless Chromium', () =>
             timezone: 'America/Sao_Paulo',
             window: '1d',
             severity: 'warning',
+          },
+          {
+            // One line per partner on /sla, each with its statement.
+            name: 'PartnerPositionMissing',
+            type: 'missing_file',
+            match: { file: ['POSICAO_*.RET'] },
+            for_each: { label: 'user', values: ['BANK3', 'BANK4'] },
+            deadline: '59 23 * * *',
+            timezone: 'America/Sao_Paulo',
+            window: '1d',
+            severity: 'warning',
+            sla: { objective: 0.9 },
           },
         ],
       }),
@@ -258,6 +274,40 @@ describe.skipIf(missing !== undefined)('status page in headless Chromium', () =>
     const shot = await page.screenshot({ fullPage: true });
     expect(shot.length).toBeGreaterThan(10_000);
     await page.emulateMedia({ media: 'screen' });
+
+    // A partner's name opens its statement: its lines alone, and every deadline of the month with its evidence,
+    // the same occurrences the API lists.
+    const monthShown = async () => String(await page.evaluate("document.title.split(' ')[2]"));
+    const gridMonth = await monthShown();
+    await Promise.all([page.waitForURL(/key=user%3DBANK3/), page.locator('th.rule a', { hasText: 'user=BANK3' }).click()]);
+    expect(await page.locator('h1').textContent()).toBe(`Statement of expected files: user=BANK3, ${gridMonth}`);
+    expect(await page.locator('table.sla th.rule').allTextContents()).toEqual(['PartnerPositionMissinguser=BANK3']);
+    const listedIn = async (month: string) => {
+      const [year, monthNumber] = month.split('-').map(Number) as [number, number];
+      const lastDay = new Date(Date.UTC(year, monthNumber, 0)).toISOString().slice(0, 10);
+      return occurrencesSchema.parse(await (await fetch(`${url}/api/v1/sla/occurrences?from=${month}-01&to=${lastDay}&rule=PartnerPositionMissing`)).json()).occurrences.filter((o) => o.key['user'] === 'BANK3');
+    };
+    let month = gridMonth;
+    let listed = await listedIn(month);
+    if (listed.length === 0) {
+      // In the first days of a month BANK3's deadlines so far are last month's: the month links keep the partner.
+      await Promise.all([page.waitForURL(/month=\d{4}-\d{2}&key=user%3DBANK3$/), page.locator('header a', { hasText: /^← \d{4}-\d{2}$/ }).click()]);
+      month = await monthShown();
+      listed = await listedIn(month);
+    }
+    const stated = await page.locator('table.statement tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.children[0]?.textContent?.slice(0, 10), tr.children[3]?.textContent?.replace(/ by \d+ min$/, '')]));
+    expect(stated).toEqual(listed.map((o) => [o.local_date, o.outcome.replace('_', ' ')]));
+    expect(stated.length).toBeGreaterThan(0);
+    // Printed: landscape A4 pages that say whose statement it is.
+    await page.emulateMedia({ media: 'print' });
+    expect(await page.locator('.print-only').first().textContent()).toContain(`Statement of expected files of user=BANK3 for ${month}`);
+    const pdf = await page.pdf({ format: 'A4', landscape: true, printBackground: true });
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    await page.emulateMedia({ media: 'screen' });
+    // A key that is not LABEL=VALUE is refused, saying how to write one.
+    const refused = await fetch(`${url}/sla?key=BANK3`);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('key=BANK3: expected LABEL=VALUE (e.g. key=user=BANK1).');
     expect(pageErrors).toEqual([]);
   }, 60_000);
 });

@@ -55,4 +55,50 @@ describe('the /sla page', () => {
     expect(page).toContain('@media print');
     expect(page).toContain('Statement of expected files for 2026-11, made 2026-11-26 10:00 UTC');
   });
+
+  it('as the statement of one partner lists every deadline with its evidence, to the millisecond in the rule zone, and keeps the partner in its links', () => {
+    const days = Array.from({ length: 30 }, (_, i) => `2026-11-${String(i + 1).padStart(2, '0')}`);
+    const sp = (o: LedgerOccurrence): LedgerOccurrence => ({ ...o, timezone: 'America/Sao_Paulo' });
+    const late = sp({ ...occurrence('2026-11-24', 12, 'late', true, 300), arrivedAt: Date.parse('2026-11-24T12:05:00.123Z'), files: [{ file: 'EXT_<b>.RET', at: Date.parse('2026-11-24T12:05:00.123Z'), source: 'sim' }] });
+    const missing = sp({ ...occurrence('2026-11-25', 12, 'missing'), afterClose: [{ file: 'EXT_25.RET', at: Date.parse('2026-11-25T12:00:44.500Z'), source: 'sim' }] });
+    const excused = sp({ ...occurrence('2026-11-26', 12, 'missing'), excuse: { by: 'ana', at: Date.parse('2026-11-26T15:00:00Z'), reason: 'bank strike' } });
+    const tally = { rule: 'Statement', key: { user: 'BANK1' }, timezone: 'America/Sao_Paulo', on_time: 0, late: 1, missing: 1, excused: 1, no_data: 0, latenessSeconds: [300], monitoredFrom: '2026-11-24' };
+    const page = renderSlaPage(
+      {
+        month: '2026-11',
+        days,
+        rows: [reportRow(tally, 0.99, ['2026-11-24', '2026-11-25', '2026-11-26'])],
+        occurrences: [excused, late, missing],
+        version: 't',
+        today: '2026-11-27',
+        timezone: 'UTC',
+        now: Date.parse('2026-11-27T10:00:00Z'),
+        statementKey: { user: 'BANK1' },
+      },
+      'n',
+    );
+    expect(page).toContain('<h1>Statement of expected files: user=BANK1, 2026-11</h1>');
+    expect(page).toContain('Statement of expected files of user=BANK1 for 2026-11, made 2026-11-27 10:00 UTC');
+    const lines = [...page.matchAll(/<tr class="(\w+)"><td>(\S+) .*?<\/tr>/gs)].map((m) => m[0]);
+    // In deadline order, whatever order the ledger gave.
+    expect(lines.map((l) => /<td>(\S+) /.exec(l)?.[1])).toEqual(['2026-11-24', '2026-11-25', '2026-11-26']);
+    // The late one: its deadline and arrival in the rule's zone, the arrival to the millisecond, the file as text.
+    expect(lines[0]).toContain('<td>2026-11-24 09:00:00 -03:00</td><td class="outcome">late by 5 min</td><td>2026-11-24 09:05:00.123 -03:00</td>');
+    expect(lines[0]).toContain('EXT_&lt;b&gt;.RET');
+    // The missing one keeps the file that came after the close; the excused one says who and why.
+    expect(lines[1]).toContain('EXT_25.RET <span class="muted">2026-11-25 09:00:44.500 -03:00</span>');
+    expect(lines[2]).toContain('missing, excused (not counted)');
+    expect(lines[2]).toContain('ana: bank strike');
+    // The month links keep the partner; "every partner" leads back.
+    expect(page).toContain('href="/sla?month=2026-10&amp;key=user%3DBANK1"');
+    expect(page).toContain('<a href="/sla?month=2026-11">every partner</a>');
+  });
+
+  it('links each partner of the month grid to its statement', () => {
+    const days = ['2026-11-01'];
+    const tally = { rule: 'Statement', key: { user: 'BANK 1&2' }, timezone: 'UTC', on_time: 1, late: 0, missing: 0, excused: 0, no_data: 0, latenessSeconds: [], monitoredFrom: '2026-11-01' };
+    const page = renderSlaPage({ month: '2026-11', days, rows: [reportRow(tally, 0.99, ['2026-11-01'])], occurrences: [], version: 't', today: '2026-11-02' }, 'n');
+    expect(page).toContain('href="/sla?month=2026-11&amp;key=user%3DBANK%201%262"');
+    expect(page).not.toContain('id="statement"');
+  });
 });

@@ -1,5 +1,5 @@
 import type { ExcuseEvent, LedgerOccurrence } from '../../history/sla-ledger-store.js';
-import { formatTime } from '../../util/format-time.js';
+import { formatCellTime, formatRfc3339, formatTime } from '../../util/format-time.js';
 import { keyText } from '../../sla/occurrence.js';
 import type { SlaReportRow } from '../sla-routes.js';
 import { coverageText } from '../../sla/sla-report.js';
@@ -25,6 +25,8 @@ export interface SlaPageData {
   timezone?: string;
   /** When the page was made (the daemon's clock), for the printed statement. */
   now?: number;
+  /** The partner of a statement (`?key=LABEL=VALUE`): only its lines, and every occurrence with its evidence. */
+  statementKey?: Record<string, string>;
   problem?: string;
 }
 
@@ -99,6 +101,52 @@ function cell(list: readonly LedgerOccurrence[], day: string, today: string, mon
 
 const WEEKDAY_LETTERS = ['Su', 'Mo', 'Tu', 'We', 'Th', 'Fr', 'Sa'];
 
+/** Files shown by name in a statement's line; more are counted. */
+const FILES_NAMED = 3;
+
+/** An arrival as evidence: local time in the rule's zone, to the millisecond, with the offset. */
+function evidenceTime(epochMs: number, timeZone: string): string {
+  return formatRfc3339(epochMs, timeZone, { millis: true }).replace('T', ' ').replace(/(\.\d{3})(.+)$/, '$1 $2');
+}
+
+function outcomeText(o: LedgerOccurrence): string {
+  const base =
+    o.outcome === 'on_time'
+      ? 'on time'
+      : o.outcome === 'late'
+        ? `late by ${Math.max(1, Math.round((o.latenessSeconds ?? 0) / 60))} min`
+        : o.outcome === 'missing'
+          ? o.final
+            ? 'missing'
+            : 'missing so far (open)'
+          : 'no data (not counted)';
+  return o.excuse ? `${base}, excused (not counted)` : base;
+}
+
+function filesText(files: readonly { file: string; at: number }[], timeZone: string): SafeHtml {
+  if (files.length === 0) return html`<span class="muted">none</span>`;
+  const named = files.slice(0, FILES_NAMED).map((f, i) => html`${i > 0 ? html`<br>` : ''}${f.file} <span class="muted">${evidenceTime(f.at, timeZone)}</span>`);
+  return html`${named}${files.length > FILES_NAMED ? html`<br><span class="muted">and ${files.length - FILES_NAMED} more</span>` : ''}`;
+}
+
+/** A partner's statement: every occurrence of the month, in deadline order, with what proves its outcome. */
+function statementSection(list: readonly LedgerOccurrence[]): SafeHtml {
+  if (list.length === 0) return html``;
+  const sorted = [...list].sort((a, b) => a.deadline - b.deadline || a.rule.localeCompare(b.rule));
+  const rows = sorted.map(
+    (o) =>
+      html`<tr class="${o.excuse ? 'excused' : o.outcome}"><td>${o.localDate} <span class="muted">${WEEKDAY_LETTERS[new Date(`${o.localDate}T12:00:00Z`).getUTCDay()]}</span></td><td>${o.rule}</td><td>${formatCellTime(o.deadline, o.timezone)}</td><td class="outcome">${outcomeText(o)}</td><td>${o.arrivedAt !== null ? evidenceTime(o.arrivedAt, o.timezone) : html`<span class="muted">–</span>`}</td><td>${o.count}${o.minCount > 1 ? html` <span class="muted">of ${o.minCount}</span>` : ''}</td><td class="files">${filesText(o.files, o.timezone)}</td><td class="files">${o.afterClose.length > 0 ? filesText(o.afterClose, o.timezone) : html`<span class="muted">–</span>`}</td><td>${o.excuse ? html`${o.excuse.by}: ${o.excuse.reason}` : html`<span class="muted">–</span>`}</td></tr>`,
+  );
+  return html`<section id="statement" data-section="statement"><h2>Every deadline of the month <span class="muted">the evidence of each outcome; times in each rule's zone</span></h2><table class="statement"><thead><tr><th>Local date</th><th>Rule</th><th>Deadline</th><th>Outcome</th><th>Arrived</th><th>Count</th><th>Files</th><th>After the close</th><th>Excuse</th></tr></thead><tbody>${rows}</tbody></table></section>`;
+}
+
+/** `key=LABEL=VALUE` query parameters for a key, for links. */
+function keyQuery(key: Record<string, string>): string {
+  return Object.entries(key)
+    .map(([label, value]) => `&key=${encodeURIComponent(`${label}=${value}`)}`)
+    .join('');
+}
+
 const pct = (v: number | null): string => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
 
 /** `/sla`: per rule and key, the month by local day, with the on-time rate against the objective and the budget left. */
@@ -113,28 +161,34 @@ export function renderSlaPage(data: SlaPageData, nonce: string): string {
   const [y, m] = data.month.split('-').map(Number) as [number, number];
   const prev = m === 1 ? `${y - 1}-12` : `${y}-${String(m - 1).padStart(2, '0')}`;
   const next = m === 12 ? `${y + 1}-01` : `${y}-${String(m + 1).padStart(2, '0')}`;
+  const statementOf = data.statementKey ? keyText(data.statementKey) : '';
+  const keyParams = data.statementKey ? keyQuery(data.statementKey) : '';
   const rows = data.rows.map((r) => {
     const kt = keyText(r.key);
     const missed = r.objective !== null && r.on_time_ratio !== null && r.on_time_ratio < r.objective;
     const partial = r.due !== null && r.coverage !== null && r.coverage < 1;
-    return html`<tr><th scope="row" class="rule">${r.rule}${kt ? html`<br><span class="muted">${kt}</span>` : ''}</th>${data.days.map((d) => cell(byRow.get(`${r.rule}\u001f${kt}\u001f${d}`) ?? [], d, data.today, r.monitored_from, r.rule, kt))}
+    // Each partner's line links to its statement (on a statement already, the line names the key alone).
+    const keyCell = kt ? (data.statementKey ? html`<br><span class="muted">${kt}</span>` : html`<br><a class="muted" href="/sla?month=${data.month}${keyQuery(r.key)}" title="the statement of ${kt} for ${data.month}">${kt}</a>`) : '';
+    return html`<tr><th scope="row" class="rule">${r.rule}${keyCell}</th>${data.days.map((d) => cell(byRow.get(`${r.rule}\u001f${kt}\u001f${d}`) ?? [], d, data.today, r.monitored_from, r.rule, kt))}
 <td class="rate ${missed ? 'bad' : 'good'}">${pct(r.on_time_ratio)}${partial ? html`<br><span class="muted">partial</span>` : ''}</td><td>${pct(r.objective)}</td><td class="${r.budget_remaining !== null && r.budget_remaining < 0 ? 'bad' : ''}">${pct(r.budget_remaining)}</td><td class="coverage${partial ? ' bad' : ''}">${coverageText(r)}</td></tr>`;
   });
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>transfer-watch SLA ${data.month}</title><style nonce="${nonce}">${PAGE_STYLE}
+<title>transfer-watch SLA ${data.month}${statementOf ? ` ${statementOf}` : ''}</title><style nonce="${nonce}">${PAGE_STYLE}
 body{max-width:none}table.sla{font-size:.78rem;border-collapse:collapse}table.sla th,table.sla td{white-space:nowrap}th.dayhead{font-weight:normal;padding:1px 2px;text-align:center}th.dayhead .wd{color:var(--muted);font-size:.85em}th.weekend{background:var(--card)}
 td.coverage{white-space:normal;min-width:8em;max-width:11em;font-size:.9em}th.rule{white-space:normal;max-width:12em}
 td.day{text-align:center;padding:2px 2px;min-width:1.7em}td.day a{color:inherit;text-decoration:none}td.day .mark+.mark{margin-left:.15em}.mark.open{font-style:italic}
-@media print{header p,footer,.notice,#excuses form{display:none}body{font-size:8pt;padding:0}table.sla{font-size:7pt}td.day,td.rate{border:1px solid #999}a{color:inherit;text-decoration:none}.print-only{display:block!important}}.print-only{display:none}td.on_time{background:#dcfce7}td.late{background:#fef3c7}td.missing{background:#fee2e2}td.excused{background:#e0e7ff}td.no_data{background:#f3f4f6}td.not-monitored{color:#6b7280;background:repeating-linear-gradient(45deg,#f9fafb,#f9fafb 3px,#e5e7eb 3px,#e5e7eb 6px)}td.rate.bad,td.bad{color:#b91c1c;font-weight:bold}</style></head>
-<body><header><h1>Expected files: ${data.month}</h1><p class="print-only">Statement of expected files for ${data.month}, made ${new Date(data.now ?? Date.now()).toISOString().slice(0, 16).replace('T', ' ')} UTC by transfer-watch ${data.version}: local days in each rule's time zone; the coverage column says how much of the month each line judges.</p><p class="muted"><a href="/">← status page</a> · <a href="/sla?month=${prev}">← ${prev}</a> · <a href="/sla?month=${next}">${next} →</a> · local days in each rule's time zone · <a href="/api/v1/sla/report?from=${data.days[0] ?? ''}&amp;to=${data.days[data.days.length - 1] ?? ''}&amp;format=csv">CSV</a></p></header>
+@media print{header p,footer,.notice,#excuses form{display:none}body{font-size:8pt;padding:0}table.sla{font-size:7pt}td.day,td.rate{border:1px solid #999}a{color:inherit;text-decoration:none}.print-only{display:block!important}}.print-only{display:none}td.on_time{background:#dcfce7}td.late{background:#fef3c7}td.missing{background:#fee2e2}td.excused{background:#e0e7ff}td.no_data{background:#f3f4f6}td.not-monitored{color:#6b7280;background:repeating-linear-gradient(45deg,#f9fafb,#f9fafb 3px,#e5e7eb 3px,#e5e7eb 6px)}td.rate.bad,td.bad{color:#b91c1c;font-weight:bold}
+table.statement{font-size:.8rem}table.statement td{vertical-align:top}table.statement td.files{white-space:normal;max-width:22em;overflow-wrap:anywhere}table.statement tr.late td.outcome{background:#fef3c7}table.statement tr.missing td.outcome{background:#fee2e2}table.statement tr.excused td.outcome{background:#e0e7ff}
+@media print{table.statement{font-size:7pt}table.statement tr{break-inside:avoid}#statement h2{break-before:auto}}</style></head>
+<body><header><h1>${statementOf ? html`Statement of expected files: ${statementOf}, ${data.month}` : html`Expected files: ${data.month}`}</h1><p class="print-only">Statement of expected files ${statementOf ? `of ${statementOf} ` : ''}for ${data.month}, made ${new Date(data.now ?? Date.now()).toISOString().slice(0, 16).replace('T', ' ')} UTC by transfer-watch ${data.version}: local days in each rule's time zone; the coverage column says how much of the month each line judges.</p><p class="muted"><a href="/">← status page</a>${statementOf ? html` · <a href="/sla?month=${data.month}">every partner</a>` : ''} · <a href="/sla?month=${prev}${keyParams}">← ${prev}</a> · <a href="/sla?month=${next}${keyParams}">${next} →</a> · local days in each rule's time zone · <a href="/api/v1/sla/report?from=${data.days[0] ?? ''}&amp;to=${data.days[data.days.length - 1] ?? ''}&amp;format=csv">CSV</a>${statementOf ? '' : ' · a partner’s name opens its statement'}</p></header>
 <main>${data.problem ? html`<p class="notice error" role="status">${data.problem}</p>` : ''}
 <section id="sla" data-section="sla">${
     rows.length === 0
       ? html`<p class="muted">No occurrences recorded for ${data.month}.</p>`
       : html`<div class="scroll"><table class="sla"><thead><tr><th>Rule / key</th>${data.days.map((d) => html`<th class="dayhead${[0, 6].includes(new Date(`${d}T12:00:00Z`).getUTCDay()) ? ' weekend' : ''}">${Number(d.slice(8))}<br><span class="wd">${WEEKDAY_LETTERS[new Date(`${d}T12:00:00Z`).getUTCDay()]}</span></th>`)}<th>On time</th><th>Objective</th><th>Budget left</th><th>Coverage</th></tr></thead><tbody>${rows}</tbody></table></div>
 <p class="muted">✓ on time · +Nm late by N minutes · ✗ missing · exc excused (not counted) · ? no data (the service could not be read; not counted) · – no deadline that day · nm not monitored (before the ledger judged this rule and key; the rate covers only the judged days) · · not due yet · ✗… missing so far, still open · one mark per deadline (a busier day: its counts); each day links to its occurrences and their evidence; print the page for a statement</p>`
-  }</section>${holidaysSection(data.holidays ?? [])}${excusesSection(data.excuseEvents ?? [], data.timezone ?? 'UTC')}</main>
+  }</section>${data.statementKey ? statementSection(data.occurrences) : ''}${holidaysSection(data.holidays ?? [])}${excusesSection(data.excuseEvents ?? [], data.timezone ?? 'UTC')}</main>
 <footer class="muted">transfer-watch ${data.version}</footer>
 </body></html>
 `.value;

@@ -9,16 +9,24 @@ import type { PageReply } from './status-page-handler.js';
 /** Occurrences read for one month at most (rules × keys × deadlines); beyond, the page says so. */
 const MAX_MONTH_OCCURRENCES = 50_000;
 
-/** `GET /sla[?month=YYYY-MM]`: the month grid of every rule and key. */
+/**
+ * `GET /sla[?month=YYYY-MM][&key=LABEL=VALUE…]`: the month grid of every rule and key; with `key`, the statement of
+ * one partner (the keys holding every given label and value): its lines only, and each of its occurrences with the
+ * evidence, to print and hand over.
+ */
 export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource | string; info(): { timezone: string; version: string }; now(): number }): Promise<PageReply> {
   const info = deps.info();
   const today = localDateIn(deps.now(), info.timezone);
-  const asked = new URL(req.url ?? '/', 'http://localhost').searchParams.get('month') ?? '';
+  const params = new URL(req.url ?? '/', 'http://localhost').searchParams;
+  const asked = params.get('month') ?? '';
   const month = /^\d{4}-(0[1-9]|1[0-2])$/.test(asked) ? asked : today.slice(0, 7);
   const [y, m] = month.split('-').map(Number) as [number, number];
   const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
   const days = Array.from({ length: last }, (_, i) => `${month}-${String(i + 1).padStart(2, '0')}`);
   const data: SlaPageData = { month, days, rows: [], occurrences: [], version: info.version, today, timezone: info.timezone, now: deps.now() };
+  const statementKey = parseStatementKey(params.getAll('key'));
+  if (typeof statementKey === 'string') data.problem = statementKey;
+  else if (statementKey) data.statementKey = statementKey;
   const nonce = randomBytes(16).toString('base64');
   const reply = (status: number): PageReply => ({
     status,
@@ -26,6 +34,7 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
     body: renderSlaPage(data, nonce),
     headers: { 'Content-Security-Policy': `default-src 'none'; style-src 'nonce-${nonce}'; base-uri 'none'; frame-ancestors 'none'`, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'same-origin' },
   });
+  if (typeof statementKey === 'string') return reply(400);
   const source = deps.sla();
   if (typeof source === 'string') {
     data.problem = `The SLA ledger is disabled: ${source}.`;
@@ -45,9 +54,35 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
     // The month's excuse events (made in it or a little after, about its dates).
     const events = await source.ledger.excuseEvents({ from: Date.parse(`${range.from}T00:00:00Z`) - 86_400_000, to: deps.now(), limit: 1_000 });
     data.excuseEvents = events.items.filter((e) => e.localDate >= range.from && e.localDate <= range.to);
+    if (data.statementKey) {
+      const holds = keyHolds(data.statementKey);
+      data.rows = data.rows.filter((r) => holds(r.key));
+      data.occurrences = data.occurrences.filter((o) => holds(o.key));
+      data.excuseEvents = data.excuseEvents.filter((e) => holds(e.key));
+      const rules = new Set(data.rows.map((r) => r.rule));
+      data.holidays = data.holidays.map((c) => ({ ...c, rules: c.rules.filter((r) => rules.has(r)) })).filter((c) => c.rules.length > 0);
+    }
   } catch {
     data.problem = 'The history database does not answer; try again later.';
     return reply(503);
   }
   return reply(200);
+}
+
+/** `key=LABEL=VALUE` parameters as labels; none: undefined; a malformed one: the reason, for a 400. */
+function parseStatementKey(given: readonly string[]): Record<string, string> | string | undefined {
+  if (given.length === 0) return undefined;
+  const key: Record<string, string> = {};
+  for (const g of given) {
+    const at = g.indexOf('=');
+    if (at <= 0) return `key=${JSON.stringify(g).slice(1, -1)}: expected LABEL=VALUE (e.g. key=user=BANK1).`;
+    key[g.slice(0, at)] = g.slice(at + 1);
+  }
+  return key;
+}
+
+/** Whether a rule's key holds every label and value of a statement's key. */
+function keyHolds(wanted: Record<string, string>): (key: Record<string, string>) => boolean {
+  const pairs = Object.entries(wanted);
+  return (key) => pairs.every(([label, value]) => key[label] === value);
 }
