@@ -107,11 +107,20 @@ function coverageOf(t: SlaTally, due: readonly string[] | undefined): Pick<SlaRe
 }
 
 /** How a row's coverage reads to a person: "22 of 22 due judged (monitored since 2026-10-29)" or "partial: 2 of 22". */
-export function coverageText(r: Pick<SlaReportRow, 'monitored_from' | 'due' | 'coverage' | 'on_time' | 'late' | 'missing' | 'excused'>): string {
-  if (r.due === null) return r.monitored_from ? `monitored since ${r.monitored_from}` : '-';
-  const judged = Math.min(r.due, r.on_time + r.late + r.missing + r.excused);
+export function coverageText(r: CoverageFields): string {
+  const c = coverageCount(r);
+  if (c === null) return r.monitored_from ? `monitored since ${r.monitored_from}` : '-';
   const since = r.monitored_from ? ` (monitored since ${r.monitored_from})` : ' (not monitored)';
-  return judged >= r.due ? `${judged} of ${r.due} due judged${since}` : `partial: ${judged} of ${r.due} due judged${since}`;
+  return `${c.short} due judged${since}`;
+}
+
+type CoverageFields = Pick<SlaReportRow, 'monitored_from' | 'due' | 'coverage' | 'on_time' | 'late' | 'missing' | 'excused'>;
+
+/** The judged deadlines of the due ones, `18 of 18` or `partial: 2 of 22` (a cell's words); null without a schedule. */
+export function coverageCount(r: CoverageFields): { short: string; partial: boolean } | null {
+  if (r.due === null) return null;
+  const judged = Math.min(r.due, r.on_time + r.late + r.missing + r.excused);
+  return judged >= r.due ? { short: `${judged} of ${r.due}`, partial: false } : { short: `partial: ${judged} of ${r.due}`, partial: true };
 }
 
 const REPORT_FIELDS = [

@@ -268,6 +268,12 @@ describe.skipIf(missing !== undefined)('status page in headless Chromium', () =>
     expect(marks).toBeGreaterThan(0);
     const wrapped = Number(await page.evaluate("[...document.querySelectorAll('table.sla td.day > a')].filter((a) => a.getClientRects().length > 1 || a.getBoundingClientRect().height > 28).length"));
     expect(wrapped).toBe(0);
+    // The figures at the end of each line are in view (the grid does not scroll them away), and no rule name
+    // runs out of its cell into the days.
+    const hidden = Number(await page.evaluate("[...document.querySelectorAll('#sla .scroll')].filter((d) => d.scrollWidth > d.clientWidth).length"));
+    expect(hidden).toBe(0);
+    const spilled = Number(await page.evaluate("[...document.querySelectorAll('table.sla th.rule')].filter((th) => th.scrollWidth > th.clientWidth).length"));
+    expect(spilled).toBe(0);
     // Printed, the page is a statement: it says what it covers and when it was made.
     await page.emulateMedia({ media: 'print' });
     expect(await page.locator('.print-only').first().isVisible()).toBe(true);

@@ -2,7 +2,7 @@ import type { ExcuseEvent, LedgerOccurrence } from '../../history/sla-ledger-sto
 import { formatCellTime, formatRfc3339, formatTime } from '../../util/format-time.js';
 import { keyText } from '../../sla/occurrence.js';
 import type { SlaReportRow } from '../sla-routes.js';
-import { coverageText } from '../../sla/sla-report.js';
+import { coverageCount, coverageText } from '../../sla/sla-report.js';
 import type { CalendarHolidays } from '../../sla/calendar-view.js';
 import { html, type SafeHtml } from './safe-html.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -52,6 +52,14 @@ function holidaysSection(list: readonly CalendarHolidays[]): SafeHtml {
 
 const SEVERITY: Record<string, number> = { missing: 5, late: 4, no_data: 3, excused: 2, on_time: 1 };
 
+/** Lateness in a day cell: minutes under an hour, then hours under two days, then days (the title has the minutes). */
+function latenessShort(seconds: number): string {
+  const minutes = Math.max(1, Math.round(seconds / 60));
+  if (minutes < 60) return `${minutes}m`;
+  if (minutes < 48 * 60) return `${Math.round(minutes / 60)}h`;
+  return `${Math.round(minutes / 1440)}d`;
+}
+
 /** One occurrence's mark: ✓ on time, +Nm late, ✗ missing (✗… while still open), exc excused, ? no data. */
 function mark(o: LedgerOccurrence): { text: string; cls: string } {
   if (o.excuse) return { text: 'exc', cls: 'excused' };
@@ -59,7 +67,7 @@ function mark(o: LedgerOccurrence): { text: string; cls: string } {
     case 'on_time':
       return { text: '✓', cls: 'on_time' };
     case 'late':
-      return { text: `+${Math.max(1, Math.round((o.latenessSeconds ?? 0) / 60))}m`, cls: 'late' };
+      return { text: `+${latenessShort(o.latenessSeconds ?? 0)}`, cls: 'late' };
     case 'missing':
       return o.final ? { text: '✗', cls: 'missing' } : { text: '✗…', cls: 'missing open' };
     default:
@@ -100,6 +108,14 @@ function cell(list: readonly LedgerOccurrence[], day: string, today: string, mon
 }
 
 const WEEKDAY_LETTERS = ['Su', 'Mo', 'Tu', 'We', 'Th', 'Fr', 'Sa'];
+
+/** Coverage in two short lines (`18 of 18` / `since 2026-09-28`), the whole sentence as its title. */
+function coverageCell(r: SlaReportRow): SafeHtml {
+  const count = coverageCount(r);
+  const partial = count?.partial === true;
+  const since = r.monitored_from ? `since ${r.monitored_from}` : 'not monitored';
+  return html`<td class="coverage${partial ? ' bad' : ''}" title="${coverageText(r)}">${count ? html`${count.short}<br>` : ''}<span class="muted">${since}</span></td>`;
+}
 
 /** Files shown by name in a statement's line; more are counted. */
 const FILES_NAMED = 3;
@@ -170,14 +186,14 @@ export function renderSlaPage(data: SlaPageData, nonce: string): string {
     // Each partner's line links to its statement (on a statement already, the line names the key alone).
     const keyCell = kt ? (data.statementKey ? html`<br><span class="muted">${kt}</span>` : html`<br><a class="muted" href="/sla?month=${data.month}${keyQuery(r.key)}" title="the statement of ${kt} for ${data.month}">${kt}</a>`) : '';
     return html`<tr><th scope="row" class="rule">${r.rule}${keyCell}</th>${data.days.map((d) => cell(byRow.get(`${r.rule}\u001f${kt}\u001f${d}`) ?? [], d, data.today, r.monitored_from, r.rule, kt))}
-<td class="rate ${missed ? 'bad' : 'good'}">${pct(r.on_time_ratio)}${partial ? html`<br><span class="muted">partial</span>` : ''}</td><td>${pct(r.objective)}</td><td class="${r.budget_remaining !== null && r.budget_remaining < 0 ? 'bad' : ''}">${pct(r.budget_remaining)}</td><td class="coverage${partial ? ' bad' : ''}">${coverageText(r)}</td></tr>`;
+<td class="rate ${missed ? 'bad' : 'good'}">${pct(r.on_time_ratio)}${partial ? html`<br><span class="muted">partial</span>` : ''}</td><td>${pct(r.objective)}</td><td class="${r.budget_remaining !== null && r.budget_remaining < 0 ? 'bad' : ''}">${pct(r.budget_remaining)}</td>${coverageCell(r)}</tr>`;
   });
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>transfer-watch SLA ${data.month}${statementOf ? ` ${statementOf}` : ''}</title><style nonce="${nonce}">${PAGE_STYLE}
 body{max-width:none}table.sla{font-size:.78rem;border-collapse:collapse}table.sla th,table.sla td{white-space:nowrap}th.dayhead{font-weight:normal;padding:1px 2px;text-align:center}th.dayhead .wd{color:var(--muted);font-size:.85em}th.weekend{background:var(--card)}
-td.coverage{white-space:normal;min-width:8em;max-width:11em;font-size:.9em}th.rule{white-space:normal;max-width:12em}
-td.day{text-align:center;padding:2px 2px;min-width:1.7em}td.day a{color:inherit;text-decoration:none}td.day .mark+.mark{margin-left:.15em}.mark.open{font-style:italic}
+table.sla td.coverage{font-size:.9em}table.sla th.rule{white-space:normal;min-width:10em;max-width:14em;overflow-wrap:anywhere}
+td.day{text-align:center;padding:2px 1px;min-width:1.5em}td.day a{color:inherit;text-decoration:none}td.day .mark+.mark{margin-left:.15em}.mark.open{font-style:italic}
 @media print{header p,footer,.notice,#excuses form{display:none}body{font-size:8pt;padding:0}table.sla{font-size:7pt}td.day,td.rate{border:1px solid #999}a{color:inherit;text-decoration:none}.print-only{display:block!important}}.print-only{display:none}td.on_time{background:#dcfce7}td.late{background:#fef3c7}td.missing{background:#fee2e2}td.excused{background:#e0e7ff}td.no_data{background:#f3f4f6}td.not-monitored{color:#6b7280;background:repeating-linear-gradient(45deg,#f9fafb,#f9fafb 3px,#e5e7eb 3px,#e5e7eb 6px)}td.rate.bad,td.bad{color:#b91c1c;font-weight:bold}
 table.statement{font-size:.8rem}table.statement td{vertical-align:top}table.statement td.files{white-space:normal;max-width:22em;overflow-wrap:anywhere}table.statement tr.late td.outcome{background:#fef3c7}table.statement tr.missing td.outcome{background:#fee2e2}table.statement tr.excused td.outcome{background:#e0e7ff}
 @media print{table.statement{font-size:7pt}table.statement tr{break-inside:avoid}#statement h2{break-before:auto}}</style></head>
@@ -186,8 +202,8 @@ table.statement{font-size:.8rem}table.statement td{vertical-align:top}table.stat
 <section id="sla" data-section="sla">${
     rows.length === 0
       ? html`<p class="muted">No occurrences recorded for ${data.month}.</p>`
-      : html`<div class="scroll"><table class="sla"><thead><tr><th>Rule / key</th>${data.days.map((d) => html`<th class="dayhead${[0, 6].includes(new Date(`${d}T12:00:00Z`).getUTCDay()) ? ' weekend' : ''}">${Number(d.slice(8))}<br><span class="wd">${WEEKDAY_LETTERS[new Date(`${d}T12:00:00Z`).getUTCDay()]}</span></th>`)}<th>On time</th><th>Objective</th><th>Budget left</th><th>Coverage</th></tr></thead><tbody>${rows}</tbody></table></div>
-<p class="muted">✓ on time · +Nm late by N minutes · ✗ missing · exc excused (not counted) · ? no data (the service could not be read; not counted) · – no deadline that day · nm not monitored (before the ledger judged this rule and key; the rate covers only the judged days) · · not due yet · ✗… missing so far, still open · one mark per deadline (a busier day: its counts); each day links to its occurrences and their evidence; print the page for a statement</p>`
+      : html`<div class="scroll"><table class="sla"><thead><tr><th>Rule / key</th>${data.days.map((d) => html`<th class="dayhead${[0, 6].includes(new Date(`${d}T12:00:00Z`).getUTCDay()) ? ' weekend' : ''}">${Number(d.slice(8))}<br><span class="wd">${WEEKDAY_LETTERS[new Date(`${d}T12:00:00Z`).getUTCDay()]}</span></th>`)}<th>On time</th><th title="the objective (sla.objective)">Goal</th><th title="the error budget left">Budget</th><th title="deadlines judged of those due">Judged</th></tr></thead><tbody>${rows}</tbody></table></div>
+<p class="muted">✓ on time · +45m, +3h, +2d late by that many minutes, hours or days · ✗ missing · exc excused (not counted) · ? no data (the service could not be read; not counted) · – no deadline that day · nm not monitored (before the ledger judged this rule and key; the rate covers only the judged days) · · not due yet · ✗… missing so far, still open · one mark per deadline (a busier day: its counts); each day links to its occurrences and their evidence; print the page for a statement · On time against the Goal (<code>sla.objective</code>), the error Budget left, and how many due deadlines the ledger Judged since it began</p>`
   }</section>${data.statementKey ? statementSection(data.occurrences) : ''}${holidaysSection(data.holidays ?? [])}${excusesSection(data.excuseEvents ?? [], data.timezone ?? 'UTC')}</main>
 <footer class="muted">transfer-watch ${data.version}</footer>
 </body></html>
