@@ -75,4 +75,36 @@ describe('the SLA backfill over a history that could not be read whole', () => {
     expect(outcomes).toEqual([]);
     expect(filled).toBeUndefined();
   });
+
+  it('waits at a first start until the successes too have a committed window: failures committed first do not make a read of nothing', async () => {
+    const store = await backend.open();
+    let restores = 0;
+    const successes: { id: string; source: string; kind: string; cursor: number | undefined } = { id: 'prod/successes', source: 'prod', kind: 'successes', cursor: undefined };
+    const fake = {
+      streams: [{ id: 'prod/failures', source: 'prod', kind: 'failures', cursor: NOW - 60_000 }, successes],
+      restore: async () => {
+        restores += 1;
+        if (restores >= 2) successes.cursor = NOW - 60_000;
+        return true;
+      },
+      // As a stream replays: up to its own cursor, nothing without one.
+      replay: async (lookback: number, observe: (t: Transfer) => void) => {
+        if (successes.cursor !== undefined) for (const t of HISTORY) if (t.time >= NOW - lookback) observe(t);
+        return true;
+      },
+    };
+    await backfillSlaLedger({
+      config,
+      rules: RULES,
+      store,
+      replayPoller: () => fake as unknown as Poller,
+      clock: new ManualClock(NOW),
+      logger: silentLogger(),
+      metrics: new TransferWatchMetrics({ maxSeries: 100, version: 't', collectDefault: false }),
+      current: () => true,
+    });
+    expect(restores).toBeGreaterThanOrEqual(2);
+    const occurrences = await store.ledger.occurrences({ from: '2026-11-20', to: '2026-11-30', limit: 100, offset: 0 });
+    expect(occurrences.map((o) => `${o.localDate} ${o.outcome}`).sort()).toEqual(['2026-11-24 on_time', '2026-11-25 on_time', '2026-11-26 on_time']);
+  });
 });

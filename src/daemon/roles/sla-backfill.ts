@@ -192,8 +192,11 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
   const unread: string[] = [];
   for (const source of o.config.sources) {
     const poller = o.replayPoller(source);
-    // A first start: the history up to the first committed window is what this backfill covers.
-    while (!(await poller.restore())) {
+    // A first start: the history up to the first committed window is what this backfill covers — of every stream of
+    // successes: one not yet committed has no cursor, and a replay reads nothing of it (a demo whose failures were
+    // committed a moment before its successes learned no flow at all).
+    const committed = async (): Promise<boolean> => (await poller.restore()) && streamProgress(poller).every((p) => p.result !== 'success' || p.cursor !== undefined);
+    while (!(await committed())) {
       if (!o.current()) return undefined;
       await new Promise((r) => setTimeout(r, WAIT_FOR_CURSOR_MS));
     }
