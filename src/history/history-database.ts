@@ -1,10 +1,11 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, renameSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type SqliteDatabase } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type Migration } from 'kysely';
 import type { Pool } from 'pg';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { HISTORY_MIGRATIONS } from './history-migrations.js';
+import { WorkerSqliteDialect } from './worker-sqlite-dialect.js';
 import type { HistoryConfig } from './history-schema.js';
 
 /** The tables of the history store; times are epoch milliseconds, JSON columns are text. */
@@ -174,14 +175,16 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
   const file = join(stateDir, SQLITE_FILE);
   // Opened at the first query (a file that cannot be opened is then a history that does not answer, as a
   // database that is down is: the daemon alerts on).
+  // Its statements run on a thread of their own (sqlite-worker.ts): the drivers are synchronous, and a heavy read
+  // or a large write held the event loop (health checks, polling) for seconds.
   let opened: { dev: number; ino: number } | undefined;
   const db = new Kysely<HistoryTables>({
-    dialect: new SqliteDialect({
-      database: async () => {
-        const database = await openSqlite(file, logger);
+    dialect: new WorkerSqliteDialect({
+      file,
+      onOpen: ({ movedAside }) => {
+        if (movedAside) logger.error({ file, moved_to: movedAside.to, err: { type: 'HistoryCorrupt', message: movedAside.reason } }, 'the history database is corrupt: moved aside, a new one is started');
         const st = statSync(file);
         opened = { dev: st.dev, ino: st.ino };
-        return database;
       },
     }),
   });
@@ -201,123 +204,6 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
     }
   };
   return { db, dialect: 'sqlite', where: file, redact: (m) => m, check, close: () => db.destroy() };
-}
-
-/**
- * The SQLite driver: Node's own `node:sqlite` where the runtime has it (Node 22.13 and later), better-sqlite3 on
- * Node 20. better-sqlite3 12 is not used on Node 24: its statements' finalizers abort the process there
- * (`Assertion failed: (env) != nullptr`, fixed only in its 13.x, which needs Node 22).
- */
-async function openSqlite(file: string, logger: Logger): Promise<SqliteDatabase> {
-  let database: SqliteDatabase | undefined;
-  try {
-    database = await openSqliteFile(file);
-    // A file that is not a database, or whose schema is damaged, fails here (or at its pragmas): it is moved aside, as
-    // corrupt state files are, and a new one takes its place (the records waiting in the journal are written to it).
-    database.prepare('SELECT count(*) FROM sqlite_master').all([]);
-    return database;
-  } catch (err) {
-    if (!isCorrupt(err)) throw err;
-    if (database) closeQuietly(database);
-    const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    renameSync(file, aside);
-    for (const f of [`${file}-wal`, `${file}-shm`]) if (existsSync(f)) renameSync(f, `${aside}${f.slice(file.length)}`);
-    logger.error({ file, moved_to: aside, err: { type: 'HistoryCorrupt', message: errorMessage(err) } }, 'the history database is corrupt: moved aside, a new one is started');
-    return openSqliteFile(file);
-  }
-}
-
-/** SQLITE_CORRUPT (11) or SQLITE_NOTADB (26), from either driver, anywhere in the error's causes. */
-function isCorrupt(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = Reflect.get(e, 'cause'), depth++) {
-    const code = String(Reflect.get(e, 'code') ?? '');
-    const errcode = Reflect.get(e, 'errcode');
-    if (/^SQLITE_(CORRUPT|NOTADB)/.test(code) || (typeof errcode === 'number' && [11, 26].includes(errcode & 0xff))) return true;
-  }
-  return false;
-}
-
-function closeQuietly(database: SqliteDatabase): void {
-  try {
-    database.close();
-  } catch {
-    /* already unusable */
-  }
-}
-
-async function openSqliteFile(file: string): Promise<SqliteDatabase> {
-  const pragmas = [
-    // WAL: readers (the page, the API) never wait for the writer; NORMAL is durable across a process kill.
-    'PRAGMA journal_mode = WAL',
-    'PRAGMA synchronous = NORMAL',
-    'PRAGMA busy_timeout = 5000',
-  ];
-  try {
-    // Private like every other state file (0600): SQLite would create it with the umask's mode (0644), and makes its
-    // -wal and -shm files with the database file's own mode. A file of an earlier version is narrowed too.
-    closeSync(openSync(file, 'a', 0o600));
-    for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
-    const builtin = await loadNodeSqlite();
-    if (builtin) {
-      const database = new builtin.DatabaseSync(file);
-      for (const p of pragmas) database.exec(p);
-      return nodeSqliteAdapter(database);
-    }
-    const { default: Database } = await import('better-sqlite3');
-    const database = new Database(file);
-    for (const p of pragmas) database.exec(p);
-    return database;
-  } catch (err) {
-    throw new TransferWatchError('history_open', `cannot open the history database ${file}: ${errorMessage(err)}`, { cause: err });
-  }
-}
-
-/** The part of `node:sqlite` used here (its types are not in @types/node 20, which this package builds with). */
-interface NodeSqliteStatement {
-  all(...parameters: unknown[]): unknown[];
-  run(...parameters: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
-  iterate(...parameters: unknown[]): IterableIterator<unknown>;
-  columns?(): unknown[];
-}
-interface NodeSqliteDatabase {
-  exec(sql: string): void;
-  prepare(sql: string): NodeSqliteStatement;
-  close(): void;
-}
-interface NodeSqlite {
-  DatabaseSync: new (file: string) => NodeSqliteDatabase;
-}
-
-async function loadNodeSqlite(): Promise<NodeSqlite | undefined> {
-  // A name TypeScript does not resolve: Node 20's types have no node:sqlite.
-  const name = 'node:sqlite';
-  try {
-    const mod = (await import(name)) as Partial<NodeSqlite>;
-    return typeof mod.DatabaseSync === 'function' ? (mod as NodeSqlite) : undefined;
-  } catch {
-    return undefined; // Node 20, or 22 before it was unflagged
-  }
-}
-
-/** `node:sqlite`'s DatabaseSync in the shape Kysely's SQLite dialect drives (better-sqlite3's). */
-function nodeSqliteAdapter(database: NodeSqliteDatabase): SqliteDatabase {
-  type Param = unknown;
-  return {
-    close: () => database.close(),
-    prepare: (sql: string) => {
-      const statement = database.prepare(sql);
-      const reader = typeof statement.columns === 'function' ? statement.columns().length > 0 : /^\s*(select|with|pragma|values)\b|\breturning\b/i.test(sql);
-      return {
-        reader,
-        all: (parameters: ReadonlyArray<unknown>) => statement.all(...(parameters as Param[])),
-        run: (parameters: ReadonlyArray<unknown>) => {
-          const r = statement.run(...(parameters as Param[]));
-          return { changes: r.changes, lastInsertRowid: r.lastInsertRowid };
-        },
-        iterate: (parameters: ReadonlyArray<unknown>) => statement.iterate(...(parameters as Param[])),
-      };
-    },
-  };
 }
 
 /** Apply the migrations not yet applied; throws a TransferWatchError naming the one that failed. */

@@ -1,0 +1,213 @@
+import { Worker } from 'node:worker_threads';
+import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { TransferWatchError } from '../util/errors.js';
+import type { SqliteWorkerData, SqliteWorkerError, SqliteWorkerReply, SqliteWorkerRequest } from './sqlite-worker.js';
+
+export interface WorkerSqliteOptions {
+  file: string;
+  /** Called after each opening of the file (the first, and after a worker that died): a corrupt file moved aside. */
+  onOpen?(opened: { movedAside?: { to: string; reason: string } }): void;
+}
+
+/**
+ * Kysely's SQLite dialect (its SQL, adapter, introspection) with the statements run on a worker thread
+ * (sqlite-worker.ts) instead of the daemon's event loop. One connection, as SQLite has one writer: statements and
+ * transactions are serialised by a mutex, as in Kysely's own SQLite driver.
+ */
+export class WorkerSqliteDialect extends SqliteDialect {
+  readonly #options: WorkerSqliteOptions;
+
+  constructor(options: WorkerSqliteOptions) {
+    // The synchronous database the parent class would drive is never made: createDriver is ours.
+    super({ database: () => Promise.reject(new Error('not used')) });
+    this.#options = options;
+  }
+
+  override createDriver(): Driver {
+    return new WorkerSqliteDriver(this.#options);
+  }
+}
+
+/** An error the worker sent back, as an Error with the driver's codes (the store classifies by them). */
+class SqliteStatementError extends Error {
+  readonly code: string | undefined;
+  readonly errcode: number | undefined;
+  constructor(e: SqliteWorkerError) {
+    super(e.message);
+    this.name = e.name;
+    this.code = e.code;
+    this.errcode = e.errcode;
+  }
+}
+
+class WorkerSqliteDriver implements Driver {
+  readonly #options: WorkerSqliteOptions;
+  readonly #mutex = new ConnectionMutex();
+  #worker: Worker | undefined;
+  #opening: Promise<Worker> | undefined;
+  #nextId = 1;
+  readonly #pending = new Map<number, { resolve(reply: SqliteWorkerReply & { ok: true }): void; reject(err: Error): void }>();
+  #inTransaction = false;
+  /** The worker died inside a transaction: its statements are gone; the rest of it must fail, not autocommit. */
+  #transactionLost = false;
+  readonly #connection: DatabaseConnection;
+
+  constructor(options: WorkerSqliteOptions) {
+    this.#options = options;
+    this.#connection = {
+      executeQuery: <R>(query: CompiledQuery): Promise<QueryResult<R>> => this.#execute<R>(query),
+      streamQuery: () => {
+        throw new TransferWatchError('history_stream', 'streaming is not supported by the history store');
+      },
+    };
+  }
+
+  async init(): Promise<void> {
+    await this.#ready();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    await this.#mutex.lock();
+    return this.#connection;
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin'));
+    this.#inTransaction = true;
+    this.#transactionLost = false;
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await connection.executeQuery(CompiledQuery.raw('commit'));
+    } finally {
+      this.#inTransaction = false;
+    }
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      // Nothing to roll back on a new worker: the transaction went with the one that died.
+      if (!this.#transactionLost) await connection.executeQuery(CompiledQuery.raw('rollback'));
+    } finally {
+      this.#inTransaction = false;
+      this.#transactionLost = false;
+    }
+  }
+
+  releaseConnection(): Promise<void> {
+    this.#mutex.unlock();
+    return Promise.resolve();
+  }
+
+  async destroy(): Promise<void> {
+    const worker = this.#worker ?? (await this.#opening?.catch(() => undefined));
+    this.#worker = undefined;
+    this.#opening = undefined;
+    if (!worker) return;
+    await this.#send(worker, { id: 0, op: 'close' }).catch(() => undefined);
+    await worker.terminate();
+  }
+
+  async #execute<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.#transactionLost) throw new TransferWatchError('history_worker_gone', 'the history database thread ended inside a transaction; it was not written');
+    const worker = await this.#ready();
+    const reply = await this.#send(worker, { id: 0, op: 'query', sql: query.sql, parameters: query.parameters });
+    return {
+      rows: (reply.rows ?? []) as R[],
+      ...(reply.numAffectedRows !== undefined ? { numAffectedRows: reply.numAffectedRows } : {}),
+      ...(reply.insertId !== undefined ? { insertId: reply.insertId } : {}),
+    };
+  }
+
+  /** The running worker, started (and the file opened) at the first statement or after one that died. */
+  #ready(): Promise<Worker> {
+    if (this.#worker) return Promise.resolve(this.#worker);
+    this.#opening ??= this.#start().then(
+      (worker) => {
+        this.#worker = worker;
+        this.#opening = undefined;
+        return worker;
+      },
+      (err: unknown) => {
+        this.#opening = undefined;
+        throw err;
+      },
+    );
+    return this.#opening;
+  }
+
+  async #start(): Promise<Worker> {
+    const worker = spawnSqliteWorker({ file: this.#options.file });
+    worker.unref();
+    worker.on('message', (reply: SqliteWorkerReply) => {
+      const waiting = this.#pending.get(reply.id);
+      if (!waiting) return;
+      this.#pending.delete(reply.id);
+      if (this.#pending.size === 0) worker.unref();
+      if (reply.ok) waiting.resolve(reply);
+      else waiting.reject(new SqliteStatementError(reply.error));
+    });
+    const gone = (why: string): void => {
+      if (this.#worker === worker) this.#worker = undefined;
+      if (this.#inTransaction) this.#transactionLost = true;
+      const err = new TransferWatchError('history_worker_gone', `the history database thread ended (${why}); the statement was not run`);
+      for (const [id, waiting] of this.#pending) {
+        this.#pending.delete(id);
+        waiting.reject(err);
+      }
+    };
+    worker.on('error', (err) => gone(err.message));
+    worker.on('exit', (code) => gone(`exit code ${code}`));
+    try {
+      const reply = await this.#send(worker, { id: 0, op: 'open' });
+      this.#options.onOpen?.(reply.movedAside ? { movedAside: reply.movedAside } : {});
+      return worker;
+    } catch (err) {
+      await worker.terminate();
+      throw err;
+    }
+  }
+
+  #send(worker: Worker, request: SqliteWorkerRequest): Promise<SqliteWorkerReply & { ok: true }> {
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      // Kept alive while a statement is out: a daemon awaiting its answer must not exit under it.
+      worker.ref();
+      worker.postMessage({ ...request, id });
+    });
+  }
+}
+
+/**
+ * The worker's script next to this module: `sqlite-worker.js` in the build. From the TypeScript sources (the tests,
+ * `tsx`), the `.ts` file, through tsx's loader registered in the new thread first (loaders are per thread, and a
+ * worker's `--import` is not applied under a test runner's own workers).
+ */
+function spawnSqliteWorker(data: SqliteWorkerData): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: data });
+  const script = new URL('./sqlite-worker.ts', import.meta.url).href;
+  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(script)}); });`;
+  return new Worker(boot, { eval: true, workerData: data });
+}
+
+/** One holder of the connection at a time (Kysely's SqliteDriver does the same). */
+class ConnectionMutex {
+  #held: Promise<void> | undefined;
+  #release: (() => void) | undefined;
+
+  async lock(): Promise<void> {
+    while (this.#held) await this.#held;
+    this.#held = new Promise((resolve) => {
+      this.#release = resolve;
+    });
+  }
+
+  unlock(): void {
+    const release = this.#release;
+    this.#held = undefined;
+    this.#release = undefined;
+    release?.();
+  }
+}
