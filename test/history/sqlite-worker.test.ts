@@ -1,0 +1,50 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrateHistory, openHistoryDatabase } from '../../src/history/history-database.js';
+import { historySchema } from '../../src/history/history-schema.js';
+import { writeRefusal } from '../../src/history/write-refusal.js';
+import { silentLogger } from '../../src/util/logger.js';
+
+/**
+ * The history's SQLite on its own thread (issue 43): a statement that takes long holds that thread, not the event
+ * loop the daemon answers its health checks and polls on; an error keeps the driver's code across the thread.
+ */
+describe('the SQLite history on a worker thread', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tw-sqlite-worker-'));
+  const opened = openHistoryDatabase(historySchema.parse({}), dir, silentLogger());
+  afterAll(async () => {
+    await opened.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('leaves the event loop free while a long statement runs', async () => {
+    await migrateHistory(opened.db);
+    let ticks = 0;
+    const timer = setInterval(() => (ticks += 1), 5);
+    try {
+      // A few million rows counted: long enough that a synchronous driver would let no timer fire meanwhile.
+      const counted = await sql<{ n: number }>`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) AS n FROM c`.execute(opened.db);
+      expect(Number(counted.rows[0]?.n)).toBe(3_000_000);
+    } finally {
+      clearInterval(timer);
+    }
+    expect(ticks).toBeGreaterThan(3);
+  });
+
+  it('keeps the driver’s code on an error: a record refused for its content is told from a refusal of the store', async () => {
+    await migrateHistory(opened.db);
+    const row = { rule: 'R', key_text: '', local_date: '2026-11-26', deadline: 0, by: 'ana', at: 1, reason: 'x' };
+    await opened.db.insertInto('sla_occurrence_excuses').values(row).execute();
+    const err = await opened.db
+      .insertInto('sla_occurrence_excuses')
+      .values(row)
+      .execute()
+      .then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(writeRefusal(err)).toMatchObject({ kind: 'content' });
+    expect(writeRefusal(err).code).toMatch(/CONSTRAINT|19/);
+  });
+});
