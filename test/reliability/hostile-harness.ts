@@ -44,7 +44,14 @@ export function injectLegitBurst(sim: RunningSimulator): void {
 
 export async function startHostileSetup(
   name: string,
-  opts: { extraConfig?: Record<string, unknown>; extraRules?: unknown[]; webConfigFile?: string; env?: NodeJS.ProcessEnv } = {},
+  opts: {
+    extraConfig?: Record<string, unknown>;
+    extraRules?: unknown[];
+    webConfigFile?: string;
+    env?: NodeJS.ProcessEnv;
+    /** Runs on the state folder before the daemon starts (a history database filled beforehand). */
+    prepare?: (stateDir: string) => Promise<void>;
+  } = {},
 ): Promise<HostileSetup> {
   const tmp = tempDir(`hostile-${name}`);
   const sim = await startSimulator({ seed: 23, generate: false, control: false });
@@ -76,6 +83,7 @@ export async function startHostileSetup(
     log: { level: 'info' },
     ...opts.extraConfig,
   });
+  await opts.prepare?.(stateDir);
   const daemon = await startDaemonProcess(configFile, { ...(opts.env ? { env: opts.env } : {}) });
   return {
     sim,

@@ -14,7 +14,7 @@ import { defineConfig } from 'vitest/config';
  * replicas). A load scenario measures how the daemon keeps up under a flood; sharing the two cores with another scenario's daemon measured the machine instead (a CI run
  * saw a 5.3 s poll gap under the scrape flood while the outage scenario ran beside it; 1.3 s alone).
  */
-const LOAD_SCENARIOS = ['test/reliability/scrape-flood.reliability.ts', 'test/reliability/many-sources.reliability.ts'];
+const LOAD_SCENARIOS = ['test/reliability/scrape-flood.reliability.ts', 'test/reliability/many-sources.reliability.ts', 'test/reliability/heavy-history-reads.reliability.ts'];
 
 /**
  * Every scenario appends its row here; the global setup prints the table once both groups are done. Named after
