@@ -505,8 +505,9 @@ export class MissingFileEvaluator implements RuleEvaluator {
     };
   }
 
-  occurrencesBetween(from: number, to: number, span: { from: number; until: number }, now: number): OccurrenceRecord[] {
-    const out: OccurrenceRecord[] = [];
+  *occurrencesBetween(from: number, to: number, span: { from: number; until: number }, now: number): Generator<OccurrenceRecord> {
+    // A generator: the backfill takes them a batch at a time and gives the event loop a turn between batches (a
+    // month of a rule with many keys is 100,000 occurrences and more, judged here in one go it held the loop).
     let deadline = this.nextDeadline(from - 1);
     while (deadline !== undefined && deadline <= to) {
       const following = this.nextDeadline(deadline);
@@ -514,12 +515,11 @@ export class MissingFileEvaluator implements RuleEvaluator {
       if (closesAt !== undefined) {
         for (const key of this.keys) {
           const record = this.occurrence(deadline, key, closesAt, span, now, following);
-          if (record) out.push(record);
+          if (record) yield record;
         }
       }
       deadline = following;
     }
-    return out;
   }
 
   /**

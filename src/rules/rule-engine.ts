@@ -261,7 +261,7 @@ export class RuleEngine {
   }
 
   /** The occurrences of every deadline rule in [from, to] (an SLA backfill: this engine was fed that history). */
-  occurrencesBetween(from: number, to: number, span: { from: number; until: number }): Array<{ rule: string; occurrences: OccurrenceRecord[] }> {
+  occurrencesBetween(from: number, to: number, span: { from: number; until: number }): Array<{ rule: string; occurrences: Iterable<OccurrenceRecord> }> {
     const now = this.clock.now();
     return this.entries.flatMap((e) => (e.evaluator.occurrencesBetween ? [{ rule: e.rule.name, occurrences: e.evaluator.occurrencesBetween(from, to, span, now) }] : []));
   }

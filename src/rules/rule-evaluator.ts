@@ -49,7 +49,7 @@ export interface RuleEvaluator {
    * transfers observed, which are complete over `span`. Nothing is pruned meanwhile: an evaluator built for a
    * backfill is fed history and asked once.
    */
-  occurrencesBetween?(from: number, to: number, span: { from: number; until: number }, now: number): OccurrenceRecord[];
+  occurrencesBetween?(from: number, to: number, span: { from: number; until: number }, now: number): Iterable<OccurrenceRecord>;
 }
 
 /**

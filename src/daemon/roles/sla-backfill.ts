@@ -10,6 +10,7 @@ import { errorFields } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
 import type { Transfer } from '../../source/transfer.js';
 import { streamProgress } from './source-polling-role.js';
+import type { OccurrenceRecord } from '../../sla/occurrence.js';
 import { FlowSummaries } from '../../flows/flow-summary.js';
 import { flowDayRecord } from '../../flows/flow-day-record.js';
 
@@ -121,16 +122,26 @@ async function backfillSpan(o: SlaBackfillOptions, span: number, pending: readon
   if (flowsPending) await writeFlows(o, flows, windowStart, to);
   for (const { rule, occurrences } of engine.occurrencesBetween(windowStart, to, covered ?? { from: Infinity, until: -Infinity })) {
     try {
-      for (let i = 0; i < occurrences.length; i += WRITE_BATCH) {
-        await o.store.write(occurrences.slice(i, i + WRITE_BATCH));
-        // SQLite writes synchronously: a turn of the event loop between batches, for the polls, the health checks
-        // and the scrapes waiting meanwhile (an await of a settled write does not give one).
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      await o.store.ledger.markBackfilled(rule, windowStart, to, o.clock.now());
+      // Judged a batch at a time, each written before the next is judged, with a turn of the event loop between
+      // them for the polls, the health checks and the scrapes waiting meanwhile (an await of a settled write does
+      // not give one).
       const outcomes: Record<string, number> = {};
-      for (const occ of occurrences) outcomes[occ.outcome] = (outcomes[occ.outcome] ?? 0) + 1;
-      o.logger.info({ rule, occurrences: occurrences.length, outcomes, from: new Date(windowStart).toISOString(), to: new Date(to).toISOString() }, 'SLA backfill: rule filled');
+      let written = 0;
+      let batch: OccurrenceRecord[] = [];
+      const flush = async (): Promise<void> => {
+        if (batch.length > 0) await o.store.write(batch);
+        written += batch.length;
+        batch = [];
+        await new Promise((resolve) => setImmediate(resolve));
+      };
+      for (const occ of occurrences) {
+        outcomes[occ.outcome] = (outcomes[occ.outcome] ?? 0) + 1;
+        batch.push(occ);
+        if (batch.length >= WRITE_BATCH) await flush();
+      }
+      await flush();
+      await o.store.ledger.markBackfilled(rule, windowStart, to, o.clock.now());
+      o.logger.info({ rule, occurrences: written, outcomes, from: new Date(windowStart).toISOString(), to: new Date(to).toISOString() }, 'SLA backfill: rule filled');
     } catch (err) {
       o.logger.warn({ rule, err: errorFields(err) }, 'SLA backfill: could not write the occurrences; tried again at the next start or leader change');
     }
