@@ -5,7 +5,7 @@ import { HistoryStore } from '../../src/history/history-store.js';
 import { keyText, type OccurrenceRecord } from '../../src/sla/occurrence.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { BACKENDS, HistoryBackend } from '../helpers/history-backends.js';
-import { HEALTH_P99_BOUND_MS, RSS_BOUND_MB, legitDelivered, reportHostile, startHostileSetup, timedGet, underAttack, type HostileSetup } from './hostile-harness.js';
+import { HEALTH_P99_BOUND_MS, RSS_BOUND_MB, legitDelivered, probeHealth, reportHostile, sampleRss, startHostileSetup, timedGet, underAttack, type HostileSetup } from './hostile-harness.js';
 
 /**
  * Heavy reads of the history (issue 43): a ledger of two years for 150 partners (109,500 occurrences, one file each),
@@ -138,4 +138,28 @@ describe.each(BACKENDS)('reliability: heavy history reads (%s)', (kind) => {
       expect(t).toMatchObject({ delivered: 1, duplicated: 0, lost: 0, falseAlerts: 0 });
     }, 180_000);
   }
+
+  it('a first start with a 30-day SLA backfill of 150 partners and hourly deadlines (108,000 occurrences): health answered throughout, the burst notified once', async () => {
+    const { history } = await backend.config();
+    const s = await startHostileSetup(`backfill-${kind}`, {
+      extraConfig: { history, sla: { backfill: '30d' } },
+      extraRules: [
+        { name: 'PartnerHourlyFile', type: 'missing_file', match: { file: ['HOURLY_*.csv'] }, for_each: { label: 'user', values: PARTNERS }, deadline: '0 * * * *', window: '1h', severity: 'warning' },
+      ],
+      history: { ratePerMinute: 2, historyDays: 31 },
+    });
+    setups.push(s);
+    const rss = sampleRss(s.daemon.proc.pid ?? 0);
+    const probe = probeHealth(s.daemon.url);
+    const done = await s.daemon.waitForLog((l) => l['msg'] === 'SLA backfill: rule filled' && l['rule'] === 'PartnerHourlyFile', 150_000);
+    const health = await probe.stop();
+    const r = { health, rssMb: rss.stop() };
+    const t = await legitDelivered(s);
+    reportHostile(`heavy work (${kind}): 30-day SLA backfill`, `${String(done['occurrences'])} occurrences judged and written; healthz max ${Math.round(health.max)} ms`, t, r);
+    expect(done['occurrences']).toBeGreaterThan(100_000);
+    expect(health.failed).toBe(0);
+    expect(health.p99).toBeLessThan(HEALTH_P99_BOUND_MS);
+    expect(r.rssMb).toBeLessThan(RSS_BOUND_MB);
+    expect(t).toMatchObject({ delivered: 1, duplicated: 0, lost: 0, falseAlerts: 0 });
+  }, 240_000);
 });

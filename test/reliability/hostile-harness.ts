@@ -51,10 +51,12 @@ export async function startHostileSetup(
     env?: NodeJS.ProcessEnv;
     /** Runs on the state folder before the daemon starts (a history database filled beforehand). */
     prepare?: (stateDir: string) => Promise<void>;
+    /** A generated history behind the injected burst (none by default). */
+    history?: { ratePerMinute: number; historyDays: number };
   } = {},
 ): Promise<HostileSetup> {
   const tmp = tempDir(`hostile-${name}`);
-  const sim = await startSimulator({ seed: 23, generate: false, control: false });
+  const sim = await startSimulator({ seed: 23, control: false, ...(opts.history ? { generate: true, ...opts.history } : { generate: false }) });
   const webhook = await startWebhook();
   injectLegitBurst(sim);
   const rules = writeYaml(join(tmp.dir, 'rules.yaml'), {
