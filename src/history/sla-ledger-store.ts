@@ -123,13 +123,17 @@ export class SlaLedgerStore {
 
   /**
    * Occurrences whose local date is in [from, to] (each in its rule's zone), ordered by deadline, rule, key;
-   * `outcome: 'excused'` selects excused ones, another outcome those not excused with it.
+   * `outcome: 'excused'` selects excused ones, another outcome those not excused with it. `withoutFiles`: each
+   * one's matching files are not read (`files` is empty; `count` still says how many came) — the month grid's
+   * marks need none, and they were most of what a month's read held.
    */
-  async occurrences(q: { from: string; to: string; rule?: string | undefined; outcome?: string | undefined; limit: number; offset: number }): Promise<LedgerOccurrence[]> {
+  async occurrences(q: { from: string; to: string; rule?: string | undefined; outcome?: string | undefined; limit: number; offset: number; withoutFiles?: boolean }): Promise<LedgerOccurrence[]> {
+    const columns = ['rule', 'key', 'key_text', 'local_date', 'deadline', 'timezone', 'outcome', 'final', 'arrived_at', 'lateness_seconds', 'count', 'min_count', 'after_close'] as const;
     let query = this.db
       .selectFrom('sla_occurrences as o')
       .leftJoin('sla_occurrence_excuses as e', excuseOf)
-      .selectAll('o')
+      .select(columns.map((c) => `o.${c}` as const))
+      .select((eb) => (q.withoutFiles ? eb.val('[]').as('files') : eb.ref('o.files').as('files')))
       .select(['e.by as excuse_by', 'e.at as excuse_at', 'e.reason as excuse_reason'])
       .where('o.local_date', '>=', q.from)
       .where('o.local_date', '<=', q.to);

@@ -186,10 +186,13 @@ class WorkerSqliteDriver implements Driver {
  * worker's `--import` is not applied under a test runner's own workers).
  */
 function spawnSqliteWorker(data: SqliteWorkerData): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: data });
+  // A small young generation: the thread's garbage is results copied out, collected often rather than let grow
+  // (the daemon's resident memory under looping reports, issue 43).
+  const resourceLimits = { maxYoungGenerationSizeMb: 4 };
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: data, resourceLimits });
   const script = new URL('./sqlite-worker.ts', import.meta.url).href;
   const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(script)}); });`;
-  return new Worker(boot, { eval: true, workerData: data });
+  return new Worker(boot, { eval: true, workerData: data, resourceLimits });
 }
 
 /** One holder of the connection at a time (Kysely's SqliteDriver does the same). */

@@ -10,8 +10,13 @@ import { HAVE_POSTGRES, PostgresServer } from './postgres-server.js';
 if (!HAVE_POSTGRES && process.env['CI'] === 'true') throw new Error('PostgreSQL server binaries not found; .ci/run installs postgresql');
 
 export type Backend = 'sqlite' | 'postgres';
-/** The stores every history test runs against (PostgreSQL where its binaries are, always in CI). */
-export const BACKENDS: Backend[] = HAVE_POSTGRES ? ['sqlite', 'postgres'] : ['sqlite'];
+/**
+ * The stores every history test runs against (PostgreSQL where its binaries are, always in CI).
+ * `TW_HISTORY_BACKENDS=sqlite` narrows them: CI's second runtime (Node 24) runs the SQLite half only, as its SQLite
+ * driver is another (node:sqlite) while PostgreSQL's client is the same JavaScript on both.
+ */
+const NARROWED = process.env['TW_HISTORY_BACKENDS']?.split(',').map((b) => b.trim());
+export const BACKENDS: Backend[] = (HAVE_POSTGRES ? (['sqlite', 'postgres'] as Backend[]) : (['sqlite'] as Backend[])).filter((b) => NARROWED === undefined || NARROWED.includes(b));
 
 /**
  * Fresh history stores of one backend for one test file: a SQLite file in a temporary state directory, or a new

@@ -43,6 +43,17 @@ describe.each(BACKENDS)('SLA ledger store on %s', (kind) => {
   const backend = new HistoryBackend(kind);
   afterAll(() => backend.close());
 
+  it('reads a month for the grid without the files (the count stays), and with them for a statement', async () => {
+    const store = await backend.open();
+    const d = Date.UTC(2026, 9, 2, 8);
+    const file = { file: 'A.RET', at: d - 60_000, source: 'prod' };
+    await store.write([{ ...occurrence('A', d, 'on_time', true), files: [file] }]);
+    const q = { from: '2026-10-02', to: '2026-10-02', limit: 10, offset: 0 };
+    const light = await store.ledger.occurrences({ ...q, withoutFiles: true });
+    expect(light.map((o) => [o.keyText, o.outcome, o.count, o.files])).toEqual([['user=A', 'on_time', 1, []]]);
+    expect((await store.ledger.occurrences(q)).map((o) => o.files)).toEqual([[file]]);
+  });
+
   it('upserts: missing becomes late, a final occurrence stays, no_data is replaced; tallies and excuses', async () => {
     const store = await backend.open();
     const d = Date.UTC(2026, 9, 1, 8);

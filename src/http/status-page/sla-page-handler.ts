@@ -45,7 +45,8 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
     data.rows = (await source.ledger.tally(range)).map((t) => reportRow(t, source.objective(t.rule), source.due?.(t.rule, range.from, range.to)));
     const occurrences: LedgerOccurrence[] = [];
     for (let offset = 0; offset < MAX_MONTH_OCCURRENCES; offset += 5_000) {
-      const page = await source.ledger.occurrences({ ...range, limit: 5_000, offset });
+      // The grid's marks need no files; a partner's statement lists them.
+      const page = await source.ledger.occurrences({ ...range, limit: 5_000, offset, withoutFiles: data.statementKey === undefined });
       occurrences.push(...page);
       if (page.length < 5_000) break;
     }
