@@ -102,10 +102,11 @@ export interface OpenedHistoryDatabase {
   /** A driver's message with any credential of the configuration taken out. */
   redact(message: string): string;
   /**
-   * Throws (code `history_file_gone`, a refusal of the store) when the SQLite file opened was deleted or replaced
-   * since: writes would go to a file nobody will read again, and be lost at the next start.
+   * Whether the SQLite file opened is still the one at its path. One deleted or replaced since would take writes
+   * nobody reads again (lost at the next start): it is closed and the one at the path opened — a new, empty one
+   * for a deleted file — saying so in the log; `reopened` then asks the caller to bring its tables up to date.
    */
-  check?(): void;
+  check?(): Promise<'same' | 'reopened'>;
   close(): Promise<void>;
 }
 
@@ -178,30 +179,44 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
   // Its statements run on a thread of their own (sqlite-worker.ts): the drivers are synchronous, and a heavy read
   // or a large write held the event loop (health checks, polling) for seconds.
   let opened: { dev: number; ino: number } | undefined;
-  const db = new Kysely<HistoryTables>({
-    dialect: new WorkerSqliteDialect({
-      file,
-      onOpen: ({ movedAside }) => {
-        if (movedAside) logger.error({ file, moved_to: movedAside.to, err: { type: 'HistoryCorrupt', message: movedAside.reason } }, 'the history database is corrupt: moved aside, a new one is started');
-        const st = statSync(file);
-        opened = { dev: st.dev, ino: st.ino };
-      },
-    }),
+  const dialect = new WorkerSqliteDialect({
+    file,
+    onOpen: ({ movedAside }) => {
+      if (movedAside) logger.error({ file, moved_to: movedAside.to, err: { type: 'HistoryCorrupt', message: movedAside.reason } }, 'the history database is corrupt: moved aside, a new one is started');
+      const st = statSync(file);
+      opened = { dev: st.dev, ino: st.ino };
+    },
   });
-  const check = (): void => {
-    if (opened === undefined) return;
+  const db = new Kysely<HistoryTables>({ dialect });
+  let reopening: Promise<'reopened'> | undefined;
+  const check = (): Promise<'same' | 'reopened'> => {
+    if (reopening) return reopening;
+    if (opened === undefined) return Promise.resolve('same');
     let st: { dev: number; ino: number } | undefined;
     try {
       st = statSync(file);
     } catch {
       st = undefined;
     }
-    if (st === undefined || st.dev !== opened.dev || st.ino !== opened.ino) {
-      throw new TransferWatchError(
-        'history_file_gone',
-        `the history database ${file} was ${st === undefined ? 'deleted' : 'replaced'} while open: nothing more is written to it; the records wait in the journal (restart the daemon to open a new file there)`,
-      );
-    }
+    if (st !== undefined && st.dev === opened.dev && st.ino === opened.ino) return Promise.resolve('same');
+    logger.error(
+      { file, err: { type: 'HistoryFileGone', message: `${file} was ${st === undefined ? 'deleted' : 'replaced'} while open` } },
+      st === undefined
+        ? 'the history database was deleted while open: a new one is started there (what the deleted file held is no longer read)'
+        : 'the history database was replaced while open: the file now at its path is opened',
+    );
+    opened = undefined;
+    reopening = dialect.reopen().then(
+      () => {
+        reopening = undefined;
+        return 'reopened' as const;
+      },
+      (err: unknown) => {
+        reopening = undefined;
+        throw new TransferWatchError('history_file_gone', `the history database ${file} was deleted or replaced and could not be opened again: ${errorMessage(err)}`, { cause: err });
+      },
+    );
+    return reopening;
   };
   return { db, dialect: 'sqlite', where: file, redact: (m) => m, check, close: () => db.destroy() };
 }

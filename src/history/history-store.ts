@@ -79,8 +79,9 @@ export class HistoryStore {
   /** Write records; each kind in chunked multi-row inserts inside one transaction. */
   async write(records: readonly HistoryRecord[]): Promise<void> {
     if (records.length === 0) return;
-    // A SQLite file deleted or replaced while open takes writes that nobody reads again: refused, they wait.
-    this.opened.check?.();
+    // A SQLite file deleted or replaced while open would take writes that nobody reads again: the one at its path is
+    // opened instead, its tables made, and the records written there.
+    await this.checkFile();
     const alerts = records.filter((r): r is AlertEventRecord => r.kind === 'alert');
     const attempts = records.filter((r): r is AttemptRecord => r.kind === 'attempt');
     const silences = records.filter((r): r is SilenceEventRecord => r.kind === 'silence');
@@ -230,12 +231,18 @@ export class HistoryStore {
 
   /** A cheap round trip: does the database answer? */
   async ping(): Promise<void> {
-    this.opened.check?.();
+    await this.checkFile();
     await this.db.selectFrom('alert_events').select('id').limit(1).execute();
   }
 
   close(): Promise<void> {
     return this.opened.close();
+  }
+
+  private async checkFile(): Promise<void> {
+    if ((await this.opened.check?.()) !== 'reopened') return;
+    this.schema = undefined;
+    await this.ensureSchema();
   }
 
   /** Read rows in chunks after the cursor, keep those `keep` accepts, stop at `limit` kept or MAX_SCANNED_ROWS read. */

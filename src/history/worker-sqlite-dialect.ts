@@ -16,6 +16,7 @@ export interface WorkerSqliteOptions {
  */
 export class WorkerSqliteDialect extends SqliteDialect {
   readonly #options: WorkerSqliteOptions;
+  #driver: WorkerSqliteDriver | undefined;
 
   constructor(options: WorkerSqliteOptions) {
     // The synchronous database the parent class would drive is never made: createDriver is ours.
@@ -24,7 +25,13 @@ export class WorkerSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new WorkerSqliteDriver(this.#options);
+    this.#driver = new WorkerSqliteDriver(this.#options);
+    return this.#driver;
+  }
+
+  /** Close the file and open the one at its path at the next statement (the file was deleted or replaced). */
+  async reopen(): Promise<void> {
+    await this.#driver?.reopen();
   }
 }
 
@@ -98,6 +105,16 @@ class WorkerSqliteDriver implements Driver {
   releaseConnection(): Promise<void> {
     this.#mutex.unlock();
     return Promise.resolve();
+  }
+
+  /** Between two holders of the connection (never inside a transaction): close this thread's file; the next opens it anew. */
+  async reopen(): Promise<void> {
+    await this.#mutex.lock();
+    try {
+      await this.destroy();
+    } finally {
+      this.#mutex.unlock();
+    }
   }
 
   async destroy(): Promise<void> {

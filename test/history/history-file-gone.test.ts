@@ -5,13 +5,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openHistoryDatabase } from '../../src/history/history-database.js';
 import { historySchema } from '../../src/history/history-schema.js';
 import { HistoryStore } from '../../src/history/history-store.js';
-import { writeRefusal } from '../../src/history/write-refusal.js';
 import type { SilenceEventRecord } from '../../src/history/history-records.js';
-import { silentLogger } from '../../src/util/logger.js';
+import { createLogger, silentLogger } from '../../src/util/logger.js';
 
 /**
  * A `history.sqlite` deleted, replaced or corrupt (issue 43): writes to a deleted file were taken with history_up 1
- * and lost at the restart, and a corrupt file kept the history down for good.
+ * and lost at the restart, and a corrupt file kept the history down for good. Now the file at the path is opened
+ * (a new one when it was deleted) without a restart, and a corrupt one is moved aside.
  */
 
 const dirs: string[] = [];
@@ -30,24 +30,28 @@ function silenceEvent(id: string): SilenceEventRecord {
 }
 
 describe('the SQLite history file', () => {
-  it('deleted or replaced while open: the store refuses writes (the records wait in the journal) instead of writing to a lost file', async () => {
+  it('deleted or replaced while open: the file at its path is opened (a new one for a deleted file), saying so, and takes the records', async () => {
     for (const how of ['deleted', 'replaced'] as const) {
       const dir = stateDir();
-      const store = new HistoryStore(openHistoryDatabase(historySchema.parse({}), dir, silentLogger()));
+      const lines: string[] = [];
+      const logger = createLogger({ level: 'warn', destination: { write: (l: string) => void lines.push(l) } });
+      const store = new HistoryStore(openHistoryDatabase(historySchema.parse({}), dir, logger));
       await store.ensureSchema();
       await store.write([silenceEvent('a')]);
       const file = path.join(dir, 'history.sqlite');
       rmSync(file);
       if (how === 'replaced') writeFileSync(file, '');
-      const refused = await store.write([silenceEvent('b')]).then(
-        () => undefined,
-        (err: unknown) => err,
-      );
-      expect(refused, how).toMatchObject({ code: 'history_file_gone' });
-      // A refusal of the store: kept and tried again, never given up.
-      expect(writeRefusal(refused).kind).toBe('store');
-      await expect(store.ping()).rejects.toMatchObject({ code: 'history_file_gone' });
+      // Not into the unlinked file (lost at the next start): into the one at the path, its tables made first.
+      await store.write([silenceEvent('b')]);
+      await store.ping();
+      const page = await store.silenceEvents({ matchers: [], from: 0, to: Date.now() + 1, limit: 10 });
+      expect(page.items.map((e) => e.id), how).toEqual(['b']);
       await store.close();
+      expect(lines.join('\n'), how).toContain(how === 'deleted' ? 'the history database was deleted while open' : 'the history database was replaced while open');
+      // Another process opening the path reads what was written after.
+      const again = new HistoryStore(openHistoryDatabase(historySchema.parse({}), dir, silentLogger()));
+      expect((await again.silenceEvents({ matchers: [], from: 0, to: Date.now() + 1, limit: 10 })).items.map((e) => e.id), how).toEqual(['b']);
+      await again.close();
     }
   });
 
