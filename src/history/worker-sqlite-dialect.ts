@@ -7,7 +7,19 @@ export interface WorkerSqliteOptions {
   file: string;
   /** Called after each opening of the file (the first, and after a worker that died): a corrupt file moved aside. */
   onOpen?(opened: { movedAside?: { to: string; reason: string } }): void;
+  /**
+   * A statement running longer fails, and its thread is left to end when it returns: SQLite cannot be interrupted
+   * from outside its thread (not even by terminating it: a native call runs to its end), so the next statement
+   * runs on a new thread instead of queueing behind it.
+   */
+  statementTimeoutMs?: number;
 }
+
+/**
+ * As PostgreSQL's statement_timeout (25 s) for the same store, with room for a migration's index on a large table:
+ * the event loop does not wait for a statement any more, but every other statement would queue behind a runaway one.
+ */
+const STATEMENT_TIMEOUT_MS = 60_000;
 
 /**
  * Kysely's SQLite dialect (its SQL, adapter, introspection) with the statements run on a worker thread
@@ -58,6 +70,12 @@ class WorkerSqliteDriver implements Driver {
   /** The worker died inside a transaction: its statements are gone; the rest of it must fail, not autocommit. */
   #transactionLost = false;
   readonly #connection: DatabaseConnection;
+  /** Threads ended for a statement over the time limit: their end is told as such. */
+  readonly #timedOut = new WeakSet<Worker>();
+  /** Threads whose end was handled (their statements failed, their transaction lost). */
+  readonly #ended = new WeakSet<Worker>();
+  /** How to give up on a thread (its `gone`), for the statement time limit. */
+  readonly #abandon = new WeakMap<Worker, () => void>();
 
   constructor(options: WorkerSqliteOptions) {
     this.#options = options;
@@ -166,9 +184,14 @@ class WorkerSqliteDriver implements Driver {
       else waiting.reject(new SqliteStatementError(reply.error));
     });
     const gone = (why: string): void => {
+      // Once per thread: one left behind over the time limit ends later, while its successor may be in a transaction.
+      if (this.#ended.has(worker)) return;
+      this.#ended.add(worker);
       if (this.#worker === worker) this.#worker = undefined;
       if (this.#inTransaction) this.#transactionLost = true;
-      const err = new TransferWatchError('history_worker_gone', `the history database thread ended (${why}); the statement was not run`);
+      const err = this.#timedOut.has(worker)
+        ? new TransferWatchError('history_statement_timeout', `a history statement ran longer than ${(this.#options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS) / 1000} s and was ended`)
+        : new TransferWatchError('history_worker_gone', `the history database thread ended (${why}); the statement was not run`);
       for (const [id, waiting] of this.#pending) {
         this.#pending.delete(id);
         waiting.reject(err);
@@ -176,6 +199,7 @@ class WorkerSqliteDriver implements Driver {
     };
     worker.on('error', (err) => gone(err.message));
     worker.on('exit', (code) => gone(`exit code ${code}`));
+    this.#abandon.set(worker, () => gone('a statement over the time limit'));
     try {
       const reply = await this.#send(worker, { id: 0, op: 'open' });
       this.#options.onOpen?.(reply.movedAside ? { movedAside: reply.movedAside } : {});
@@ -188,12 +212,22 @@ class WorkerSqliteDriver implements Driver {
 
   #send(worker: Worker, request: SqliteWorkerRequest): Promise<SqliteWorkerReply & { ok: true }> {
     const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
+    const answered = new Promise<SqliteWorkerReply & { ok: true }>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       // Kept alive while a statement is out: a daemon awaiting its answer must not exit under it.
       worker.ref();
       worker.postMessage({ ...request, id });
     });
+    if (request.op !== 'query') return answered;
+    // A runaway statement is ended with its thread; the next statement starts another.
+    const timer = setTimeout(() => {
+      this.#timedOut.add(worker);
+      this.#abandon.get(worker)?.();
+      worker.unref();
+      void worker.terminate();
+    }, this.#options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS);
+    timer.unref();
+    return answered.finally(() => clearTimeout(timer));
   }
 }
 

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateHistory, openHistoryDatabase } from '../../src/history/history-database.js';
 import { historySchema } from '../../src/history/history-schema.js';
+import { WorkerSqliteDialect } from '../../src/history/worker-sqlite-dialect.js';
 import { writeRefusal } from '../../src/history/write-refusal.js';
 import { silentLogger } from '../../src/util/logger.js';
 
@@ -46,5 +47,19 @@ describe('the SQLite history on a worker thread', () => {
     expect(err).toBeInstanceOf(Error);
     expect(writeRefusal(err)).toMatchObject({ kind: 'content' });
     expect(writeRefusal(err).code).toMatch(/CONSTRAINT|19/);
+  });
+
+  it('fails a statement over its time limit and runs the next on a new thread, not behind it', async () => {
+    const file = path.join(dir, 'limited.sqlite');
+    const db = new Kysely<Record<string, never>>({ dialect: new WorkerSqliteDialect({ file, statementTimeoutMs: 150 }) });
+    try {
+      // Seconds of counting: over the limit at once; its thread is left to finish it.
+      const long = sql`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 15000000) SELECT count(*) AS n FROM c`.execute(db);
+      await expect(long).rejects.toMatchObject({ code: 'history_statement_timeout' });
+      const after = await sql<{ one: number }>`SELECT 1 AS one`.execute(db);
+      expect(after.rows).toEqual([{ one: 1 }]);
+    } finally {
+      await db.destroy();
+    }
   });
 });
