@@ -16,7 +16,7 @@ import { HEALTH_P99_BOUND_MS, LEGIT_KEY, RSS_BOUND_MB, legitDelivered, probeHeal
  * once. Both databases: SQLite (on its own thread) and PostgreSQL.
  */
 
-const ATTACK_MS = 8_000;
+const ATTACK_MS = 6_000;
 const PARTNERS = Array.from({ length: 150 }, (_, i) => `P${String(i + 1).padStart(3, '0')}`);
 const DAYS = 730;
 const DAY_MS = 86_400_000;
@@ -137,8 +137,9 @@ describe.each(BACKENDS)('reliability: heavy history reads (%s)', (kind) => {
       const polls = s.sim.stats().reportRequests - requestsBefore;
       reportHostile(`heavy reads (${kind}): ${scenario}`, `${answered} answered, ${limited} told to wait (429), ${polls} report requests meanwhile`, t, r);
       expect(answered).toBeGreaterThan(0);
-      // Two streams polled every second for the attack's 8 s: polling must not have stalled.
-      expect(polls).toBeGreaterThanOrEqual(10);
+      // Two streams polled every second for the attack's 6 s (12 polls): polling must not have stalled (SQLite on the
+      // event loop let 7–9 through in 8 s).
+      expect(polls).toBeGreaterThanOrEqual(8);
       expect(r.health.failed).toBe(0);
       expect(r.health.p99).toBeLessThan(HEALTH_P99_BOUND_MS);
       expect(r.rssMb).toBeLessThan(RSS_BOUND_MB);
