@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { stringify } from 'yaml';
 import { startSimulator } from '../src/simulator/start-simulator.js';
+import { freePort } from './free-port.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -31,16 +32,6 @@ function expand(expr: string): string {
   return expr.replaceAll('$__rate_interval', '1m').replaceAll('$__range', `${minutes}m`).replace(/\$\{?[a-z_]+\}?/g, '.*');
 }
 
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 function waitForUrl(proc: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -8,7 +8,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +15,7 @@ import { chromium } from 'playwright-core';
 import { stringify } from 'yaml';
 import { z } from 'zod';
 import { ESTATE_CALENDAR, ESTATE_CALENDAR_NAME, ESTATE_TIMEZONE } from '../src/simulator/estate.js';
+import { freePort } from './free-port.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(root, 'dist/cli/main.js');
@@ -24,17 +24,6 @@ const HISTORY_DAYS = 62;
 const GRID = path.join(root, 'docs/images/sla-page.png');
 const STATEMENT = path.join(root, 'docs/images/sla-statement.png');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const started: ChildProcess[] = [];
 function start(args: string[]): ChildProcess {

@@ -5,27 +5,16 @@
  * The demo's temporary state folder goes with it.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { freePort } from './free-port.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const WAIT_MS = Number(process.env['STATUS_PAGE_AT_MS'] ?? 3 * 60_000);
 const OUT = path.join(root, 'docs/images/status-page.png');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const port = await freePort();
 const demo = spawn(process.execPath, [path.join(root, 'dist/cli/main.js'), 'demo', '--port', String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
