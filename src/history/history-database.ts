@@ -104,7 +104,8 @@ export interface OpenedHistoryDatabase {
   /**
    * Whether the SQLite file opened is still the one at its path. One deleted or replaced since would take writes
    * nobody reads again (lost at the next start): it is closed and the one at the path opened — a new, empty one
-   * for a deleted file — saying so in the log; `reopened` then asks the caller to bring its tables up to date.
+   * for a deleted file — saying so in the log; `reopened` then asks the caller to bring its tables up to date (also
+   * after a corrupt file was moved aside and a new one started).
    */
   check?(): Promise<'same' | 'reopened'>;
   close(): Promise<void>;
@@ -179,10 +180,16 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
   // Its statements run on a thread of their own (sqlite-worker.ts): the drivers are synchronous, and a heavy read
   // or a large write held the event loop (health checks, polling) for seconds.
   let opened: { dev: number; ino: number } | undefined;
+  // A corrupt file replaced by a new one (at its opening, or found by a statement while running): its tables are to be
+  // made again before the next write.
+  let replaced = false;
   const dialect = new WorkerSqliteDialect({
     file,
     onOpen: ({ movedAside }) => {
-      if (movedAside) logger.error({ file, moved_to: movedAside.to, err: { type: 'HistoryCorrupt', message: movedAside.reason } }, 'the history database is corrupt: moved aside, a new one is started');
+      if (movedAside) {
+        logger.error({ file, moved_to: movedAside.to, err: { type: 'HistoryCorrupt', message: movedAside.reason } }, 'the history database is corrupt: moved aside, a new one is started');
+        replaced = true;
+      }
       const st = statSync(file);
       opened = { dev: st.dev, ino: st.ino };
     },
@@ -191,6 +198,10 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
   let reopening: Promise<'reopened'> | undefined;
   const check = (): Promise<'same' | 'reopened'> => {
     if (reopening) return reopening;
+    if (replaced) {
+      replaced = false;
+      return Promise.resolve('reopened');
+    }
     if (opened === undefined) return Promise.resolve('same');
     let st: { dev: number; ino: number } | undefined;
     try {

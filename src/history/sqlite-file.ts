@@ -17,16 +17,25 @@ export async function openSqlite(file: string): Promise<{ database: SqliteDataba
     return { database };
   } catch (err) {
     if (!isCorrupt(err)) throw err;
-    if (database) closeQuietly(database);
-    const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    renameSync(file, aside);
-    for (const f of [`${file}-wal`, `${file}-shm`]) if (existsSync(f)) renameSync(f, `${aside}${f.slice(file.length)}`);
-    return { database: await openSqliteFile(file), movedAside: { to: aside, reason: errorMessage(err) } };
+    return replaceCorrupt(file, database, err);
   }
 }
 
+/**
+ * A file found corrupt (at its opening, or by a statement while running): closed, moved aside as
+ * `history.sqlite.corrupt-<time>` with its -wal and -shm (for whoever wants to recover from it), and a new one opened
+ * at its path.
+ */
+export async function replaceCorrupt(file: string, database: SqliteDatabase | undefined, err: unknown): Promise<{ database: SqliteDatabase; movedAside: { to: string; reason: string } }> {
+  if (database) closeQuietly(database);
+  const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  renameSync(file, aside);
+  for (const f of [`${file}-wal`, `${file}-shm`]) if (existsSync(f)) renameSync(f, `${aside}${f.slice(file.length)}`);
+  return { database: await openSqliteFile(file), movedAside: { to: aside, reason: errorMessage(err) } };
+}
+
 /** SQLITE_CORRUPT (11) or SQLITE_NOTADB (26), from either driver, anywhere in the error's causes. */
-function isCorrupt(err: unknown): boolean {
+export function isCorrupt(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = Reflect.get(e, 'cause'), depth++) {
     const code = String(Reflect.get(e, 'code') ?? '');
     const errcode = Reflect.get(e, 'errcode');

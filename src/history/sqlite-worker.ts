@@ -9,7 +9,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SqliteDatabase } from 'kysely';
-import { openSqlite } from './sqlite-file.js';
+import { isCorrupt, openSqlite, replaceCorrupt } from './sqlite-file.js';
 
 export interface SqliteWorkerData {
   file: string;
@@ -26,7 +26,8 @@ export interface SqliteWorkerError {
 
 export type SqliteWorkerReply =
   | { id: number; ok: true; rows?: unknown[]; numAffectedRows?: bigint; insertId?: bigint; movedAside?: { to: string; reason: string } }
-  | { id: number; ok: false; error: SqliteWorkerError };
+  /** `movedAside`: the statement found the file corrupt; it was moved aside and a new, empty one opened. */
+  | { id: number; ok: false; error: SqliteWorkerError; movedAside?: { to: string; reason: string } };
 
 const port = parentPort;
 const { file } = workerData as SqliteWorkerData;
@@ -68,10 +69,23 @@ async function handle(request: SqliteWorkerRequest): Promise<SqliteWorkerReply> 
   }
 }
 
+/** A statement that found the file corrupt: the file is replaced (a new one is started), and the statement fails. */
+async function failed(request: SqliteWorkerRequest, err: unknown): Promise<SqliteWorkerReply> {
+  const reply: SqliteWorkerReply = { id: request.id, ok: false, error: asWorkerError(err) };
+  if (request.op !== 'query' || !database || !isCorrupt(err)) return reply;
+  try {
+    const replaced = await replaceCorrupt(file, database, err);
+    database = replaced.database;
+    return { ...reply, movedAside: replaced.movedAside };
+  } catch {
+    database = undefined; // the next open (a new thread) tries again
+    return reply;
+  }
+}
+
 port?.on('message', (request: SqliteWorkerRequest) => {
   // One statement at a time, in the order sent: the driver's mutex and this thread's synchronous drivers keep it so.
-  handle(request).then(
-    (reply) => port.postMessage(reply),
-    (err: unknown) => port.postMessage({ id: request.id, ok: false, error: asWorkerError(err) } satisfies SqliteWorkerReply),
-  );
+  handle(request)
+    .catch((err: unknown) => failed(request, err))
+    .then((reply) => port.postMessage(reply));
 });

@@ -181,7 +181,14 @@ class WorkerSqliteDriver implements Driver {
       this.#pending.delete(reply.id);
       if (this.#pending.size === 0) worker.unref();
       if (reply.ok) waiting.resolve(reply);
-      else waiting.reject(new SqliteStatementError(reply.error));
+      else {
+        if (reply.movedAside) {
+          // A new, empty file: what the transaction wrote before went aside with the old one.
+          if (this.#inTransaction) this.#transactionLost = true;
+          this.#options.onOpen?.({ movedAside: reply.movedAside });
+        }
+        waiting.reject(new SqliteStatementError(reply.error));
+      }
     });
     const gone = (why: string): void => {
       // Once per thread: one left behind over the time limit ends later, while its successor may be in a transaction.

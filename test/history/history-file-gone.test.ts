@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,36 @@ describe('the SQLite history file', () => {
     expect(page.items.map((e) => e.id)).toEqual(['c']);
     expect(readdirSync(dir).some((f) => f.startsWith('history.sqlite.corrupt-'))).toBe(true);
     expect(existsSync(path.join(dir, 'history.sqlite'))).toBe(true);
+    await store.close();
+  });
+
+  it('corrupt while running: the statement that finds it fails, the file is moved aside, and a new one takes the next records', async () => {
+    const dir = stateDir();
+    const file = path.join(dir, 'history.sqlite');
+    // A file of a few hundred pages, closed (its write-ahead log checkpointed into it).
+    const first = new HistoryStore(openHistoryDatabase(historySchema.parse({}), dir, silentLogger()));
+    await first.ensureSchema();
+    await first.write(Array.from({ length: 3_000 }, (_, i) => ({ ...silenceEvent(`s${i}`), comment: 'x'.repeat(200) })));
+    await first.close();
+    const lines: string[] = [];
+    const store = new HistoryStore(openHistoryDatabase(historySchema.parse({}), dir, createLogger({ level: 'warn', destination: { write: (l: string) => void lines.push(l) } })));
+    await store.ensureSchema();
+    // The table's pages damaged behind the daemon's back (not the first, the schema's).
+    const size = statSync(file).size;
+    const fd = openSync(file, 'r+');
+    writeSync(fd, Buffer.alloc(Math.floor(size / 2), 0xab), 0, Math.floor(size / 2), Math.floor(size / 4));
+    closeSync(fd);
+    const all = { matchers: [], from: 0, to: Date.now() + 1, limit: 5_000 };
+    const err = await store.silenceEvents(all).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(String((err as Error | undefined)?.message)).toMatch(/malformed|corrupt/i);
+    expect(readdirSync(dir).some((f) => f.startsWith('history.sqlite.corrupt-'))).toBe(true);
+    expect(lines.join('\n')).toContain('the history database is corrupt: moved aside, a new one is started');
+    // The next write makes the new file's tables and is kept there.
+    await store.write([silenceEvent('after')]);
+    expect((await store.silenceEvents({ ...all, to: Date.now() + 1 })).items.map((e) => e.id)).toEqual(['after']);
     await store.close();
   });
 });
