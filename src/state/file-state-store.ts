@@ -1,6 +1,7 @@
 import { closeSync, fdatasync, fdatasyncSync, fstatSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import type { Logger } from '../util/logger.js';
 import { TransferWatchError, errorFields, errorMessage } from '../util/errors.js';
 import type { Clock } from '../util/clock.js';
@@ -225,29 +226,51 @@ export class FileStateStore implements StateStore {
     const files = [...(this.rotated.get(key) ?? []).map((n) => `${current}.${n}`), current];
     const records: unknown[] = [];
     for (const file of files) {
-      let text: string;
       try {
-        text = await readFile(file, 'utf8');
+        await this.readJournalFile(file, records);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
         throw new TransferWatchError('state_read', `cannot read state journal ${file}: ${errorMessage(err)}`, { cause: err });
       }
-      const lines = text.split('\n');
-      const tail = lines.pop() ?? '';
+    }
+    return records;
+  }
+
+  /**
+   * A journal file's records, read line by line as a stream: a journal kept while the history database was down can
+   * be tens of megabytes, and reading it whole held the event loop (and twice its size in memory) at a start.
+   */
+  private async readJournalFile(file: string, into: unknown[]): Promise<void> {
+    const handle = await open(file, 'r');
+    try {
+      const { size } = await handle.stat();
+      if (size === 0) return;
+      const last = Buffer.alloc(1);
+      await handle.read(last, 0, 1, size - 1);
       // Without its line break the last line was cut by a power loss mid-append: never written in full.
-      if (tail !== '') this.logger.warn({ file, bytes: Buffer.byteLength(tail) }, 'ignoring a torn last line in a state journal (power loss while appending)');
+      const torn = last[0] !== 0x0a;
       let unreadable = 0;
-      for (const line of lines) {
-        if (line === '') continue;
+      let pending: string | undefined;
+      const take = (line: string): void => {
+        if (line === '') return;
         try {
-          records.push(JSON.parse(line) as unknown);
+          into.push(JSON.parse(line) as unknown);
         } catch {
           unreadable++;
         }
+      };
+      for await (const line of createInterface({ input: handle.createReadStream({ encoding: 'utf8', autoClose: false }), crlfDelay: Infinity })) {
+        if (pending !== undefined) take(pending);
+        pending = line;
+      }
+      if (pending !== undefined) {
+        if (torn) this.logger.warn({ file, bytes: Buffer.byteLength(pending) }, 'ignoring a torn last line in a state journal (power loss while appending)');
+        else take(pending);
       }
       if (unreadable > 0) this.logger.warn({ file, lines: unreadable }, 'ignoring unreadable lines in a state journal');
+    } finally {
+      await handle.close();
     }
-    return records;
   }
 
   save(key: string, value: unknown): Promise<void> {

@@ -82,6 +82,17 @@ describe('FileStateStore journal', () => {
     expect(await second.journal('outbox')).toEqual([]);
   });
 
+  it('reads a large journal (read as a stream) whole and in order, across its chunks', async () => {
+    const dir = tempDir();
+    const records = Array.from({ length: 60_000 }, (_, n) => ({ n, text: 'x'.repeat(200) }));
+    writeFileSync(join(dir, 'history.journal.journal'), records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const store = await open(dir);
+    const read = await store.journal('history.journal');
+    expect(read).toHaveLength(records.length);
+    expect(read.every((r, i) => (r as { n: number }).n === i)).toBe(true);
+    expect(read[read.length - 1]).toEqual(records[records.length - 1]);
+  });
+
   it('ignores a torn last line with a warning, and the next append starts a line of its own', async () => {
     const dir = tempDir();
     const first = await open(dir);
