@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * `npm run test:reliability`: the daemon as a real process against the simulator's faults and failing
@@ -24,12 +25,30 @@ const resultsDir = join(tmpdir(), `tw-rel-results-${process.pid}`);
 mkdirSync(resultsDir, { recursive: true });
 const resultsFile = join(resultsDir, 'results.jsonl');
 
+/**
+ * The fault scenarios, longest first, so the two lanes end together: the outage scenario waits for real minute
+ * boundaries (two minutes), and on a fresh clone (CI) vitest knows no durations and started it last, after the
+ * others — a minute of CI spent with one lane idle.
+ */
+const LONGEST_FIRST = ['outage-deadline', 'hostile-clients', 'hostile-upstream', 'source-faults', 'kill-restart', 'state-dir'];
+
+class LongestFirst extends BaseSequencer {
+  override sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification): number => {
+      const i = LONGEST_FIRST.findIndex((name) => f.moduleId.includes(`/${name}.reliability.ts`));
+      return i === -1 ? LONGEST_FIRST.length : i;
+    };
+    return Promise.resolve([...files].sort((a, b) => rank(a) - rank(b)));
+  }
+}
+
 export default defineConfig({
   root: fileURLToPath(new URL('../..', import.meta.url)),
   test: {
     testTimeout: 240_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    sequence: { sequencer: LongestFirst },
     provide: { reliabilityResultsFile: resultsFile },
     projects: [
       {
