@@ -236,13 +236,13 @@ export const METRICS = {
     'transfer_watch_sla_on_time_ratio',
     'gauge',
     ['rule', 'period'],
-    "The ledger's on-time share per rule, key labels (its for_each label) and period (current or previous month, display_timezone), backfilled occurrences included; refreshed each minute. Absent while a period has no judged occurrence.",
+    "The ledger's on-time share per rule, key labels (its for_each label) and period (current or previous month, display_timezone), backfilled occurrences included; refreshed every 15 s. Absent while a period has no judged occurrence.",
   ),
   slaBudgetRemaining: def(
     'transfer_watch_sla_budget_remaining',
     'gauge',
     ['rule', 'period'],
-    "The share of the period's error budget (1 - objective of the judged occurrences) not yet used, per rule, key labels and period, from the ledger; negative when the SLA is missed. Refreshed each minute.",
+    "The share of the period's error budget (1 - objective of the judged occurrences) not yet used, per rule, key labels and period, from the ledger; negative when the SLA is missed. Refreshed every 15 s.",
   ),
   flows: def(
     'transfer_watch_flows',
