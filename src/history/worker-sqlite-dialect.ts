@@ -70,12 +70,8 @@ class WorkerSqliteDriver implements Driver {
   /** The worker died inside a transaction: its statements are gone; the rest of it must fail, not autocommit. */
   #transactionLost = false;
   readonly #connection: DatabaseConnection;
-  /** Threads ended for a statement over the time limit: their end is told as such. */
-  readonly #timedOut = new WeakSet<Worker>();
   /** Threads whose end was handled (their statements failed, their transaction lost). */
   readonly #ended = new WeakSet<Worker>();
-  /** How to give up on a thread (its `gone`), for the statement time limit. */
-  readonly #abandon = new WeakMap<Worker, () => void>();
 
   constructor(options: WorkerSqliteOptions) {
     this.#options = options;
@@ -190,23 +186,9 @@ class WorkerSqliteDriver implements Driver {
         waiting.reject(new SqliteStatementError(reply.error));
       }
     });
-    const gone = (why: string): void => {
-      // Once per thread: one left behind over the time limit ends later, while its successor may be in a transaction.
-      if (this.#ended.has(worker)) return;
-      this.#ended.add(worker);
-      if (this.#worker === worker) this.#worker = undefined;
-      if (this.#inTransaction) this.#transactionLost = true;
-      const err = this.#timedOut.has(worker)
-        ? new TransferWatchError('history_statement_timeout', `a history statement ran longer than ${(this.#options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS) / 1000} s and was ended`)
-        : new TransferWatchError('history_worker_gone', `the history database thread ended (${why}); the statement was not run`);
-      for (const [id, waiting] of this.#pending) {
-        this.#pending.delete(id);
-        waiting.reject(err);
-      }
-    };
+    const gone = (why: string): void => this.#end(worker, new TransferWatchError('history_worker_gone', `the history database thread ended (${why}); the statement was not run`));
     worker.on('error', (err) => gone(err.message));
     worker.on('exit', (code) => gone(`exit code ${code}`));
-    this.#abandon.set(worker, () => gone('a statement over the time limit'));
     try {
       const reply = await this.#send(worker, { id: 0, op: 'open' });
       this.#options.onOpen?.(reply.movedAside ? { movedAside: reply.movedAside } : {});
@@ -214,6 +196,21 @@ class WorkerSqliteDriver implements Driver {
     } catch (err) {
       await worker.terminate();
       throw err;
+    }
+  }
+
+  /**
+   * A thread given up: its statements fail with `err`, a transaction it was in is lost. Once per thread — one left
+   * behind over the time limit ends later, while its successor may be in a transaction.
+   */
+  #end(worker: Worker, err: Error): void {
+    if (this.#ended.has(worker)) return;
+    this.#ended.add(worker);
+    if (this.#worker === worker) this.#worker = undefined;
+    if (this.#inTransaction) this.#transactionLost = true;
+    for (const [id, waiting] of this.#pending) {
+      this.#pending.delete(id);
+      waiting.reject(err);
     }
   }
 
@@ -226,13 +223,14 @@ class WorkerSqliteDriver implements Driver {
       worker.postMessage({ ...request, id });
     });
     if (request.op !== 'query') return answered;
-    // A runaway statement is ended with its thread; the next statement starts another.
+    // A runaway statement fails and its thread is given up (it ends when the statement returns); the next statement
+    // starts another.
+    const limitMs = this.#options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
     const timer = setTimeout(() => {
-      this.#timedOut.add(worker);
-      this.#abandon.get(worker)?.();
+      this.#end(worker, new TransferWatchError('history_statement_timeout', `a history statement ran longer than ${limitMs / 1000} s and was given up`));
       worker.unref();
       void worker.terminate();
-    }, this.#options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS);
+    }, limitMs);
     timer.unref();
     return answered.finally(() => clearTimeout(timer));
   }
