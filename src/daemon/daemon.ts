@@ -10,7 +10,7 @@ import { openHistory, type HistoryAvailability } from '../history/open-history.j
 import { FlowView } from '../flows/flow-view.js';
 import { dueOfRule } from '../rules/due-deadlines.js';
 import { reportRow } from '../sla/sla-report.js';
-import { localDateIn } from '../util/format-time.js';
+import { reportPeriod } from './roles/sla-report-schedule.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
 import { holidaysOfRules } from '../sla/calendar-view.js';
@@ -225,13 +225,10 @@ export class Daemon {
     const { config, rules } = this.setup;
     const names = new Set(rules.filter((r) => r.type === 'missing_file').map((r) => r.name));
     if (names.size === 0) return;
-    const today = localDateIn(this.opts.clock.now(), config.display_timezone);
-    const [y, m] = today.slice(0, 7).split('-').map(Number) as [number, number];
-    const previous = new Date(Date.UTC(y, m - 2, 1)).toISOString().slice(0, 7);
-    const lastOfPrevious = new Date(Date.UTC(y, m - 1, 0)).toISOString().slice(0, 10);
+    const now = this.opts.clock.now();
     const periods = [
-      { period: 'current' as const, from: `${today.slice(0, 7)}-01`, to: today },
-      { period: 'previous' as const, from: `${previous}-01`, to: lastOfPrevious },
+      { period: 'current' as const, ...reportPeriod('current_month', now, config.display_timezone) },
+      { period: 'previous' as const, ...reportPeriod('previous_month', now, config.display_timezone) },
     ];
     try {
       await store.ensureSchema();
