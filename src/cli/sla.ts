@@ -5,7 +5,7 @@ import { connection, daemonClient, unreachable, withConnection, type ConnectionF
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { terminalCell } from './history.js';
 import { coverageText } from '../sla/sla-report.js';
-import { keyText } from '../sla/occurrence.js';
+import { keyFromPairs, keyText } from '../sla/occurrence.js';
 
 /**
  * `transfer-watch sla report|occurrences|excuse`: a client of a running daemon's /api/v1/sla/* (contract section
@@ -129,13 +129,9 @@ export async function slaOccurrences(client: DaemonClientOptions, o: { from: str
 }
 
 function parseKey(pairs: string[]): Record<string, string> {
-  const key: Record<string, string> = {};
-  for (const p of pairs) {
-    const i = p.indexOf('=');
-    if (i <= 0) throw new TransferWatchError('invalid_key', `--key "${p}" must be LABEL=VALUE`);
-    key[p.slice(0, i)] = p.slice(i + 1);
-  }
-  return key;
+  const parsed = keyFromPairs(pairs);
+  if ('malformed' in parsed) throw new TransferWatchError('invalid_key', `--key "${parsed.malformed}" must be LABEL=VALUE`);
+  return parsed.key;
 }
 
 function fail(err: unknown): void {

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { csvLine } from '../base/csv.js';
 import { ExcuseConflict, type LedgerOccurrence, type SlaLedgerStore } from '../history/sla-ledger-store.js';
-import { keyText } from '../sla/occurrence.js';
+import { keyFromPairs, keyText } from '../sla/occurrence.js';
 import type { CalendarHolidays } from '../sla/calendar-view.js';
 import { monthsOf, reportCsv, reportRow, type SlaReportRow } from '../sla/sla-report.js';
 import { formatRfc3339 } from '../util/format-time.js';
@@ -264,12 +264,9 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
       const date = p.get('local_date');
       if (!rule) throw bad('rule: required');
       if (!date || !DATE.test(date)) throw bad('local_date: required, as YYYY-MM-DD');
-      const key: Record<string, string> = {};
-      for (const pair of new URL(req.url ?? '/', 'http://localhost').searchParams.getAll('key')) {
-        const i = pair.indexOf('=');
-        if (i <= 0) throw bad(`key: "${pair}" must be LABEL=VALUE`);
-        key[pair.slice(0, i)] = pair.slice(i + 1);
-      }
+      const parsed = keyFromPairs(new URL(req.url ?? '/', 'http://localhost').searchParams.getAll('key'));
+      if ('malformed' in parsed) throw bad(`key: "${parsed.malformed}" must be LABEL=VALUE`);
+      const { key } = parsed;
       const deadlineText = p.get('deadline');
       if (deadlineText !== null && !RFC3339.test(deadlineText)) throw bad('deadline: must be an RFC 3339 time such as 2026-11-25T08:00:00-03:00');
       const s = ledger();

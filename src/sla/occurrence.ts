@@ -114,6 +114,20 @@ export function keyText(key: Record<string, string>): string {
     .join(',');
 }
 
+/**
+ * A key from `LABEL=VALUE` pairs (the API's and the page's `key=` parameters, the CLI's `--key`); the first pair that
+ * is not one (no label before its `=`) is returned as `malformed`, for the caller's error.
+ */
+export function keyFromPairs(pairs: readonly string[]): { key: Record<string, string> } | { malformed: string } {
+  const key: Record<string, string> = {};
+  for (const pair of pairs) {
+    const i = pair.indexOf('=');
+    if (i <= 0) return { malformed: pair };
+    key[pair.slice(0, i)] = pair.slice(i + 1);
+  }
+  return { key };
+}
+
 /** Fields joined by the unit separator: PostgreSQL text cannot hold NUL, and no rule name or label holds this. */
 export function occurrenceId(rule: string, key: string, deadline: number): string {
   return `${rule}\u001f${key}\u001f${deadline}`;

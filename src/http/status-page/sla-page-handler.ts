@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { LedgerOccurrence } from '../../history/sla-ledger-store.js';
+import { keyFromPairs } from '../../sla/occurrence.js';
 import { localDateIn } from '../../util/format-time.js';
 import { reportRow, type SlaSource } from '../sla-routes.js';
 import { renderSlaPage, type SlaPageData } from './render-sla-page.js';
@@ -73,13 +74,8 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
 /** `key=LABEL=VALUE` parameters as labels; none: undefined; a malformed one: the reason, for a 400. */
 function parseStatementKey(given: readonly string[]): Record<string, string> | string | undefined {
   if (given.length === 0) return undefined;
-  const key: Record<string, string> = {};
-  for (const g of given) {
-    const at = g.indexOf('=');
-    if (at <= 0) return `key=${JSON.stringify(g).slice(1, -1)}: expected LABEL=VALUE (e.g. key=user=BANK1).`;
-    key[g.slice(0, at)] = g.slice(at + 1);
-  }
-  return key;
+  const parsed = keyFromPairs(given);
+  return 'malformed' in parsed ? `key=${JSON.stringify(parsed.malformed).slice(1, -1)}: expected LABEL=VALUE (e.g. key=user=BANK1).` : parsed.key;
 }
 
 /** Whether a rule's key holds every label and value of a statement's key. */
