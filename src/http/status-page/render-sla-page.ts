@@ -109,6 +109,9 @@ function cell(list: readonly LedgerOccurrence[], day: string, today: string, mon
 
 const WEEKDAY_LETTERS = ['Su', 'Mo', 'Tu', 'We', 'Th', 'Fr', 'Sa'];
 
+/** The weekday (0 = Sunday) of a local date `YYYY-MM-DD`. */
+const weekdayOf = (date: string): number => new Date(`${date}T12:00:00Z`).getUTCDay();
+
 /** Coverage in two short lines (`18 of 18` / `since 2026-09-28`), the whole sentence as its title. */
 function coverageCell(r: SlaReportRow): SafeHtml {
   const count = coverageCount(r);
@@ -151,7 +154,7 @@ function statementSection(list: readonly LedgerOccurrence[]): SafeHtml {
   const sorted = [...list].sort((a, b) => a.deadline - b.deadline || a.rule.localeCompare(b.rule));
   const rows = sorted.map(
     (o) =>
-      html`<tr class="${o.excuse ? 'excused' : o.outcome}"><td>${o.localDate} <span class="muted">${WEEKDAY_LETTERS[new Date(`${o.localDate}T12:00:00Z`).getUTCDay()]}</span></td><td>${o.rule}</td><td>${formatCellTime(o.deadline, o.timezone)}</td><td class="outcome">${outcomeText(o)}</td><td>${o.arrivedAt !== null ? evidenceTime(o.arrivedAt, o.timezone) : html`<span class="muted">–</span>`}</td><td>${o.count}${o.minCount > 1 ? html` <span class="muted">of ${o.minCount}</span>` : ''}</td><td class="files">${filesText(o.files, o.timezone)}</td><td class="files">${o.afterClose.length > 0 ? filesText(o.afterClose, o.timezone) : html`<span class="muted">–</span>`}</td><td>${o.excuse ? html`${o.excuse.by}: ${o.excuse.reason}` : html`<span class="muted">–</span>`}</td></tr>`,
+      html`<tr class="${o.excuse ? 'excused' : o.outcome}"><td>${o.localDate} <span class="muted">${WEEKDAY_LETTERS[weekdayOf(o.localDate)]}</span></td><td>${o.rule}</td><td>${formatCellTime(o.deadline, o.timezone)}</td><td class="outcome">${outcomeText(o)}</td><td>${o.arrivedAt !== null ? evidenceTime(o.arrivedAt, o.timezone) : html`<span class="muted">–</span>`}</td><td>${o.count}${o.minCount > 1 ? html` <span class="muted">of ${o.minCount}</span>` : ''}</td><td class="files">${filesText(o.files, o.timezone)}</td><td class="files">${o.afterClose.length > 0 ? filesText(o.afterClose, o.timezone) : html`<span class="muted">–</span>`}</td><td>${o.excuse ? html`${o.excuse.by}: ${o.excuse.reason}` : html`<span class="muted">–</span>`}</td></tr>`,
   );
   return html`<section id="statement" data-section="statement"><h2>Every deadline of the month <span class="muted">the evidence of each outcome; times in each rule's zone</span></h2><table class="statement"><thead><tr><th>Local date</th><th>Rule</th><th>Deadline</th><th>Outcome</th><th>Arrived</th><th>Count</th><th>Files</th><th>After the close</th><th>Excuse</th></tr></thead><tbody>${rows}</tbody></table></section>`;
 }
@@ -202,7 +205,7 @@ table.statement{font-size:.8rem}table.statement td{vertical-align:top}table.stat
 <section id="sla" data-section="sla">${
     rows.length === 0
       ? html`<p class="muted">No occurrences recorded for ${data.month}.</p>`
-      : html`<div class="scroll"><table class="sla"><thead><tr><th>Rule / key</th>${data.days.map((d) => html`<th class="dayhead${[0, 6].includes(new Date(`${d}T12:00:00Z`).getUTCDay()) ? ' weekend' : ''}">${Number(d.slice(8))}<br><span class="wd">${WEEKDAY_LETTERS[new Date(`${d}T12:00:00Z`).getUTCDay()]}</span></th>`)}<th>On time</th><th title="the objective (sla.objective)">Goal</th><th title="the error budget left">Budget</th><th title="deadlines judged of those due">Judged</th></tr></thead><tbody>${rows}</tbody></table></div>
+      : html`<div class="scroll"><table class="sla"><thead><tr><th>Rule / key</th>${data.days.map((d) => html`<th class="dayhead${[0, 6].includes(weekdayOf(d)) ? ' weekend' : ''}">${Number(d.slice(8))}<br><span class="wd">${WEEKDAY_LETTERS[weekdayOf(d)]}</span></th>`)}<th>On time</th><th title="the objective (sla.objective)">Goal</th><th title="the error budget left">Budget</th><th title="deadlines judged of those due">Judged</th></tr></thead><tbody>${rows}</tbody></table></div>
 <p class="muted">✓ on time · +45m, +3h, +2d late by that many minutes, hours or days · ✗ missing · exc excused (not counted) · ? no data (the service could not be read; not counted) · – no deadline that day · nm not monitored (before the ledger judged this rule and key; the rate covers only the judged days) · · not due yet · ✗… missing so far, still open · one mark per deadline (a busier day: its counts); each day links to its occurrences and their evidence; print the page for a statement · On time against the Goal (<code>sla.objective</code>), the error Budget left, and how many due deadlines the ledger Judged since it began</p>`
   }</section>${data.statementKey ? statementSection(data.occurrences) : ''}${holidaysSection(data.holidays ?? [])}${excusesSection(data.excuseEvents ?? [], data.timezone ?? 'UTC')}</main>
 <footer class="muted">transfer-watch ${data.version}</footer>
