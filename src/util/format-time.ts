@@ -44,17 +44,19 @@ function isUtc(timeZone: string): boolean {
 export function formatRfc3339(epochMs: number, timeZone: string, opts: { millis?: boolean } = {}): string {
   const t = zonedTime(epochMs, timeZone);
   const offset = t.gmtOffset === 'GMT' || t.gmtOffset === 'GMT+00:00' ? 'Z' : t.gmtOffset.replace(/^GMT/, '');
-  const millis = opts.millis ? `.${String(((epochMs % 1000) + 1000) % 1000).padStart(3, '0')}` : '';
+  const millis = opts.millis ? millisPart(epochMs) : '';
   return `${t.year}-${t.month}-${t.day}T${t.hour}:${t.minute}:${t.second}${millis}${offset}`;
 }
 
 /**
  * A table cell's time (the CLI's tables), whose column header names the zone: `2026-11-22 10:04:05` in UTC, and
- * `2026-11-22 07:04:05 -03:00` elsewhere (the offset tells the two 01:30 of a DST change apart).
+ * `2026-11-22 07:04:05 -03:00` elsewhere (the offset tells the two 01:30 of a DST change apart). `millis`: with its
+ * milliseconds (`07:04:05.123`), for evidence a partner may dispute to the second.
  */
-export function formatCellTime(epochMs: number, timeZone: string): string {
+export function formatCellTime(epochMs: number, timeZone: string, opts: { millis?: boolean } = {}): string {
   const t = zonedTime(epochMs, timeZone);
-  const local = `${t.year}-${t.month}-${t.day} ${t.hour}:${t.minute}:${t.second}`;
+  const millis = opts.millis ? millisPart(epochMs) : '';
+  const local = `${t.year}-${t.month}-${t.day} ${t.hour}:${t.minute}:${t.second}${millis}`;
   if (isUtc(timeZone)) return local;
   return `${local} ${t.gmtOffset === 'GMT' ? '+00:00' : t.gmtOffset.replace(/^GMT/, '')}`;
 }
@@ -63,4 +65,9 @@ export function formatCellTime(epochMs: number, timeZone: string): string {
 export function localDateIn(epochMs: number, timeZone: string): string {
   const t = zonedTime(epochMs, timeZone);
   return `${t.year}-${t.month}-${t.day}`;
+}
+
+/** `.123`: an instant's milliseconds (of a negative epoch too). */
+function millisPart(epochMs: number): string {
+  return `.${String(((epochMs % 1000) + 1000) % 1000).padStart(3, '0')}`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatRfc3339, formatTime } from '../../src/util/format-time.js';
+import { formatRfc3339, formatTime, formatCellTime } from '../../src/util/format-time.js';
 
 describe('formatTime', () => {
   const t = Date.UTC(2026, 10, 22, 13, 4, 5);
@@ -34,5 +34,12 @@ describe('formatRfc3339', () => {
     expect(formatRfc3339(at, 'America/Sao_Paulo', { millis: true })).toBe('2026-11-25T09:00:44.123-03:00');
     expect(formatRfc3339(Date.parse('2026-11-25T12:00:44.007Z'), 'UTC', { millis: true })).toBe('2026-11-25T12:00:44.007Z');
     expect(Date.parse(formatRfc3339(at, 'Asia/Kolkata', { millis: true }))).toBe(at);
+  });
+
+  it('writes a table cell\'s time with the offset outside UTC, and its milliseconds when asked (evidence)', () => {
+    const t = Date.UTC(2026, 10, 25, 12, 0, 44, 7);
+    expect(formatCellTime(t, 'UTC')).toBe('2026-11-25 12:00:44');
+    expect(formatCellTime(t, 'UTC', { millis: true })).toBe('2026-11-25 12:00:44.007');
+    expect(formatCellTime(t, 'America/Sao_Paulo', { millis: true })).toBe('2026-11-25 09:00:44.007 -03:00');
   });
 });

@@ -1,5 +1,5 @@
 import type { ExcuseEvent, LedgerOccurrence } from '../../history/sla-ledger-store.js';
-import { formatCellTime, formatRfc3339, formatTime } from '../../util/format-time.js';
+import { formatCellTime, formatTime } from '../../util/format-time.js';
 import { keyText } from '../../sla/occurrence.js';
 import type { SlaReportRow } from '../sla-routes.js';
 import { coverageCount, coverageText } from '../../sla/sla-report.js';
@@ -123,9 +123,9 @@ function coverageCell(r: SlaReportRow): SafeHtml {
 /** Files shown by name in a statement's line; more are counted. */
 const FILES_NAMED = 3;
 
-/** An arrival as evidence: local time in the rule's zone, to the millisecond, with the offset. */
+/** An arrival as evidence: local time in the rule's zone, to the millisecond, as the deadline beside it. */
 function evidenceTime(epochMs: number, timeZone: string): string {
-  return formatRfc3339(epochMs, timeZone, { millis: true }).replace('T', ' ').replace(/(\.\d{3})(.+)$/, '$1 $2');
+  return formatCellTime(epochMs, timeZone, { millis: true });
 }
 
 function outcomeText(o: LedgerOccurrence): string {
