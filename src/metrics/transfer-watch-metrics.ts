@@ -465,10 +465,10 @@ export class TransferWatchMetrics {
     if (!sla) return;
     sla.onTime.reset();
     sla.budget.reset();
-    const names = sla.labelNames.filter((n) => n !== 'outcome');
+    const keyNames = sla.labelNames.filter((n) => n !== 'rule' && n !== 'outcome');
     for (const r of rows) {
-      const labels: Record<string, string> = {};
-      for (const name of names) labels[name] = name === 'rule' ? r.rule : name === 'period' ? r.period : (r.key[name] ?? '');
+      const labels: Record<string, string> = { rule: r.rule };
+      for (const name of keyNames) labels[name] = r.key[name] ?? '';
       labels['period'] = r.period;
       if (r.onTimeRatio !== null) sla.onTime.set(labels, r.onTimeRatio);
       if (r.budgetRemaining !== null) sla.budget.set(labels, r.budgetRemaining);
