@@ -156,7 +156,7 @@ export class SlaReportSchedules {
     const receiver = this.opts.config().receivers.find((r) => r.name === report.receiver);
     if (!receiver) throw new Error(`receiver "${report.receiver}" is not configured any more`);
     const secrets = receiverSecrets(receiver);
-    const results = await deliver(receiver, report, period, rows, this.opts.clock.now());
+    const results = await deliver(receiver, report, period, rows, this.opts.clock);
     const title = reportTitle(report, period);
     for (const r of results) {
       const error = r.error === undefined ? null : redactSecrets(errorMessage(r.error), secrets);
@@ -198,12 +198,14 @@ interface DeliveryResult {
 }
 
 /** Every integration of the receiver is tried (one failing does not keep the others from getting the report). */
-async function deliver(receiver: ReceiverConfig, report: SlaReportSchedule, period: { from: string; to: string }, rows: SlaReportRow[], createdAt: number): Promise<DeliveryResult[]> {
+async function deliver(receiver: ReceiverConfig, report: SlaReportSchedule, period: { from: string; to: string }, rows: SlaReportRow[], clock: Clock): Promise<DeliveryResult[]> {
+  const createdAt = clock.now();
   const title = reportTitle(report, period);
   const table = reportTable(rows);
   const results: DeliveryResult[] = [];
   const attempt = async (integration: DeliveryResult['integration'], send: () => Promise<void>): Promise<void> => {
-    const at = Date.now();
+    // The daemon's clock, as every other record of the history (the demo's is shifted).
+    const at = clock.now();
     const started = performance.now();
     try {
       await send();
