@@ -75,6 +75,10 @@ export interface HistoryTables {
   sla_occurrence_excuses: { rule: string; key_text: string; local_date: string; deadline: number; by: string; at: number; reason: string };
   sla_excuse_events: { id: string; at: number; event: string; rule: string; key_text: string; key: string; local_date: string; deadline: number | null; by: string; reason: string };
   sla_backfills: { rule: string; from_at: number; through: number; at: number };
+  /** An SLA backfill's plan (JSON, BackfillPlan) while it is not done (migration 0007). */
+  backfill_plans: { id: string; plan: string; at: number };
+  /** One source window of a backfill: its records (JSON, the service's fields) once read, else its failed attempts. */
+  backfill_windows: { plan_id: string; stream: string; start_at: number; end_at: number; records: string | null; count: number; attempts: number; error: string | null; at: number };
   /** One flow's one UTC day (contract section 13): arrivals (JSON, the first ARRIVALS_KEPT_PER_DAY), name shape (JSON). */
   flow_days: {
     flow_id: string;

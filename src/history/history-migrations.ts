@@ -195,4 +195,34 @@ export const HISTORY_MIGRATIONS: Record<string, Migration> = {
       await db.schema.alterTable('notification_attempts').dropColumn('about').execute();
     },
   },
+  '0007_backfill_windows': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      // What an SLA backfill read so far (contract section 11): its plan (the span and each stream's end, fixed at
+      // its first start) and each source window it read (the records) or could not (attempts, the last error), so a
+      // stopped or failed backfill resumes instead of reading its whole span again. Emptied when it is done.
+      await db.schema
+        .createTable('backfill_plans')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('plan', 'text', (c) => c.notNull())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('backfill_windows')
+        .addColumn('plan_id', 'text', (c) => c.notNull())
+        .addColumn('stream', 'text', (c) => c.notNull())
+        .addColumn('start_at', 'bigint', (c) => c.notNull())
+        .addColumn('end_at', 'bigint', (c) => c.notNull())
+        .addColumn('records', 'text')
+        .addColumn('count', 'integer', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('backfill_windows_pk', ['plan_id', 'stream', 'start_at'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.dropTable('backfill_windows').ifExists().execute();
+      await db.schema.dropTable('backfill_plans').ifExists().execute();
+    },
+  },
 };

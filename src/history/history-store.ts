@@ -3,6 +3,7 @@ import { migrateHistory, type HistoryDb, type HistoryTables, type OpenedHistoryD
 import type { AlertEventRecord, AttemptRecord, HistoryRecord, OccurrenceRecord, SilenceEventRecord } from './history-records.js';
 import { SlaLedgerStore } from './sla-ledger-store.js';
 import { FlowStore } from './flow-store.js';
+import { BackfillSpool } from './backfill-spool.js';
 import type { FlowDayRecord } from '../flows/flow-day-record.js';
 import { dbText } from './db-text.js';
 import { alertEventSchema, attemptSchema, silenceEventSchema } from './history-records.js';
@@ -52,12 +53,15 @@ export class HistoryStore {
   readonly ledger: SlaLedgerStore;
   /** The per-flow daily summary on the same database (contract section 13). */
   readonly flows: FlowStore;
+  /** What an SLA backfill read so far, so a stopped one resumes (contract section 11). */
+  readonly spool: BackfillSpool;
   private schema: Promise<void> | undefined;
 
   constructor(readonly opened: OpenedHistoryDatabase) {
     this.db = opened.db;
     this.ledger = new SlaLedgerStore(opened.db);
     this.flows = new FlowStore(opened.db);
+    this.spool = new BackfillSpool(opened.db);
   }
 
   /**

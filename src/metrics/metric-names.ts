@@ -232,6 +232,14 @@ export const METRICS = {
     [],
     false,
   ),
+  slaBackfillWindows: def(
+    'transfer_watch_sla_backfill_windows',
+    'gauge',
+    ['state'],
+    'Source windows of the running (or last) SLA backfill: read (kept, a resumed backfill does not read them again), failing (to be read again with backoff) or unread (given up after every attempt: their deadlines are no_data).',
+    [],
+    false,
+  ),
   slaOnTimeRatio: def(
     'transfer_watch_sla_on_time_ratio',
     'gauge',

@@ -103,6 +103,7 @@ export class TransferWatchMetrics {
   private readonly httpAuthFailures: Counter<string>;
   private readonly ha: { redisUp: Gauge<string>; leases: Gauge<string>; changes: Counter<string> } | undefined;
   private backfill: { rules: Gauge<string>; transfers: Gauge<string> } | undefined;
+  private backfillWindows: Gauge<string> | undefined;
   private flows: Gauge<string> | undefined;
   private sla: { labelNames: string[]; occurrences: Counter<string>; lateness: Histogram<string>; objective: Gauge<string>; onTime: Gauge<string>; budget: Gauge<string> } | undefined;
   private readonly history: { up: Gauge<string>; backlog: Gauge<string>; givenUp: Counter<string>; timeToNotify: Histogram<string>; duration: Histogram<string> } | undefined;
@@ -481,6 +482,13 @@ export class TransferWatchMetrics {
     this.backfill ??= { rules: new Gauge({ name: METRICS.slaBackfillPending.name, help: METRICS.slaBackfillPending.help, registers: [this.registry] }), transfers: new Gauge({ name: METRICS.slaBackfillTransfers.name, help: METRICS.slaBackfillTransfers.help, registers: [this.registry] }) };
     this.backfill.rules.set(rules);
     this.backfill.transfers.set(transfers);
+  }
+
+  /** The SLA backfill's source windows by state (read, failing, unread). */
+  setSlaBackfillWindows(windows: { read: number; failing: number; unread: number }): void {
+    if (!this.history) return;
+    this.backfillWindows ??= new Gauge({ name: METRICS.slaBackfillWindows.name, help: METRICS.slaBackfillWindows.help, labelNames: METRICS.slaBackfillWindows.labels, registers: [this.registry] });
+    for (const [state, n] of Object.entries(windows)) this.backfillWindows.set({ state }, n);
   }
 
   /** The recurring flows of the flow summary, watched by a configured rule or not. */

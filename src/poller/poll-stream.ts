@@ -293,20 +293,36 @@ export class PollStream {
    * remembered as seen so the next window does not hand them on again.
    */
   async replay(from: number, observe: (t: Transfer) => void, signal?: AbortSignal): Promise<number> {
-    if (this.cursor === undefined || from >= this.cursor) return 0;
-    const step = this.opts.poll.max_window;
     let n = 0;
-    for (let start = from; start < this.cursor; start += step + 1) {
-      const end = Math.min(this.cursor, start + step);
+    for (const { start, end } of this.replayWindows(from)) {
       for await (const page of this.opts.pager.pages(this.query(start, end), signal)) {
         for (const t of page.transfers) {
           n += 1;
-          if (t.time >= this.cursor - this.opts.poll.overlap) this.seen.add(t.id, t.time);
+          if (this.cursor !== undefined && t.time >= this.cursor - this.opts.poll.overlap) this.seen.add(t.id, t.time);
           observe(t);
         }
       }
     }
     return n;
+  }
+
+  /**
+   * The windows a re-read of the history from `from` to `until` (default: the cursor) asks for, oldest first, each
+   * at most `poll.max_window` long; none without a cursor. The SLA backfill reads and keeps them one by one.
+   */
+  replayWindows(from: number, until = this.cursor): Array<{ start: number; end: number }> {
+    if (until === undefined || from >= until) return [];
+    const step = this.opts.poll.max_window;
+    const windows: Array<{ start: number; end: number }> = [];
+    for (let start = from; start < until; start += step + 1) windows.push({ start, end: Math.min(until, start + step) });
+    return windows;
+  }
+
+  /** Every transfer of one window, every page of it read (or the error that stopped it). */
+  async readWindow(window: { start: number; end: number }, signal?: AbortSignal): Promise<Transfer[]> {
+    const transfers: Transfer[] = [];
+    for await (const page of this.opts.pager.pages(this.query(window.start, window.end), signal)) for (const t of page.transfers) transfers.push(t);
+    return transfers;
   }
 
   status(now: number): StreamStatus {

@@ -12,7 +12,7 @@ import { formatTime } from '../util/format-time.js';
 import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator, UsualArrival } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { BusinessCalendar, calendarSchema, unionCalendar, type LocalDay } from '../sla/business-calendar.js';
-import { judgeOccurrence, keyText, occurrenceId, type OccurrenceRecord } from '../sla/occurrence.js';
+import { judgeOccurrence, keyText, occurrenceId, type OccurrenceRecord, type ReadSpan } from '../sla/occurrence.js';
 import { indexAfter, timesIn } from '../util/sorted-numbers.js';
 import { defineRuleType } from './rule-type.js';
 
@@ -351,7 +351,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
   }
 
   /** Whether the warning before deadline `d` is due at `now`: its time has come, and the data are read that far and cover its window. */
-  private warningDue(d: number, now: number, span: { from: number; until: number } | undefined): boolean {
+  private warningDue(d: number, now: number, span: ReadSpan | undefined): boolean {
     const lead = this.maxLead();
     if (lead <= 0) return false;
     const warnAt = d - lead;
@@ -430,7 +430,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
    * told to the history when they change (a missing file that arrives late becomes late at the next poll).
    * Older occurrences were told when they were in view; a first start or a long outage is filled by the backfill.
    */
-  private recordOccurrences(now: number, span: { from: number; until: number } | undefined, before: number | undefined, latest: number | undefined, next: number | undefined): void {
+  private recordOccurrences(now: number, span: ReadSpan | undefined, before: number | undefined, latest: number | undefined, next: number | undefined): void {
     const sink = this.ctx.onOccurrence;
     if (!sink) return;
     const deadlines = [before, latest].filter((d): d is number => d !== undefined);
@@ -462,7 +462,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     deadline: number,
     key: string,
     closesAt: number,
-    span: { from: number; until: number } | undefined,
+    span: ReadSpan | undefined,
     now: number,
     following: number | undefined,
   ): OccurrenceRecord | undefined {
@@ -505,7 +505,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     };
   }
 
-  *occurrencesBetween(from: number, to: number, span: { from: number; until: number }, now: number): Generator<OccurrenceRecord> {
+  *occurrencesBetween(from: number, to: number, span: ReadSpan, now: number): Generator<OccurrenceRecord> {
     // A generator: the backfill takes them a batch at a time and gives the event loop a turn between batches (a
     // month of a rule with many keys is 100,000 occurrences and more, judged here in one go it held the loop).
     let deadline = this.nextDeadline(from - 1);
@@ -547,7 +547,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
   }
 
   /** Whether the deadline `d` is decided: the data are complete up to it and cover its window. */
-  private decidable(d: number | undefined, span: { from: number; until: number } | undefined): d is number {
+  private decidable(d: number | undefined, span: ReadSpan | undefined): d is number {
     return d !== undefined && span !== undefined && span.until >= d && this.covers(span, d);
   }
 

@@ -12,7 +12,7 @@ import { createEvaluator, type RuleDefinition } from './registry.js';
 import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { RuleIndex } from './rule-index.js';
 import { TransferParts } from './transfer-parts.js';
-import type { OccurrenceRecord } from '../sla/occurrence.js';
+import type { OccurrenceRecord, ReadSpan } from '../sla/occurrence.js';
 import type { MatchSpec } from './rule-schema.js';
 
 export type { DataCompleteness, ExpectedFile } from './rule-evaluator.js';
@@ -261,7 +261,7 @@ export class RuleEngine {
   }
 
   /** The occurrences of every deadline rule in [from, to] (an SLA backfill: this engine was fed that history). */
-  occurrencesBetween(from: number, to: number, span: { from: number; until: number }): Array<{ rule: string; occurrences: Iterable<OccurrenceRecord> }> {
+  occurrencesBetween(from: number, to: number, span: ReadSpan): Array<{ rule: string; occurrences: Iterable<OccurrenceRecord> }> {
     const now = this.clock.now();
     return this.entries.flatMap((e) => (e.evaluator.occurrencesBetween ? [{ rule: e.rule.name, occurrences: e.evaluator.occurrencesBetween(from, to, span, now) }] : []));
   }

@@ -1,5 +1,5 @@
 import type { BusinessCalendar } from '../sla/business-calendar.js';
-import type { OccurrenceRecord } from '../sla/occurrence.js';
+import type { OccurrenceRecord, ReadSpan } from '../sla/occurrence.js';
 import type { RuleEvaluation } from '../alerts/alert-candidate.js';
 import type { Transfer } from '../source/transfer.js';
 import type { Clock } from '../util/clock.js';
@@ -49,7 +49,7 @@ export interface RuleEvaluator {
    * transfers observed, which are complete over `span`. Nothing is pruned meanwhile: an evaluator built for a
    * backfill is fed history and asked once.
    */
-  occurrencesBetween?(from: number, to: number, span: { from: number; until: number }, now: number): Iterable<OccurrenceRecord>;
+  occurrencesBetween?(from: number, to: number, span: ReadSpan, now: number): Iterable<OccurrenceRecord>;
 }
 
 /**

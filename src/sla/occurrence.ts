@@ -45,6 +45,16 @@ export const occurrenceSchema = z.object({
 });
 export type OccurrenceRecord = z.infer<typeof occurrenceSchema>;
 
+/**
+ * How much of the history the rule's sources were read over: every success from `from` through `until`, but for
+ * the `unread` windows ([start, end], inclusive) — a backfill's that could not be read after every attempt.
+ */
+export interface ReadSpan {
+  from: number;
+  until: number;
+  unread?: ReadonlyArray<{ start: number; end: number }>;
+}
+
 export interface OccurrenceInput {
   deadline: number;
   window: number;
@@ -53,8 +63,8 @@ export interface OccurrenceInput {
   closesAt: number;
   /** Arrival times of this key, sorted. */
   times: readonly number[];
-  /** The successes of the rule's sources are read completely from `from` through `until` (undefined: not at all). */
-  span: { from: number; until: number } | undefined;
+  /** What of the history was read (undefined: nothing). */
+  span: ReadSpan | undefined;
   now: number;
 }
 
@@ -75,8 +85,8 @@ export interface Judgement {
  * - `on_time`: `min_count` arrivals in (deadline − window, deadline];
  * - `late`: fewer by the deadline, completed before it closes (the arrival that completed it is kept);
  * - `missing`: not completed; final once the history is read up to the close;
- * - `no_data`: the close has passed and the history is not read up to the deadline (the service could not be
- *   read): never counted against the partner; replaced if the history is read later.
+ * - `no_data`: the close has passed and the history is not read up to the deadline, or a window of it was not read
+ *   (the service could not be read): never counted against the partner; replaced if the history is read later.
  * Undefined: nothing can be said yet (the deadline is ahead, or the window was not read from its start).
  */
 export function judgeOccurrence(o: OccurrenceInput): Judgement | undefined {
@@ -84,9 +94,10 @@ export function judgeOccurrence(o: OccurrenceInput): Judgement | undefined {
   if (o.now < o.deadline) return undefined;
   // A window whose start was never read (a first start, before its backfill or without one) is not judged at all.
   if (o.span === undefined || o.span.from > start) return undefined;
-  // Read from its start but not past its deadline by the time it closes: the source could not be read (no_data,
-  // replaced by the real outcome if the history is read later).
-  if (o.span.until < o.deadline) {
+  // Read from its start but not past its deadline by the time it closes, or a window in it could not be read: the
+  // source could not be read (no_data, replaced by the real outcome if the history is read later).
+  const unread = o.span.unread ?? [];
+  if (o.span.until < o.deadline || unread.some((w) => w.start <= o.deadline && w.end > start)) {
     return o.now >= o.closesAt ? { outcome: 'no_data', final: false, arrivedAt: null, count: 0, evidence: { from: 0, to: 0 } } : undefined;
   }
   // Counted by bisection, nothing copied: a window can hold tens of thousands of arrivals, and the two last
@@ -97,13 +108,15 @@ export function judgeOccurrence(o: OccurrenceInput): Judgement | undefined {
   if (inWindow >= o.minCount) {
     return { outcome: 'on_time', final: true, arrivedAt: o.times[completing] ?? null, count: inWindow, evidence: { from: first, to: first + o.minCount } };
   }
-  // Late arrivals: (deadline, seenUntil], right after those of the window.
-  const seenUntil = Math.min(o.span.until, o.closesAt);
+  // Late arrivals: (deadline, seenUntil], right after those of the window — the history read without a gap.
+  let readUntil = o.span.until;
+  for (const w of unread) if (w.end > o.deadline && w.start <= readUntil) readUntil = w.start - 1;
+  const seenUntil = Math.min(readUntil, o.closesAt);
   const counted = Math.max(inWindow, indexAfter(o.times, seenUntil) - first);
   if (counted >= o.minCount) {
     return { outcome: 'late', final: true, arrivedAt: o.times[completing] ?? null, count: counted, evidence: { from: first, to: first + o.minCount } };
   }
-  return { outcome: 'missing', final: o.span.until >= o.closesAt, arrivedAt: null, count: counted, evidence: { from: first, to: first + counted } };
+  return { outcome: 'missing', final: readUntil >= o.closesAt, arrivedAt: null, count: counted, evidence: { from: first, to: first + counted } };
 }
 
 /** `LABEL=VALUE,…` of a key, sorted by label. */

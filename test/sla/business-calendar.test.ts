@@ -80,4 +80,18 @@ describe('judging an occurrence', () => {
     expect(judgeOccurrence({ ...base, times: [], span: undefined })).toBeUndefined();
     expect(judgeOccurrence({ ...base, times: [], span: { from: 0, until: D - 1 } })).toMatchObject({ outcome: 'no_data', final: false });
   });
+
+  it('gives no verdict across a window of the history that could not be read: no_data when it is in the window, late counted only up to it after the deadline', () => {
+    const span = (start: number, end: number) => ({ from: D - 7_200_000, until: D + 86_400_000, unread: [{ start, end }] });
+    // A hole in the window (even with min_count arrivals outside it: what it held is not known) — and not before the close.
+    expect(judgeOccurrence({ ...base, times: [], span: span(D - 600_000, D - 300_000) })).toMatchObject({ outcome: 'no_data', final: false });
+    expect(judgeOccurrence({ ...base, times: [D - 10, D], span: span(D, D + 1_000) })).toMatchObject({ outcome: 'no_data' });
+    expect(judgeOccurrence({ ...base, times: [], span: span(D - 600_000, D - 300_000), now: D + 1 })).toBeUndefined();
+    // A hole before the window or after the close changes nothing.
+    expect(judgeOccurrence({ ...base, times: [D - 10, D], span: span(D - 7_000_000, D - 3_600_000) })).toMatchObject({ outcome: 'on_time', final: true });
+    expect(judgeOccurrence({ ...base, times: [D - 10], span: span(D + 86_400_001, D + 90_000_000) })).toMatchObject({ outcome: 'missing', final: true });
+    // A hole after the deadline: late when completed before it; else missing, not final (the hole may have held it).
+    expect(judgeOccurrence({ ...base, times: [D - 10, D + 60_000], span: span(D + 3_600_000, D + 7_200_000) })).toMatchObject({ outcome: 'late', final: true, count: 2 });
+    expect(judgeOccurrence({ ...base, times: [D - 10, D + 10_000_000], span: span(D + 3_600_000, D + 7_200_000) })).toMatchObject({ outcome: 'missing', final: false, count: 1 });
+  });
 });

@@ -10,6 +10,10 @@ import { errorFields } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
 import type { Transfer } from '../../source/transfer.js';
 import { streamProgress } from './source-polling-role.js';
+import { RESULT_OF } from '../../poller/stream-kind.js';
+import type { PollStream } from '../../poller/poll-stream.js';
+import { readRecord } from '../../source/record.js';
+import { windowKey, type BackfillPlan, type SpooledWindow } from '../../history/backfill-spool.js';
 import type { OccurrenceRecord } from '../../sla/occurrence.js';
 import { FlowSummaries } from '../../flows/flow-summary.js';
 import { flowDayRecord } from '../../flows/flow-day-record.js';
@@ -18,9 +22,14 @@ import { flowDayRecord } from '../../flows/flow-day-record.js';
 const WRITE_BATCH = 1_000;
 /** How often a backfill waiting for the first committed window (a first start) looks again. */
 const WAIT_FOR_CURSOR_MS = 1_000;
-/** Reads of the whole history before a backfill gives up until the next start, the first retry after READ_RETRY_MS, doubling. */
-const READ_ATTEMPTS = 4;
+/**
+ * Reads of one source window before the backfill gives it up (counted across restarts): the deadlines whose windows
+ * it touches are then no_data. The first retry after READ_RETRY_MS, doubling up to READ_RETRY_MAX_MS: about 20
+ * minutes of an unreadable window in all.
+ */
+export const WINDOW_ATTEMPTS = 8;
 const READ_RETRY_MS = 10_000;
+const READ_RETRY_MAX_MS = 600_000;
 
 export interface SlaBackfillOptions {
   config: Config;
@@ -69,6 +78,14 @@ export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
   }
   // The flow summary is filled by the same read when the spans agree (contract section 13), by one of its own else.
   const flowsPending = flowSpan > 0 && (await o.store.ledger.backfilledThrough(FLOWS_BACKFILL)) === undefined;
+  // What an earlier backfill kept of a read nothing needs any more (its rules filled, its span changed) is dropped.
+  const needed = [...(pending.length > 0 ? [slaSpan] : []), ...(flowsPending ? [flowSpan] : [])].map(planIdOf);
+  try {
+    const dropped = await o.store.spool.drop(undefined, needed);
+    if (dropped > 0) o.logger.info({ plans: dropped }, 'SLA backfill: dropped what an earlier backfill kept of a read no longer needed');
+  } catch (err) {
+    o.logger.warn({ err: errorFields(err) }, 'SLA backfill: could not drop what an earlier backfill kept');
+  }
   if (flowsPending && flowSpan === slaSpan) {
     await backfillSpan(o, slaSpan, pending, true);
     return;
@@ -86,68 +103,75 @@ async function backfillSpan(o: SlaBackfillOptions, span: number, pending: readon
     { rules: pending.map((r) => r.name), flows: flowsPending, span_ms: span },
     pending.length > 0 ? 'SLA backfill: filling the ledger from the service history' : 'SLA backfill: filling the flow summary from the service history',
   );
-  // A history that could not be read whole (a window answered 500, too large, endless) is no verdict: the whole read
-  // is tried again with a fresh engine (a partial one would count its arrivals twice), and after READ_ATTEMPTS the
-  // rules stay unfilled — no occurrence written, none marked filled — for the next start or leader to try again.
-  let read: HistoryRead | undefined;
-  for (let attempt = 1; ; attempt++) {
-    const r = await readHistory(o, pending, span, flowsPending);
-    if (r === undefined) return;
-    if (r.unread.length === 0) {
-      read = r;
-      break;
-    }
-    if (attempt >= READ_ATTEMPTS) {
-      o.metrics.setSlaBackfill(0, r.records);
-      o.logger.warn(
-        { rules: pending.map((x) => x.name), sources: r.unread, attempts: attempt },
-        'SLA backfill: the history could not be read whole; nothing is written for these rules (no verdict on an unread window), and the backfill is tried again at the next start or leader change',
-      );
-      return;
-    }
-    const waitMs = (o.readRetryMs ?? READ_RETRY_MS) * 2 ** (attempt - 1);
-    o.logger.warn({ sources: r.unread, attempt, retry_in_seconds: waitMs / 1000 }, 'SLA backfill: part of the history could not be read; reading it again');
-    for (const until = Date.now() + waitMs; Date.now() < until; ) {
-      if (!o.current()) return;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
-    }
+  // A history that could not be read whole (a window answered 500, too large, endless) is no verdict: each window
+  // that failed is read again, alone, with backoff, its deadlines pending meanwhile; every window read is kept in the
+  // database, so a backfill stopped (a restart, a leader change) resumes where it was. Only a window that failed
+  // WINDOW_ATTEMPTS times (counted across restarts) is given up: the deadlines whose windows it touches are no_data.
+  const planId = planIdOf(span);
+  const read = await readHistory(o, pending, span, flowsPending, planId);
+  if (read === undefined) return;
+  const { engine, records, until, from, flows, handOver, unread } = read;
+  if (unread.length > 0) {
+    o.logger.warn(
+      { rules: pending.map((x) => x.name), windows: unread.map((w) => ({ stream: w.stream, start: new Date(w.start).toISOString(), end: new Date(w.end).toISOString(), error: w.error })) },
+      `SLA backfill: ${unread.length} source window(s) could not be read after ${WINDOW_ATTEMPTS} attempts; the deadlines whose windows they touch are written no_data`,
+    );
   }
-  const { engine, records, until, from, flows, handOver } = read;
   // The live rules take the read's end: deadlines after it whose windows began before the first poll are judged.
   if (pending.length > 0) for (const h of handOver) o.handOver?.(h);
   o.metrics.setSlaBackfill(pending.length, records);
-  const covered = until > from ? { from, until } : undefined;
+  const covered = until > from ? { from, until, unread } : undefined;
   const windowStart = Number.isFinite(from) ? from : started - span;
   const to = covered ? covered.until : started;
-  if (flowsPending) await writeFlows(o, flows, windowStart, to);
+  let written = flowsPending ? await writeFlows(o, flows, windowStart, to) : true;
   for (const { rule, occurrences } of engine.occurrencesBetween(windowStart, to, covered ?? { from: Infinity, until: -Infinity })) {
+    written = (await writeRule(o, rule, occurrences, windowStart, to)) && written;
+  }
+  // Done: what was kept of the read is dropped (a write that failed keeps it, for the next start to judge again).
+  if (written) {
     try {
-      // Judged a batch at a time, each written before the next is judged, with a turn of the event loop between
-      // them for the polls, the health checks and the scrapes waiting meanwhile (an await of a settled write does
-      // not give one).
-      const outcomes: Record<string, number> = {};
-      let written = 0;
-      let batch: OccurrenceRecord[] = [];
-      const flush = async (): Promise<void> => {
-        if (batch.length > 0) await o.store.write(batch);
-        written += batch.length;
-        batch = [];
-        await new Promise((resolve) => setImmediate(resolve));
-      };
-      for (const occ of occurrences) {
-        outcomes[occ.outcome] = (outcomes[occ.outcome] ?? 0) + 1;
-        batch.push(occ);
-        if (batch.length >= WRITE_BATCH) await flush();
-      }
-      await flush();
-      await o.store.ledger.markBackfilled(rule, windowStart, to, o.clock.now());
-      o.logger.info({ rule, occurrences: written, outcomes, from: new Date(windowStart).toISOString(), to: new Date(to).toISOString() }, 'SLA backfill: rule filled');
+      await o.store.spool.drop(planId);
     } catch (err) {
-      o.logger.warn({ rule, err: errorFields(err) }, 'SLA backfill: could not write the occurrences; tried again at the next start or leader change');
+      o.logger.warn({ err: errorFields(err) }, 'SLA backfill: could not drop the windows kept of its read; dropped at the next start');
     }
   }
   o.metrics.setSlaBackfill(0, records);
   o.logger.info({ rules: pending.length, transfers: records, seconds: Math.round((o.clock.now() - started) / 1000) }, 'SLA backfill done');
+}
+
+/** One rule's occurrences, judged and written a batch at a time, then the rule marked filled; false when not. */
+async function writeRule(o: SlaBackfillOptions, rule: string, occurrences: Iterable<OccurrenceRecord>, from: number, to: number): Promise<boolean> {
+  try {
+    // Judged a batch at a time, each written before the next is judged, with a turn of the event loop between
+    // them for the polls, the health checks and the scrapes waiting meanwhile (an await of a settled write does
+    // not give one).
+    const outcomes: Record<string, number> = {};
+    let written = 0;
+    let batch: OccurrenceRecord[] = [];
+    const flush = async (): Promise<void> => {
+      if (batch.length > 0) await o.store.write(batch);
+      written += batch.length;
+      batch = [];
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    for (const occ of occurrences) {
+      outcomes[occ.outcome] = (outcomes[occ.outcome] ?? 0) + 1;
+      batch.push(occ);
+      if (batch.length >= WRITE_BATCH) await flush();
+    }
+    await flush();
+    await o.store.ledger.markBackfilled(rule, from, to, o.clock.now());
+    o.logger.info({ rule, occurrences: written, outcomes, from: new Date(from).toISOString(), to: new Date(to).toISOString() }, 'SLA backfill: rule filled');
+    return true;
+  } catch (err) {
+    o.logger.warn({ rule, err: errorFields(err) }, 'SLA backfill: could not write the occurrences; tried again at the next start or leader change');
+    return false;
+  }
+}
+
+/** The key of a backfill's read of `span` in the database: the rules and the flow summary read it alike. */
+function planIdOf(span: number): string {
+  return `span:${span}`;
 }
 
 /**
@@ -157,7 +181,7 @@ async function backfillSpan(o: SlaBackfillOptions, span: number, pending: readon
 export const FLOWS_BACKFILL = '@flows';
 
 /** Every flow day of the backfill's read, in batches that yield, then marked filled. */
-async function writeFlows(o: SlaBackfillOptions, flows: FlowSummaries, from: number, to: number): Promise<void> {
+async function writeFlows(o: SlaBackfillOptions, flows: FlowSummaries, from: number, to: number): Promise<boolean> {
   const records = flows.all().flatMap((f) => [...f.days.values()].map((d) => flowDayRecord(f, d)));
   try {
     for (let i = 0; i < records.length; i += WRITE_BATCH) {
@@ -166,8 +190,10 @@ async function writeFlows(o: SlaBackfillOptions, flows: FlowSummaries, from: num
     }
     await o.store.ledger.markBackfilled(FLOWS_BACKFILL, from, to, o.clock.now());
     o.logger.info({ flows: flows.size, flow_days: records.length, from: new Date(from).toISOString(), to: new Date(to).toISOString() }, 'SLA backfill: flow summary filled');
+    return true;
   } catch (err) {
     o.logger.warn({ err: errorFields(err) }, 'SLA backfill: could not write the flow summary; tried again at the next start or leader change');
+    return false;
   }
 }
 
@@ -181,14 +207,40 @@ interface HistoryRead {
   /** The span every source was read over (from the latest start to the earliest cursor). */
   from: number;
   until: number;
-  /** Sources whose history could not be read whole. */
-  unread: string[];
+  /** The windows given up after WINDOW_ATTEMPTS failed reads. */
+  unread: UnreadWindow[];
 }
 
-/** One read of every source's history into a new engine; undefined when this leadership ended meanwhile. */
-async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefinition[], span: number, withFlows: boolean): Promise<HistoryRead | undefined> {
+interface UnreadWindow {
+  stream: string;
+  start: number;
+  end: number;
+  error: string | null;
+}
+
+/** What the backfill uses of a poll stream: which it is, its cursor, its windows and one window's read. */
+type ReplayStream = Pick<PollStream, 'id' | 'source' | 'kind' | 'cursor' | 'replayWindows' | 'readWindow'>;
+
+/** One source window to read: from the database when kept, else from the service. */
+interface PlannedWindow {
+  source: BackfillPlan['sources'][number];
+  stream: ReplayStream;
+  start: number;
+  end: number;
+  kept: boolean;
+  attempts: number;
+  error: string | null;
+}
+
+/**
+ * The read of every source's history into a new engine, window by window, each window kept in the database once read
+ * (a resumed read takes them from there); undefined when this leadership ended meanwhile.
+ */
+async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefinition[], span: number, withFlows: boolean, planId: string): Promise<HistoryRead | undefined> {
+  const planned = await planOf(o, span, planId);
+  if (planned === undefined) return undefined;
+  const { plan, streams, resumed } = planned;
   const flows = new FlowSummaries();
-  const handOver: HandedOverRead[] = [];
   const engine = new RuleEngine([...pending], {
     clock: o.clock,
     logger: o.logger,
@@ -197,12 +249,144 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
     keepHistory: true,
     calendars: new Map(Object.entries(o.config.calendars).map(([name, c]) => [name, new BusinessCalendar(c)])),
   });
+  const kept = new Map<string, Transfer[]>();
+  let records = 0;
+  const observe = (source: BackfillPlan['sources'][number], transfers: readonly Transfer[]): void => {
+    const keepAfter = source.until - (o.handOverSpan ?? 0);
+    let list = kept.get(source.source);
+    if (!list) kept.set(source.source, (list = []));
+    for (const t of transfers) {
+      records++;
+      if (records % 10_000 === 0) o.metrics.setSlaBackfill(pending.length, records);
+      if (engine.observe(t) && t.time > keepAfter && t.time <= source.until) list.push(t);
+      if (withFlows) flows.add(t);
+    }
+  };
+
+  const spool = new KeptWindows(o, planId);
+  const known = await spool.known();
+  const windows: PlannedWindow[] = [];
+  for (const source of plan.sources) {
+    for (const s of source.streams) {
+      const stream = streams.get(s.id) as ReplayStream;
+      for (const w of stream.replayWindows(source.from, s.end)) {
+        const k = known.get(windowKey(s.id, w.start));
+        windows.push({ source, stream, ...w, kept: k?.read === true && k.end === w.end, attempts: k?.attempts ?? 0, error: k?.error ?? null });
+      }
+    }
+  }
+  const unread: UnreadWindow[] = [];
+  let todo: PlannedWindow[] = [];
+  for (const w of windows) {
+    if (!w.kept && w.attempts >= WINDOW_ATTEMPTS) unread.push({ stream: w.stream.id, start: w.start, end: w.end, error: w.error });
+    else todo.push(w);
+  }
+  const keptAtStart = windows.filter((w) => w.kept).length;
+  if (resumed) o.logger.info({ windows: windows.length, kept: keptAtStart, given_up: unread.length }, 'SLA backfill: resuming its read (the windows kept are not read again)');
+  let read = 0;
+  const report = (): void => o.metrics.setSlaBackfillWindows({ read, failing: todo.length, unread: unread.length });
+  report();
+  for (let pass = 1; ; pass++) {
+    const failed: PlannedWindow[] = [];
+    // The streams in parallel, each one's windows in order (as a replay reads them).
+    const byStream = new Map<ReplayStream, PlannedWindow[]>();
+    for (const w of todo) byStream.set(w.stream, [...(byStream.get(w.stream) ?? []), w]);
+    await Promise.all(
+      [...byStream.values()].map(async (list) => {
+        for (const w of list) {
+          if (!o.current()) return;
+          const transfers = await readWindow(o, spool, w);
+          if (transfers === undefined) {
+            if (w.attempts >= WINDOW_ATTEMPTS) unread.push({ stream: w.stream.id, start: w.start, end: w.end, error: w.error });
+            else failed.push(w);
+          } else {
+            observe(w.source, transfers);
+            read++;
+          }
+          todo = todo.filter((x) => x !== w);
+          report();
+        }
+      }),
+    );
+    if (!o.current()) return undefined;
+    if (failed.length === 0) break;
+    todo = failed;
+    report();
+    const waitMs = Math.min(READ_RETRY_MAX_MS, (o.readRetryMs ?? READ_RETRY_MS) * 2 ** (pass - 1));
+    o.logger.warn(
+      { windows: failed.length, sources: [...new Set(failed.map((w) => w.source.source))], pass, retry_in_seconds: waitMs / 1000, first_error: failed[0]?.error },
+      'SLA backfill: part of the history could not be read; its windows are read again (their deadlines wait, no verdict)',
+    );
+    for (const until = Date.now() + waitMs; Date.now() < until; ) {
+      if (!o.current()) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
+    }
+  }
+  report();
+
   let until = Infinity;
   let from = -Infinity;
-  let records = 0;
-  const unread: string[] = [];
-  for (const source of o.config.sources) {
-    const poller = o.replayPoller(source);
+  const handOver: HandedOverRead[] = [];
+  for (const source of plan.sources) {
+    until = Math.min(until, source.until);
+    from = Math.max(from, source.from);
+    // The live rules judge on the read's end only after its last window given up: no verdict across a hole.
+    const streamIds = new Set(source.streams.map((s) => s.id));
+    const after = Math.max(source.from, ...unread.filter((w) => streamIds.has(w.stream)).map((w) => w.end + 1));
+    if (o.handOver && after < source.until) handOver.push({ source: source.source, from: after, until: source.until, transfers: (kept.get(source.source) ?? []).filter((t) => t.time >= after) });
+  }
+  return { engine, flows, handOver, records, from, until, unread };
+}
+
+/** One window's transfers: those kept (parsed again), else read from the service and kept; undefined when it failed. */
+async function readWindow(o: SlaBackfillOptions, spool: KeptWindows, w: PlannedWindow): Promise<Transfer[] | undefined> {
+  if (w.kept) {
+    const transfers = await spool.transfers(w);
+    if (transfers !== undefined) return transfers;
+  }
+  try {
+    const transfers = await w.stream.readWindow({ start: w.start, end: w.end });
+    await spool.keep(w, transfers);
+    return transfers;
+  } catch (err) {
+    w.attempts += 1;
+    w.error = errorText(err);
+    await spool.fail(w);
+    return undefined;
+  }
+}
+
+function errorText(err: unknown): string {
+  const f = errorFields(err);
+  return [f.code, f.message].filter((x) => typeof x === 'string' && x !== '').join(': ') || String(err);
+}
+
+/**
+ * The plan of this backfill: the one kept in the database (a resumed read: the same span, sources and streams), else a
+ * new one from the cursors of the first committed windows. Undefined when this leadership ended while waiting.
+ */
+async function planOf(o: SlaBackfillOptions, span: number, planId: string): Promise<{ plan: BackfillPlan; streams: Map<string, ReplayStream>; resumed: boolean } | undefined> {
+  const pollers = o.config.sources.map((source) => ({ source, poller: o.replayPoller(source) }));
+  const streams = new Map<string, ReplayStream>();
+  for (const { poller } of pollers) for (const s of poller.streams) if (RESULT_OF[s.kind] === 'success') streams.set(s.id, s);
+  let kept: BackfillPlan | undefined;
+  try {
+    kept = await o.store.spool.plan(planId);
+  } catch (err) {
+    o.logger.warn({ err: errorFields(err) }, 'SLA backfill: could not read what an earlier backfill kept; reading the whole span');
+  }
+  const sameStreams = (p: BackfillPlan): boolean =>
+    p.span === span &&
+    p.sources.length === pollers.length &&
+    pollers.every(({ source }) => {
+      const planned = p.sources.find((x) => x.source === source.name);
+      const ids = [...streams.values()].filter((s) => s.source === source.name).map((s) => s.id);
+      return planned !== undefined && planned.streams.length === ids.length && planned.streams.every((s) => ids.includes(s.id));
+    });
+  if (kept !== undefined && sameStreams(kept)) return { plan: kept, streams, resumed: true };
+
+  const plan: BackfillPlan = { span, sources: [] };
+  for (const { source, poller } of pollers) {
     // A first start: the history up to the first committed window is what this backfill covers — of every stream of
     // successes: one not yet committed has no cursor, and a replay reads nothing of it (a demo whose failures were
     // committed a moment before its successes learned no flow at all).
@@ -211,27 +395,85 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
       if (!o.current()) return undefined;
       await new Promise((r) => setTimeout(r, WAIT_FOR_CURSOR_MS));
     }
-    const cursors = streamProgress(poller)
-      .filter((p) => p.result === 'success' && p.cursor !== undefined)
-      .map((p) => p.cursor as number);
-    const cursor = cursors.length > 0 ? Math.min(...cursors) : o.clock.now();
-    o.logger.info({ source: source.name, from: new Date(cursor - span).toISOString(), to: new Date(cursor).toISOString() }, 'SLA backfill: reading the source history');
-    const kept: Transfer[] = [];
-    const keepAfter = cursor - (o.handOverSpan ?? 0);
-    const complete = await poller.replay(o.clock.now() - (cursor - span), (t) => {
-      records++;
-      if (records % 10_000 === 0) o.metrics.setSlaBackfill(pending.length, records);
-      if (engine.observe(t) && t.time > keepAfter && t.time <= cursor) kept.push(t);
-      if (withFlows) flows.add(t);
-    });
-    if (!o.current()) return undefined;
-    if (complete) {
-      until = Math.min(until, cursor);
-      from = Math.max(from, cursor - span);
-      if (o.handOver) handOver.push({ source: source.name, from: cursor - span, until: cursor, transfers: kept });
-    } else {
-      unread.push(source.name);
+    const mine = poller.streams.filter((s) => RESULT_OF[s.kind] === 'success' && s.cursor !== undefined);
+    const until = mine.length > 0 ? Math.min(...mine.map((s) => s.cursor as number)) : o.clock.now();
+    plan.sources.push({ source: source.name, from: until - span, until, streams: mine.map((s) => ({ id: s.id, end: s.cursor as number })) });
+    o.logger.info({ source: source.name, from: new Date(until - span).toISOString(), to: new Date(until).toISOString() }, 'SLA backfill: reading the source history');
+  }
+  try {
+    await o.store.spool.begin(planId, plan, o.clock.now());
+  } catch (err) {
+    o.logger.warn({ err: errorFields(err) }, 'SLA backfill: could not keep its plan in the database; a stopped backfill will read its whole span again');
+  }
+  return { plan, streams, resumed: false };
+}
+
+/**
+ * The windows of this backfill kept in the database. The history store may refuse (full, read-only, down): the read
+ * goes on in memory, said once in the log — only a resume loses what was not kept.
+ */
+class KeptWindows {
+  private warned = false;
+
+  constructor(
+    private readonly o: SlaBackfillOptions,
+    private readonly planId: string,
+  ) {}
+
+  async known(): Promise<Map<string, SpooledWindow>> {
+    try {
+      return await this.o.store.spool.windows(this.planId);
+    } catch (err) {
+      this.warn(err);
+      return new Map();
     }
   }
-  return { engine, flows, handOver, records, from, until, unread };
+
+  /** The transfers of a kept window, parsed again as the service's records; undefined when they cannot be read. */
+  async transfers(w: PlannedWindow): Promise<Transfer[] | undefined> {
+    let raw: unknown[] | undefined;
+    try {
+      raw = await this.o.store.spool.records(this.planId, w.stream.id, w.start);
+    } catch (err) {
+      this.warn(err);
+      return undefined;
+    }
+    if (raw === undefined) return undefined;
+    const transfers: Transfer[] = [];
+    for (const r of raw) {
+      const t = readRecord(r, w.source.source);
+      if (typeof t === 'string') return undefined;
+      transfers.push(t);
+    }
+    return transfers;
+  }
+
+  async keep(w: PlannedWindow, transfers: readonly Transfer[]): Promise<void> {
+    try {
+      await this.o.store.spool.saveRead(
+        this.planId,
+        w.stream.id,
+        w,
+        transfers.map((t) => t.record),
+        w.attempts,
+        this.o.clock.now(),
+      );
+    } catch (err) {
+      this.warn(err);
+    }
+  }
+
+  async fail(w: PlannedWindow): Promise<void> {
+    try {
+      await this.o.store.spool.saveFailure(this.planId, w.stream.id, w, w.error ?? '', w.attempts, this.o.clock.now());
+    } catch (err) {
+      this.warn(err);
+    }
+  }
+
+  private warn(err: unknown): void {
+    if (this.warned) return;
+    this.warned = true;
+    this.o.logger.warn({ err: errorFields(err) }, 'SLA backfill: the history store does not keep its read windows; it goes on in memory (a stopped backfill would read them again)');
+  }
 }
