@@ -35,6 +35,11 @@ export const faultsSchema = z
     hugePageRecords: z.number().int().min(0).max(100_000_000),
     /** Hostile: every page of failures has a `next` with a new index, so the pagination never ends. */
     endlessNext: z.boolean(),
+    /**
+     * Spans of the history the service cannot serve: a report request whose [start, end] (epoch ms) overlaps one
+     * answers 500, every time (a month too large to read, a partition lost), while the rest of the history answers.
+     */
+    failWindows: z.array(z.object({ start: z.number().int(), end: z.number().int() }).strict()).max(100),
   })
   .strict();
 
@@ -57,4 +62,5 @@ export const NO_FAULTS: Readonly<Faults> = {
   hugeFieldChars: 0,
   hugePageRecords: 0,
   endlessNext: false,
+  failWindows: [],
 };

@@ -182,7 +182,9 @@ export class SimulatorService {
       if (err instanceof SimulatorError) throw new HttpError(400, { error: 'bad_request', message: err.message });
       throw err;
     }
-    if (roll500 < f.status500Rate) throw new HttpError(500, { error: 'internal_error', message: 'unexpected internal server error' });
+    if (roll500 < f.status500Rate || f.failWindows.some((w) => w.start <= q.end && w.end >= q.start)) {
+      throw new HttpError(500, { error: 'internal_error', message: 'unexpected internal server error' });
+    }
     if (f.delayMs > 0 && rollDelay < f.delayRate) await sleep(f.delayMs, undefined, { signal: this.pending.signal });
 
     if (f.hugePageRecords > 0) return streamHugePage(res, f.hugePageRecords, q.end, this.pending.signal);

@@ -53,12 +53,12 @@ function source(fails: (start: number, n: number) => boolean, cursor = CURSOR) {
     since: cursor,
     lastSuccess: NOW,
     catchingUp: false,
-    replayWindows(from: number, until: number = stream.cursor) {
+    replayWindows(from: number, until: number = cursor): Array<{ start: number; end: number }> {
       const windows: Array<{ start: number; end: number }> = [];
       for (let start = from; start < until; start += STEP + 1) windows.push({ start, end: Math.min(until, start + STEP) });
       return windows;
     },
-    async readWindow(w: { start: number; end: number }) {
+    async readWindow(w: { start: number; end: number }): Promise<Transfer[]> {
       const n = (reads.get(w.start) ?? 0) + 1;
       reads.set(w.start, n);
       if (fails(w.start, n)) throw Object.assign(new Error('the service answered 500'), { code: 'SOURCE_HTTP_ERROR' });
