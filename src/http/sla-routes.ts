@@ -4,10 +4,10 @@ import { csvLine } from '../base/csv.js';
 import { ExcuseConflict, type LedgerOccurrence, type SlaLedgerStore } from '../history/sla-ledger-store.js';
 import { keyFromPairs, keyText } from '../sla/occurrence.js';
 import type { CalendarHolidays } from '../sla/calendar-view.js';
-import { monthsOf, reportCsv, reportRow, type SlaReportRow } from '../sla/sla-report.js';
+import { monthsOf, reportCsv, reportRows, type SlaReportRow } from '../sla/sla-report.js';
 import { formatRfc3339 } from '../util/format-time.js';
 
-export { reportRow, type SlaReportRow } from '../sla/sla-report.js';
+export { reportRow, reportRows, type SlaReportRow } from '../sla/sla-report.js';
 import { HttpError } from './http-error.js';
 import { readJsonBody } from './read-body.js';
 import { decodeCursor, encodeCursor } from './history-routes.js';
@@ -18,7 +18,7 @@ export interface SlaSource {
   ledger: SlaLedgerStore;
   objective(rule: string): number | undefined;
   /** The local dates of a rule's due deadlines over [from, to] (coverage), undefined for a rule not configured now. */
-  due?(rule: string, from: string, to: string): string[] | undefined;
+  due?(rule: string, from: string, to: string): Promise<string[] | undefined>;
   /** The counted holidays of the rules' calendars between two local dates (the `/sla` page names them). */
   holidays?(from: string, to: string): CalendarHolidays[];
 }
@@ -169,12 +169,8 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
       // By month: the same tally for each month of the range (at most 27 for the longest range), its rows named.
       for (const part of by === 'month' ? monthsOf(range.from, range.to) : [{ month: undefined, ...range }]) {
         const tallies = await guarded(() => s.ledger.tally({ from: part.from, to: part.to, rule }));
-        const due = new Map<string, string[] | undefined>();
-        const dueOf = (rule: string): string[] | undefined => {
-          if (!due.has(rule)) due.set(rule, s.due?.(rule, part.from, part.to));
-          return due.get(rule);
-        };
-        rows.push(...tallies.map((t) => ({ ...reportRow(t, s.objective(t.rule), dueOf(t.rule)), period_from: part.from, period_to: part.to, ...(part.month !== undefined ? { month: part.month } : {}) })));
+        const partRows = await reportRows(tallies, (r) => s.objective(r), (r) => s.due?.(r, part.from, part.to));
+        rows.push(...partRows.map((row) => ({ ...row, period_from: part.from, period_to: part.to, ...(part.month !== undefined ? { month: part.month } : {}) })));
       }
       const createdAt = now();
       return fmt === 'csv'

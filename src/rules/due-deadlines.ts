@@ -1,6 +1,7 @@
 import { BusinessCalendar, type CalendarConfig } from '../sla/business-calendar.js';
 import type { RuleDefinition } from './registry.js';
 import { Cron } from 'croner';
+import { setImmediate } from 'node:timers';
 import { localDate, localDateFormatter } from './format-time.js';
 import { resolveCalendar, type MissingFileRule } from './missing-file.js';
 
@@ -10,21 +11,24 @@ const DAY = 86_400_000;
  * month of a 10-minute cron (4,320) costs about a second and a month of a 20-second one would cost a minute.
  */
 export const MAX_DUE_COUNTED = 5_000;
-/** Runs asked of croner at once. */
-const BATCH = 500;
+/** Runs asked of croner at once: about 10 ms of its zoned runs (a period of two years is 730 runs, half a second). */
+const BATCH = 16;
+/** The event loop's turn is given back after this much work (health checks, polls and scrapes wait meanwhile). */
+const SLICE_MS = 10;
 
 /**
  * The local dates of a missing_file rule's deadlines whose local date (in the rule's zone) is in [from, to] and that
  * have come by `now`, the calendar's days skipped: the deadlines a report over the period owes (contract section
- * 11a, `due`). Undefined past MAX_DUE_COUNTED.
+ * 11a, `due`). Undefined past MAX_DUE_COUNTED. Computed in slices that give the event loop back: a two-year report held
+ * it 550 ms in one go.
  */
-export function dueDeadlines(
+export async function dueDeadlines(
   rule: MissingFileRule,
   calendars: ReadonlyMap<string, BusinessCalendar>,
   from: string,
   to: string,
   now: number,
-): string[] | undefined {
+): Promise<string[] | undefined> {
   const cron = new Cron(rule.deadline, { timezone: rule.timezone, paused: true });
   const calendar = resolveCalendar(rule, { calendars });
   const formatter = localDateFormatter(rule.timezone);
@@ -33,7 +37,12 @@ export function dueDeadlines(
   const out: string[] = [];
   let runs = 0;
   let cursor = new Date(Date.parse(`${from}T00:00:00Z`) - 2 * DAY);
+  let slice = performance.now();
   for (;;) {
+    if (performance.now() - slice >= SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
     const batch = cron.nextRuns(BATCH, cursor);
     for (const run of batch) {
       const t = run.getTime();
@@ -64,15 +73,16 @@ export function dueOfRule(
   from: string,
   to: string,
   now: number,
-): string[] | undefined {
+): Promise<string[] | undefined> {
   const rule = rules.find((r) => r.name === name);
-  if (!rule || rule.type !== 'missing_file') return undefined;
+  if (!rule || rule.type !== 'missing_file') return Promise.resolve(undefined);
   let built = builtCalendars.get(calendars);
   if (!built) {
     built = new Map(Object.entries(calendars).map(([n, c]) => [n, new BusinessCalendar(c)]));
     builtCalendars.set(calendars, built);
   }
-  // A page and its report ask the same within the minute: counted once (per rule as configured now).
+  // A page and its report ask the same within the minute: counted once (per rule as configured now), also when they
+  // ask at once (the promise is remembered).
   const key = JSON.stringify([rule.deadline, rule.timezone, rule.calendar, from, to, Math.floor(now / MEMO_MS)]);
   let memo = memos.get(rule);
   if (!memo) memos.set(rule, (memo = new Map()));
@@ -80,9 +90,9 @@ export function dueOfRule(
     if (memo.size >= MEMO_PER_RULE) memo.clear();
     memo.set(key, dueDeadlines(rule, built, from, to, now));
   }
-  return memo.get(key);
+  return memo.get(key) as Promise<string[] | undefined>;
 }
 
 const MEMO_MS = 60_000;
 const MEMO_PER_RULE = 16;
-const memos = new WeakMap<object, Map<string, string[] | undefined>>();
+const memos = new WeakMap<object, Map<string, Promise<string[] | undefined>>>();

@@ -70,6 +70,17 @@ function wholeSeconds(v: number | null): number | null {
   return v === null ? null : Math.round(v);
 }
 
+/** The rows of a report's tallies, each rule's due deadlines asked once (a count of them can take a while). */
+export async function reportRows(
+  tallies: readonly SlaTally[],
+  objective: (rule: string) => number | undefined,
+  due: (rule: string) => Promise<readonly string[] | undefined> | undefined,
+): Promise<SlaReportRow[]> {
+  const dueOf = new Map<string, readonly string[] | undefined>();
+  for (const t of tallies) if (!dueOf.has(t.rule)) dueOf.set(t.rule, await due(t.rule));
+  return tallies.map((t) => reportRow(t, objective(t.rule), dueOf.get(t.rule)));
+}
+
 /**
  * A report row from a tally: on_time / (on_time + late + missing), the share of the error budget left, and with the
  * local dates of the period's due deadlines (`due`, from the rule's schedule and calendar) its coverage.

@@ -7,7 +7,7 @@ import { receiverSecrets } from '../../notify/integrations/registry.js';
 import type { ReceiverConfig } from '../../notify/receiver-schema.js';
 import { CronSchedule } from '../../rules/cron-schedule.js';
 import { slaObjective, type RuleDefinition } from '../../rules/registry.js';
-import { reportCsv, reportRow, reportTable, type SlaReportRow } from '../../sla/sla-report.js';
+import { reportCsv, reportRows, reportTable, type SlaReportRow } from '../../sla/sla-report.js';
 import { dueOfRule } from '../../rules/due-deadlines.js';
 import type { SlaReportSchedule } from '../../sla/sla-schema.js';
 import type { StateStore } from '../../state/state-store.js';
@@ -148,8 +148,9 @@ export class SlaReportSchedules {
     const rules = this.opts.rules();
     const now = this.opts.clock.now();
     const calendars = this.opts.config().calendars;
-    const rows = (await history.ledger.tally({ ...period, rule: report.rule })).map((t) => ({
-      ...reportRow(t, slaObjective(rules, t.rule), dueOfRule(rules, calendars, t.rule, period.from, period.to, now)),
+    const tallies = await history.ledger.tally({ ...period, rule: report.rule });
+    const rows = (await reportRows(tallies, (r) => slaObjective(rules, r), (r) => dueOfRule(rules, calendars, r, period.from, period.to, now))).map((row) => ({
+      ...row,
       period_from: period.from,
       period_to: period.to,
     }));

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { LedgerOccurrence } from '../../history/sla-ledger-store.js';
 import { keyFromPairs } from '../../sla/occurrence.js';
 import { localDateIn } from '../../util/format-time.js';
-import { reportRow, type SlaSource } from '../sla-routes.js';
+import { reportRows, type SlaSource } from '../sla-routes.js';
 import { renderSlaPage, type SlaPageData } from './render-sla-page.js';
 import type { PageReply } from './status-page-handler.js';
 
@@ -43,7 +43,7 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
   }
   try {
     const range = { from: days[0] ?? '', to: days[days.length - 1] ?? '' };
-    data.rows = (await source.ledger.tally(range)).map((t) => reportRow(t, source.objective(t.rule), source.due?.(t.rule, range.from, range.to)));
+    data.rows = await reportRows(await source.ledger.tally(range), (r) => source.objective(r), (r) => source.due?.(r, range.from, range.to));
     const occurrences: LedgerOccurrence[] = [];
     for (let offset = 0; offset < MAX_MONTH_OCCURRENCES; offset += 5_000) {
       // The grid's marks need no files; a partner's statement lists them.
