@@ -341,8 +341,12 @@ function calendarRoutes(api: DaemonApi, now: () => number): Route[] {
 /** `/api/v1/sla/report`, `/occurrences` and `/excuses` (contract section 11). */
 function slaRoutes(api: DaemonApi, heavy: HeavyReadLimiter, now: () => number): Route[] {
   const sla = slaHandlers(() => api.sla?.() ?? 'not configured', now);
-  const csvOrJson = (r: { csv: string; next?: string | null } | { json: unknown }): Reply =>
-    'csv' in r ? { status: 200, contentType: 'text/csv; charset=utf-8', body: r.csv, headers: r.next ? { 'X-Next-Cursor': r.next } : {} } : json(200, r.json);
+  const csvOrJson = (r: { csv: string; next?: string | null } | { json: unknown } | { jsonText: string }): Reply =>
+    'csv' in r
+      ? { status: 200, contentType: 'text/csv; charset=utf-8', body: r.csv, headers: r.next ? { 'X-Next-Cursor': r.next } : {} }
+      : 'jsonText' in r
+        ? { status: 200, contentType: JSON_TYPE, body: `${r.jsonText}\n` }
+        : json(200, r.json);
   return [
     route('/api/v1/sla/report', { GET: async (req) => csvOrJson(await heavy.run(() => sla.report(req))) }),
     route('/api/v1/sla/occurrences', { GET: async (req) => csvOrJson(await heavy.run(() => sla.occurrences(req))) }),

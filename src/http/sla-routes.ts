@@ -4,6 +4,7 @@ import { csvLine } from '../base/csv.js';
 import { ExcuseConflict, type LedgerOccurrence, type SlaLedgerStore } from '../history/sla-ledger-store.js';
 import { keyFromPairs, keyText } from '../sla/occurrence.js';
 import type { CalendarHolidays } from '../sla/calendar-view.js';
+import { joinInSlices, jsonWithList } from '../util/in-slices.js';
 import { monthsOf, reportCsv, reportRows, type SlaReportRow } from '../sla/sla-report.js';
 import { formatRfc3339 } from '../util/format-time.js';
 
@@ -87,11 +88,10 @@ export function occurrenceJson(o: LedgerOccurrence): Record<string, unknown> {
   };
 }
 
-export function occurrencesCsv(list: readonly LedgerOccurrence[]): string {
+export async function occurrencesCsv(list: readonly LedgerOccurrence[]): Promise<string> {
   return (
     csvLine(['rule', 'key', 'local_date', 'deadline', 'outcome', 'arrived_at', 'lateness_seconds', 'count', 'files', 'after_close', 'excused_by', 'excuse_reason']) +
-    list
-      .map((o) =>
+    (await joinInSlices(list, (o) =>
         csvLine([
           o.rule,
           o.keyText,
@@ -107,8 +107,7 @@ export function occurrencesCsv(list: readonly LedgerOccurrence[]): string {
           o.excuse?.by ?? null,
           o.excuse?.reason ?? null,
         ]),
-      )
-      .join('')
+    ))
   );
 }
 
@@ -177,7 +176,7 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
         ? { csv: reportCsv(rows, { ...range, createdAt }) }
         : { json: { from: range.from, to: range.to, by, created_at: new Date(createdAt).toISOString(), rows } };
     },
-    occurrences: async (req: IncomingMessage): Promise<{ csv: string; next: string | null } | { json: unknown }> => {
+    occurrences: async (req: IncomingMessage): Promise<{ csv: string; next: string | null } | { jsonText: string }> => {
       const p = params(req, ['from', 'to', 'rule', 'outcome', 'format', 'limit', 'cursor']);
       const range = dateRange(p);
       const fmt = format(p);
@@ -194,7 +193,8 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
       const list = await guarded(() => s.ledger.occurrences({ ...range, rule: p.get('rule') ?? undefined, outcome, limit: limit + 1, offset }));
       const next = list.length > limit ? String(offset + limit) : null;
       const page = list.slice(0, limit);
-      return fmt === 'csv' ? { csv: occurrencesCsv(page), next } : { json: { from: range.from, to: range.to, occurrences: page.map(occurrenceJson), next } };
+      // (Formatted and serialised a slice at a time: a page of 5,000 in one go held the event loop 200 ms.)
+      return fmt === 'csv' ? { csv: await occurrencesCsv(page), next } : { jsonText: await jsonWithList({ from: range.from, to: range.to }, 'occurrences', page, occurrenceJson, { next }) };
     },
     excuse: async (req: IncomingMessage): Promise<unknown> => {
       const raw = await readJsonBody(req);
