@@ -26,7 +26,7 @@ function occurrence(date: string, hour: number, outcome: LedgerOccurrence['outco
 }
 
 describe('the /sla page', () => {
-  it('shows each deadline of a day, an open missing as open, days before monitoring as not monitored, weekdays, and links every day to its evidence', () => {
+  it('shows each deadline of a day, an open missing as open, days before monitoring as not monitored, weekdays, and links every day to its evidence', async () => {
     const days = Array.from({ length: 30 }, (_, i) => `2026-11-${String(i + 1).padStart(2, '0')}`);
     const occurrences = [
       occurrence('2026-11-24', 9, 'on_time'),
@@ -36,7 +36,7 @@ describe('the /sla page', () => {
     ];
     const tally = { rule: 'Statement', key: { user: 'BANK1' }, timezone: 'UTC', on_time: 2, late: 1, missing: 1, excused: 0, no_data: 0, latenessSeconds: [240], monitoredFrom: '2026-11-24' };
     const due = days.filter((d) => d <= '2026-11-25').flatMap((d) => [d, d]);
-    const page = renderSlaPage({ month: '2026-11', days, rows: [reportRow(tally, 0.99, due)], occurrences, version: 't', today: '2026-11-26', timezone: 'UTC', now: Date.parse('2026-11-26T10:00:00Z') }, 'n');
+    const page = await renderSlaPage({ month: '2026-11', days, rows: [reportRow(tally, 0.99, due)], occurrences, version: 't', today: '2026-11-26', timezone: 'UTC', now: Date.parse('2026-11-26T10:00:00Z') }, 'n');
     const cellOf = (date: string): string => new RegExp(`<td class="day[^"]*"[^>]*title="${date}[^"]*"[^>]*>.*?</td>`, 's').exec(page)?.[0] ?? '';
     // Two deadlines on the 24th: two marks, the late one with its minutes.
     expect(cellOf('2026-11-24')).toMatch(/<span class="mark on_time">✓<\/span><span class="mark late">\+4m<\/span>/);
@@ -56,14 +56,14 @@ describe('the /sla page', () => {
     expect(page).toContain('Statement of expected files for 2026-11, made 2026-11-26 10:00 UTC');
   });
 
-  it('as the statement of one partner lists every deadline with its evidence, to the millisecond in the rule zone, and keeps the partner in its links', () => {
+  it('as the statement of one partner lists every deadline with its evidence, to the millisecond in the rule zone, and keeps the partner in its links', async () => {
     const days = Array.from({ length: 30 }, (_, i) => `2026-11-${String(i + 1).padStart(2, '0')}`);
     const sp = (o: LedgerOccurrence): LedgerOccurrence => ({ ...o, timezone: 'America/Sao_Paulo' });
     const late = sp({ ...occurrence('2026-11-24', 12, 'late', true, 300), arrivedAt: Date.parse('2026-11-24T12:05:00.123Z'), files: [{ file: 'EXT_<b>.RET', at: Date.parse('2026-11-24T12:05:00.123Z'), source: 'sim' }] });
     const missing = sp({ ...occurrence('2026-11-25', 12, 'missing'), afterClose: [{ file: 'EXT_25.RET', at: Date.parse('2026-11-25T12:00:44.500Z'), source: 'sim' }] });
     const excused = sp({ ...occurrence('2026-11-26', 12, 'missing'), excuse: { by: 'ana', at: Date.parse('2026-11-26T15:00:00Z'), reason: 'bank strike' } });
     const tally = { rule: 'Statement', key: { user: 'BANK1' }, timezone: 'America/Sao_Paulo', on_time: 0, late: 1, missing: 1, excused: 1, no_data: 0, latenessSeconds: [300], monitoredFrom: '2026-11-24' };
-    const page = renderSlaPage(
+    const page = await renderSlaPage(
       {
         month: '2026-11',
         days,
@@ -94,10 +94,10 @@ describe('the /sla page', () => {
     expect(page).toContain('<a href="/sla?month=2026-11">every partner</a>');
   });
 
-  it('links each partner of the month grid to its statement', () => {
+  it('links each partner of the month grid to its statement', async () => {
     const days = ['2026-11-01'];
     const tally = { rule: 'Statement', key: { user: 'BANK 1&2' }, timezone: 'UTC', on_time: 1, late: 0, missing: 0, excused: 0, no_data: 0, latenessSeconds: [], monitoredFrom: '2026-11-01' };
-    const page = renderSlaPage({ month: '2026-11', days, rows: [reportRow(tally, 0.99, ['2026-11-01'])], occurrences: [], version: 't', today: '2026-11-02' }, 'n');
+    const page = await renderSlaPage({ month: '2026-11', days, rows: [reportRow(tally, 0.99, ['2026-11-01'])], occurrences: [], version: 't', today: '2026-11-02' }, 'n');
     expect(page).toContain('href="/sla?month=2026-11&amp;key=user%3DBANK%201%262"');
     expect(page).not.toContain('id="statement"');
   });

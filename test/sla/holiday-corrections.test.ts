@@ -61,7 +61,7 @@ describe('the holiday library’s corrections', () => {
 });
 
 describe('the /sla page', () => {
-  it('names the month’s counted holidays of each calendar the rules read, and says which are corrections', () => {
+  it('names the month’s counted holidays of each calendar the rules read, and says which are corrections', async () => {
     const list = holidaysOfRules(
       [
         { name: 'StatementMissing', type: 'missing_file', calendar: 'b3' },
@@ -78,7 +78,7 @@ describe('the /sla page', () => {
       ['rule Remittance', ['Remittance']],
     ]);
     expect(list[0]?.holidays.map((h) => `${h.date} ${h.source}`)).toEqual(['2026-11-02 library', '2026-11-15 library', '2026-11-20 correction']);
-    const page = renderSlaPage({ month: '2026-11', days: [], rows: [], occurrences: [], version: 't', today: '2026-11-28', holidays: list }, 'n');
+    const page = await renderSlaPage({ month: '2026-11', days: [], rows: [], occurrences: [], version: 't', today: '2026-11-28', holidays: list }, 'n');
     expect(page).toContain('<strong>b3</strong> <span class="muted">(StatementMissing, PositionFile)</span>');
     expect(page).toContain('2026-11-20 Dia Nacional de Zumbi e da Consciência Negra <span class="muted">(a correction of the holiday library)</span>');
   });

@@ -29,10 +29,10 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
   if (typeof statementKey === 'string') data.problem = statementKey;
   else if (statementKey) data.statementKey = statementKey;
   const nonce = randomBytes(16).toString('base64');
-  const reply = (status: number): PageReply => ({
+  const reply = async (status: number): Promise<PageReply> => ({
     status,
     contentType: 'text/html; charset=utf-8',
-    body: renderSlaPage(data, nonce),
+    body: await renderSlaPage(data, nonce),
     headers: { 'Content-Security-Policy': `default-src 'none'; style-src 'nonce-${nonce}'; base-uri 'none'; frame-ancestors 'none'`, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'same-origin' },
   });
   if (typeof statementKey === 'string') return reply(400);
