@@ -130,8 +130,13 @@ function plannedHistory(now: number): { records: Array<Parameters<typeof success
   return { records, truth };
 }
 
-/** The config of both tests: the rules and calendar of the plan, on the store given, with `sla.backfill: 60d`. */
-function configure(s: Scenario, history: Record<string, unknown>): void {
+/**
+ * Both tests' start: the plan's records in the simulator, and the config — the plan's rules and calendar on the store
+ * given, with `sla.backfill: 60d`. Returns what each occurrence must be.
+ */
+function preparePlan(s: Scenario, history: Record<string, unknown>, now: number): Truth[] {
+  const { records, truth } = plannedHistory(now);
+  s.inject(records);
   s.write({
     rules: [
       {
@@ -156,6 +161,7 @@ function configure(s: Scenario, history: Record<string, unknown>): void {
       calendars: { fr: { holidays: { country: 'FR', types: ['public'] }, exclude_weekdays: ['sat', 'sun'] } },
     },
   });
+  return truth;
 }
 
 /** The occurrences that differ from the plan (none when the ledger is right). */
@@ -178,9 +184,7 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA backfill throug
     const { history } = await backend.config();
     try {
       const now = Date.now();
-      const { records, truth } = plannedHistory(now);
-      s.inject(records);
-      configure(s, history);
+      const truth = preparePlan(s, history, now);
       const d = await s.start();
       await d.waitForLog((l) => l['msg'] === 'SLA backfill done', 90_000);
 
@@ -217,9 +221,7 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA backfill throug
     const { history } = await backend.config();
     try {
       const now = Date.now();
-      const { records, truth } = plannedHistory(now);
-      s.inject(records);
-      configure(s, history);
+      const truth = preparePlan(s, history, now);
       // A slow service: the backfill's 60 windows take a while, and the daemon is killed in the middle of them.
       s.sim.setFaults({ delayMs: 150 });
       const first = await s.start();

@@ -6,6 +6,7 @@ import { stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import { startCaptureServer, type CapturedRequest } from '../helpers/capture-server.js';
 import { startDaemonProcess, type DaemonProcess } from '../helpers/daemon-process.js';
+import type { ServiceRecord } from '../../src/source/transfer.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -168,3 +169,14 @@ export function seededRandom(seed: number): () => number {
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** `n` failed receptions of `user` within the last 1.5 s: a burst an error_burst rule with that threshold fires on. */
+export function errorBurst(user: string, n: number): Partial<ServiceRecord>[] {
+  return Array.from({ length: n }, (_, k) => ({
+    DATAHORA: new Date(Date.now() - 1_500 + k * 100).toISOString(),
+    USUARIO: user,
+    RESULTADO: 21,
+    EVENTO: 7,
+    NOMEARQUIVO: `/in/${user}/RET_${k}.RET`,
+  }));
+}

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { startSimulator } from '../../src/simulator/start-simulator.js';
 import type { ServiceRecord } from '../../src/source/transfer.js';
 import { eventually } from '../helpers/daemon-process.js';
-import { metricSum, recordResult, startDaemonProcess, startWebhook, stopDaemon, tally, tempDir, writeYaml, type DaemonProcess } from './harness.js';
+import { errorBurst, metricSum, recordResult, startDaemonProcess, startWebhook, stopDaemon, tally, tempDir, writeYaml, type DaemonProcess } from './harness.js';
 
 /**
  * The disk under `state.dir` refuses every write while alerts are delivered (issue 43's "disk full under state.dir,
@@ -23,15 +23,7 @@ import { metricSum, recordResult, startDaemonProcess, startWebhook, stopDaemon, 
 const THRESHOLD = 3;
 const attemptsSchema = z.object({ attempts: z.array(z.object({ receiver: z.string(), outcome: z.string(), fingerprints: z.array(z.string()) })), next: z.string().nullable() });
 
-function burst(user: string): Partial<ServiceRecord>[] {
-  return Array.from({ length: THRESHOLD }, (_, k) => ({
-    DATAHORA: new Date(Date.now() - 1_500 + k * 100).toISOString(),
-    USUARIO: user,
-    RESULTADO: 21,
-    EVENTO: 7,
-    NOMEARQUIVO: `/in/${user}/RET_${k}.RET`,
-  }));
-}
+const burst = (user: string): Partial<ServiceRecord>[] => errorBurst(user, THRESHOLD);
 
 /** Set the running process's file size limit (soft; the hard one stays unlimited so it can be lifted again). */
 function fileSizeLimit(pid: number, bytes: number | 'unlimited'): void {

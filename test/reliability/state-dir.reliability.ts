@@ -5,6 +5,7 @@ import { startSimulator, type RunningSimulator } from '../../src/simulator/start
 import type { ServiceRecord } from '../../src/source/transfer.js';
 import { eventually } from '../helpers/daemon-process.js';
 import {
+  errorBurst,
   metricSum,
   recordResult,
   sleep,
@@ -27,15 +28,7 @@ import {
 const THRESHOLD = 3;
 const isError = (l: Record<string, unknown>): boolean => l['level'] === 'error' || l['level'] === 'fatal';
 
-function burst(user: string): Partial<ServiceRecord>[] {
-  return Array.from({ length: THRESHOLD }, (_, k) => ({
-    DATAHORA: new Date(Date.now() - 1_500 + k * 100).toISOString(),
-    USUARIO: user,
-    RESULTADO: 21,
-    EVENTO: 7,
-    NOMEARQUIVO: `/in/${user}/RET_${k}.RET`,
-  }));
-}
+const burst = (user: string): Partial<ServiceRecord>[] => errorBurst(user, THRESHOLD);
 
 let cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
