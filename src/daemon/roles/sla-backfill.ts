@@ -63,8 +63,8 @@ export interface HandedOverRead {
  * Fill the SLA ledger from the service's history (contract section 11, `sla.backfill`): for every missing_file rule
  * the ledger was never filled for (a first start, or a rule added later), re-read that much of each source's
  * history once, judge every deadline in it as the live rule would, and write the occurrences. Idempotent: the
- * occurrences are upserted by id and the rule is marked done only at the end, so an interrupted backfill is done
- * again by the next leader.
+ * occurrences are upserted by id and the rule is marked done only at the end; an interrupted backfill is resumed by the
+ * next start or leader from the windows it kept in the database (BackfillSpool).
  */
 export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
   const slaSpan = o.config.sla.backfill;
