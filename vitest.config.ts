@@ -12,6 +12,15 @@ import { defineConfig } from 'vitest/config';
  */
 const ALONE = ['test/e2e/ha*.test.ts', 'test/rules/shipped-rules-noise-*.test.ts', 'test/e2e/status-page.test.ts'];
 
+/**
+ * CI's second runtime (`TW_RUNTIME_SMOKE=1`, .ci/run): the end-to-end and CLI files are the built daemon's behaviour,
+ * the same JavaScript on any runtime, and most of the suite's time; there they run as this smoke set through the
+ * built binary (the daemon's life, the SLA backfill and ledger on that runtime's SQLite, the CLI's start and signals),
+ * every other file whole.
+ */
+const RUNTIME_SMOKE = process.env['TW_RUNTIME_SMOKE'] === '1';
+const SMOKE = ['test/e2e/daemon.test.ts', 'test/e2e/sla-backfill.test.ts', 'test/cli/run-startup.test.ts', 'test/cli/run-signals.test.ts'];
+
 export default defineConfig({
   test: {
     // Tests start real servers and real child processes; give them room on a 2-core machine.
@@ -21,8 +30,9 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ALONE, maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...ALONE, ...(RUNTIME_SMOKE ? ['test/e2e/**', 'test/cli/**'] : [])], maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
+      ...(RUNTIME_SMOKE ? [{ extends: true as const, test: { name: 'smoke', include: SMOKE, maxWorkers: 2, sequence: { groupOrder: 0 } } }] : []),
       {
         extends: true,
         test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },
