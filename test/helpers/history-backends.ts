@@ -24,6 +24,8 @@ export const BACKENDS: Backend[] = (HAVE_POSTGRES ? (['sqlite', 'postgres'] as B
  */
 export class HistoryBackend {
   private server: PostgresServer | undefined;
+  /** The one start of the server, however many tests ask for a store at once (two starts leaked one). */
+  private starting: Promise<PostgresServer> | undefined;
   private readonly dirs: string[] = [];
   private readonly stores: HistoryStore[] = [];
   private n = 0;
@@ -35,9 +37,10 @@ export class HistoryBackend {
     const stateDir = mkdtempSync(join(tmpdir(), 'tw-history-'));
     this.dirs.push(stateDir);
     if (this.kind === 'sqlite') return { history: {}, stateDir };
-    this.server ??= await PostgresServer.start();
-    const url = await this.server.createDatabase(`tw_${process.pid}_${++this.n}`);
-    return { history: { postgres: { url } }, stateDir, postgres: this.server };
+    this.starting ??= PostgresServer.start();
+    const server = (this.server = await this.starting);
+    const url = await server.createDatabase(`tw_${process.pid}_${++this.n}`);
+    return { history: { postgres: { url } }, stateDir, postgres: server };
   }
 
   async open(): Promise<HistoryStore> {
@@ -54,7 +57,7 @@ export class HistoryBackend {
 
   async close(): Promise<void> {
     for (const s of this.stores) await s.close().catch(() => undefined);
-    await this.server?.stop();
+    await (await this.starting?.catch(() => undefined))?.stop();
     for (const d of this.dirs) rmSync(d, { recursive: true, force: true });
   }
 }
