@@ -6,7 +6,7 @@ import type { RuleDefinition } from '../../rules/registry.js';
 import { RuleEngine } from '../../rules/rule-engine.js';
 import { BusinessCalendar } from '../../sla/business-calendar.js';
 import type { Clock } from '../../util/clock.js';
-import { errorFields } from '../../util/errors.js';
+import { errorFields, errorMessageWithCode } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
 import type { Transfer } from '../../source/transfer.js';
 import { streamProgress } from './source-polling-role.js';
@@ -218,6 +218,10 @@ interface UnreadWindow {
   error: string | null;
 }
 
+function unreadWindow(w: PlannedWindow): UnreadWindow {
+  return { stream: w.stream.id, start: w.start, end: w.end, error: w.error };
+}
+
 /** What the backfill uses of a poll stream: which it is, its cursor, its windows and one window's read. */
 type ReplayStream = Pick<PollStream, 'id' | 'source' | 'kind' | 'cursor' | 'replayWindows' | 'readWindow'>;
 
@@ -275,35 +279,37 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
       }
     }
   }
-  const unread: UnreadWindow[] = [];
-  let todo: PlannedWindow[] = [];
-  for (const w of windows) {
-    if (!w.kept && w.attempts >= WINDOW_ATTEMPTS) unread.push({ stream: w.stream.id, start: w.start, end: w.end, error: w.error });
-    else todo.push(w);
-  }
-  const keptAtStart = windows.filter((w) => w.kept).length;
-  if (resumed) o.logger.info({ windows: windows.length, kept: keptAtStart, given_up: unread.length }, 'SLA backfill: resuming its read (the windows kept are not read again)');
+  const givenUp = (w: PlannedWindow): boolean => !w.kept && w.attempts >= WINDOW_ATTEMPTS;
+  const unread = windows.filter(givenUp).map(unreadWindow);
+  let todo = windows.filter((w) => !givenUp(w));
+  if (resumed) o.logger.info({ windows: windows.length, kept: windows.filter((w) => w.kept).length, given_up: unread.length }, 'SLA backfill: resuming its read (the windows kept are not read again)');
   let read = 0;
-  const report = (): void => o.metrics.setSlaBackfillWindows({ read, failing: todo.length, unread: unread.length });
+  // The windows still to read: this pass's not read yet (then the ones it failed, read again in the next).
+  let failing = todo.length;
+  const report = (): void => o.metrics.setSlaBackfillWindows({ read, failing, unread: unread.length });
   report();
   for (let pass = 1; ; pass++) {
     const failed: PlannedWindow[] = [];
     // The streams in parallel, each one's windows in order (as a replay reads them).
     const byStream = new Map<ReplayStream, PlannedWindow[]>();
-    for (const w of todo) byStream.set(w.stream, [...(byStream.get(w.stream) ?? []), w]);
+    for (const w of todo) {
+      const list = byStream.get(w.stream);
+      if (list) list.push(w);
+      else byStream.set(w.stream, [w]);
+    }
     await Promise.all(
       [...byStream.values()].map(async (list) => {
         for (const w of list) {
           if (!o.current()) return;
           const transfers = await readWindow(o, spool, w);
           if (transfers === undefined) {
-            if (w.attempts >= WINDOW_ATTEMPTS) unread.push({ stream: w.stream.id, start: w.start, end: w.end, error: w.error });
+            if (w.attempts >= WINDOW_ATTEMPTS) unread.push(unreadWindow(w));
             else failed.push(w);
           } else {
             observe(w.source, transfers);
             read++;
           }
-          todo = todo.filter((x) => x !== w);
+          failing--;
           report();
         }
       }),
@@ -311,6 +317,7 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
     if (!o.current()) return undefined;
     if (failed.length === 0) break;
     todo = failed;
+    failing = todo.length;
     report();
     const waitMs = Math.min(READ_RETRY_MAX_MS, (o.readRetryMs ?? READ_RETRY_MS) * 2 ** (pass - 1));
     o.logger.warn(
@@ -350,15 +357,10 @@ async function readWindow(o: SlaBackfillOptions, spool: KeptWindows, w: PlannedW
     return transfers;
   } catch (err) {
     w.attempts += 1;
-    w.error = errorText(err);
+    w.error = errorMessageWithCode(err);
     await spool.fail(w);
     return undefined;
   }
-}
-
-function errorText(err: unknown): string {
-  const f = errorFields(err);
-  return [f.code, f.message].filter((x) => typeof x === 'string' && x !== '').join(': ') || String(err);
 }
 
 /**
