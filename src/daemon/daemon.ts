@@ -14,6 +14,7 @@ import { reportPeriod } from './roles/sla-report-schedule.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
 import { holidaysOfRules } from '../sla/calendar-view.js';
+import { ledgerLines } from '../sla/ledger-lines.js';
 import type { SilenceApi } from '../http/daemon-api.js';
 import { configuredIntegrationKinds } from '../notify/integrations/registry.js';
 import { slaObjective } from '../rules/registry.js';
@@ -316,6 +317,7 @@ export class Daemon {
             objective: (rule: string) => slaObjective(this.setup.rules, rule),
             due: (rule: string, from: string, to: string) => dueOfRule(this.setup.rules, this.setup.config.calendars, rule, from, to, clock.now()),
             holidays: (from: string, to: string) => holidaysOfRules(this.setup.rules, this.setup.config.calendars, from, to),
+            lines: () => ledgerLines(this.setup.rules),
           };
         },
         pageInfo: () => ({ timezone: this.setup.config.display_timezone, version: this.opts.version }),
@@ -394,18 +396,12 @@ export class Daemon {
   /** Receivers' sent/failed series and each rule's alert histograms exist at 0 from the first scrape, so `rate()` and alerts on them work. */
   private initReceiverMetrics(): void {
     this.metrics.initAlertnames(this.setup.rules.map((r) => r.name));
+    const lines = ledgerLines(this.setup.rules);
     this.metrics.initSla(
-      this.setup.rules.flatMap((r) => {
-        if (r.type !== 'missing_file' || !('window' in r)) return [];
-        const each = 'for_each' in r ? r.for_each : undefined;
-        return [
-          {
-            name: r.name,
-            keyLabels: each ? [each.label] : [],
-            keys: each ? each.values.map((v) => ({ [each.label]: v })) : [{}],
-            objective: 'sla' in r ? r.sla?.objective : undefined,
-          },
-        ];
+      [...new Set(lines.map((l) => l.rule))].map((name) => {
+        const own = lines.filter((l) => l.rule === name);
+        const first = own[0];
+        return { name, keyLabels: first?.keyLabel ? [first.keyLabel] : [], keys: own.map((l) => l.key), objective: first?.objective };
       }),
     );
     for (const r of this.setup.config.receivers) {

@@ -162,8 +162,12 @@ export class SlaLedgerStore {
     }));
   }
 
-  /** Outcome counts per rule and key over [from, to] (local dates), from SQL aggregates; lateness of the late ones. */
-  async tally(q: { from: string; to: string; rule?: string | undefined }): Promise<LedgerTally[]> {
+  /**
+   * Outcome counts per rule and key over [from, to] (local dates), from SQL aggregates; lateness of the late ones.
+   * `everyKnownKey`: a key judged before the period and not in it has its (all zero) row too, with since when it is
+   * judged (the `/sla` grid on a month's first day, before its first deadline).
+   */
+  async tally(q: { from: string; to: string; rule?: string | undefined; everyKnownKey?: boolean }): Promise<LedgerTally[]> {
     let counts = this.db
       .selectFrom('sla_occurrences as o')
       .leftJoin('sla_occurrence_excuses as e', excuseOf)
@@ -217,7 +221,7 @@ export class SlaLedgerStore {
     // too (all zero: not monitored yet). A rule removed since has none for the periods after it.
     for (const m of monitored) {
       const first = String(m.first);
-      if (first <= q.to && !out.has(`${m.rule}\u0000${m.key_text}`)) continue;
+      if (first <= q.to && !q.everyKnownKey && !out.has(`${m.rule}\u0000${m.key_text}`)) continue;
       at(m.rule, m.key_text, String(m.key), String(m.timezone)).monitoredFrom = first;
     }
     return [...out.values()].sort((a, b) => a.rule.localeCompare(b.rule) || a.keyText.localeCompare(b.keyText));

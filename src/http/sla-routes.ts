@@ -4,6 +4,7 @@ import { csvLine } from '../base/csv.js';
 import { ExcuseConflict, type LedgerOccurrence, type SlaLedgerStore } from '../history/sla-ledger-store.js';
 import { keyFromPairs, keyText } from '../sla/occurrence.js';
 import type { CalendarHolidays } from '../sla/calendar-view.js';
+import type { LedgerLine } from '../sla/ledger-lines.js';
 import { joinInSlices, jsonWithList } from '../util/in-slices.js';
 import { monthsOf, reportCsv, reportRows, type SlaReportRow } from '../sla/sla-report.js';
 import { formatRfc3339 } from '../util/format-time.js';
@@ -22,6 +23,8 @@ export interface SlaSource {
   due?(rule: string, from: string, to: string): Promise<string[] | undefined>;
   /** The counted holidays of the rules' calendars between two local dates (the `/sla` page names them). */
   holidays?(from: string, to: string): CalendarHolidays[];
+  /** Every rule and key the configured rules judge: a month's grid lists them before their first deadline comes. */
+  lines?(): LedgerLine[];
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

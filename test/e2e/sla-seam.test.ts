@@ -53,9 +53,11 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('the seam of backfil
       });
       await s.start();
       await s.daemon!.waitForLog((l) => l['msg'] === 'SLA backfill done', 60_000);
-      const today = new Date(now).toISOString().slice(0, 10);
+      // Dates from the deadlines themselves, never the wall clock's day: around midnight UTC `passed` is yesterday's
+      // and `ahead` tomorrow's (the test holds at any hour).
+      const utcDate = (t: number): string => new Date(t).toISOString().slice(0, 10);
       const occurrences = async (rule: string) =>
-        occurrencesSchema.parse(await (await fetch(`${s.url}/api/v1/sla/occurrences?from=${today}&to=${today}&rule=${rule}`)).json()).occurrences.filter((o) => Date.parse(o.deadline) >= passed);
+        occurrencesSchema.parse(await (await fetch(`${s.url}/api/v1/sla/occurrences?from=${utcDate(passed)}&to=${utcDate(ahead)}&rule=${rule}`)).json()).occurrences.filter((o) => Date.parse(o.deadline) >= passed);
 
       // The backfill wrote the passed deadline as missing, still open (it closes 1 h after it).
       expect((await occurrences('SeamOpen')).map((o) => [o.outcome, o.final])).toEqual([['missing', false]]);
@@ -70,13 +72,13 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('the seam of backfil
       expect([ahead_.outcome, ahead_.final]).toEqual(['on_time', true]);
 
       // Coverage: the 2 days of backfill are judged, the days before them are not monitored, and the report says so.
-      const from = new Date(now - 4 * 86_400_000).toISOString().slice(0, 10);
+      const from = utcDate(passed - 4 * 86_400_000);
       const report = z
         .object({ rows: z.array(z.object({ rule: z.string(), on_time: z.number(), late: z.number(), missing: z.number(), monitored_from: z.string().nullable(), due: z.number().nullable(), not_monitored: z.number().nullable(), coverage: z.number().nullable() })) })
-        .parse(await (await fetch(`${s.url}/api/v1/sla/report?from=${from}&to=${today}&rule=SeamOpen`)).json());
+        .parse(await (await fetch(`${s.url}/api/v1/sla/report?from=${from}&to=${utcDate(passed)}&rule=SeamOpen`)).json());
       const row = report.rows[0];
       expect(row?.due).toBe(5);
-      expect(row?.monitored_from !== null && row!.monitored_from >= new Date(now - 3 * 86_400_000).toISOString().slice(0, 10)).toBe(true);
+      expect(row?.monitored_from !== null && row!.monitored_from >= utcDate(passed - 3 * 86_400_000)).toBe(true);
       expect(row!.due! - row!.not_monitored!).toBe(row!.on_time + row!.late + row!.missing);
       expect(row!.coverage).toBeLessThan(1);
     } finally {

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { LedgerOccurrence } from '../../history/sla-ledger-store.js';
-import { keyFromPairs } from '../../sla/occurrence.js';
+import type { LedgerOccurrence, LedgerTally } from '../../history/sla-ledger-store.js';
+import type { LedgerLine } from '../../sla/ledger-lines.js';
+import type { SlaTally } from '../../sla/sla-report.js';
+import { keyFromPairs, keyText } from '../../sla/occurrence.js';
 import { localDateIn } from '../../util/format-time.js';
 import { reportRows, type SlaSource } from '../sla-routes.js';
 import { renderSlaPage, type SlaPageData } from './render-sla-page.js';
@@ -43,7 +45,7 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
   }
   try {
     const range = { from: days[0] ?? '', to: days[days.length - 1] ?? '' };
-    data.rows = await reportRows(await source.ledger.tally(range), (r) => source.objective(r), (r) => source.due?.(r, range.from, range.to));
+    data.rows = await reportRows(monthLines(await source.ledger.tally({ ...range, everyKnownKey: true }), source.lines?.()), (r) => source.objective(r), (r) => source.due?.(r, range.from, range.to));
     const occurrences: LedgerOccurrence[] = [];
     for (let offset = 0; offset < MAX_MONTH_OCCURRENCES; offset += 5_000) {
       // The grid's marks need no files; a partner's statement lists them.
@@ -69,6 +71,24 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
     return reply(503);
   }
   return reply(200);
+}
+
+/**
+ * The lines of a month's grid: every rule and key with an occurrence in it, and every line the configured rules judge
+ * (from the ledger, since when it is judged; a line never judged yet, not monitored) — so the first day of a month,
+ * before its first deadline, lists them with their days not due yet. A key the ledger knew but no rule judges now
+ * (a rule or partner removed) shows only in months where it has occurrences.
+ */
+function monthLines(tallies: readonly LedgerTally[], lines: readonly LedgerLine[] | undefined): SlaTally[] {
+  const judgedNow = new Set((lines ?? []).map((l) => `${l.rule}\u0000${keyText(l.key)}`));
+  const has = (t: LedgerTally): boolean => t.on_time + t.late + t.missing + t.excused + t.no_data > 0;
+  const out: SlaTally[] = tallies.filter((t) => has(t) || judgedNow.has(`${t.rule}\u0000${t.keyText}`));
+  const known = new Set(tallies.map((t) => `${t.rule}\u0000${t.keyText}`));
+  for (const l of lines ?? []) {
+    if (known.has(`${l.rule}\u0000${keyText(l.key)}`)) continue;
+    out.push({ rule: l.rule, key: l.key, timezone: l.timezone, on_time: 0, late: 0, missing: 0, excused: 0, no_data: 0, latenessSeconds: [], monitoredFrom: null });
+  }
+  return out.sort((a, b) => a.rule.localeCompare(b.rule) || keyText(a.key).localeCompare(keyText(b.key)));
 }
 
 /** `key=LABEL=VALUE` parameters as labels; none: undefined; a malformed one: the reason, for a 400. */
