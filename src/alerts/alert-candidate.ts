@@ -31,6 +31,12 @@ export interface RuleEvaluation {
    * things stand at resolution and not the last firing count.
    */
   cleared?: AlertCandidate[];
+  /**
+   * The rule could not judge what it does not report: its data are not read whole yet (a new process reading its way
+   * to the present, a window whose history is not read). Its alerts not in `alerts` stay as they are — neither
+   * resolved nor held by keep_firing_for — until an evaluation on whole data says (contract section 11b).
+   */
+  undecided?: boolean;
 }
 
 /** A lifecycle step of one alert, for notification and metrics. `inactive`: not in the store (new, or a pending one dropped). */

@@ -305,6 +305,9 @@ export class AlertStore {
           this.dirty = true;
         }
         const final = finals?.get(alert.fingerprint);
+        // What the rule could not judge stays as it is (a restart or a takeover reading its way to the present
+        // resolves nothing the history does not show ended); only an end it reports with its words ends it.
+        if (!final && ev.undecided) continue;
         // A late arrival ends the alert at once; otherwise keep_firing_for bridges a short gap (no flapping).
         if (!final && alert.state === 'firing' && now < alert.lastActiveAt + alert.keepFiringFor) {
           this.held.set(alert.fingerprint, { until: alert.lastActiveAt + alert.keepFiringFor, clearedAt: alert.lastActiveAt, keepFiringFor: alert.keepFiringFor });

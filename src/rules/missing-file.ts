@@ -170,6 +170,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
    * repeating "not received yet".
    */
   private warned = new Map<string, number>();
+  /** The deadline whose warning's last words were last given per key (by this process, or for its predecessor's). */
+  private readonly warningEnded = new Map<string, number>();
   private last: { at: number; version: number; decided: number | undefined; warnLatest: number | undefined; warnNext: number | undefined; evaluation: RuleEvaluation } | undefined;
 
   constructor(
@@ -347,6 +349,9 @@ export class MissingFileEvaluator implements RuleEvaluator {
       this.last = { at: now, version: this.arrivalsVersion, decided, warnLatest, warnNext, evaluation };
     }
     if (this.ctx.onOccurrence) this.recordOccurrences(now, span, before, latest, next);
+    // A deadline has come but none can be judged (its window not read whole: a new process reading its way to the
+    // present): its alert, firing before, stays as it is (contract section 11b).
+    if (decided === undefined && latest !== undefined && !evaluation.undecided) return { ...evaluation, undecided: true };
     return evaluation;
   }
 
@@ -392,7 +397,13 @@ export class MissingFileEvaluator implements RuleEvaluator {
       if (warning !== undefined) this.warned.set(key, warning);
       else if (warnedFor !== undefined) {
         this.warned.delete(key);
+        this.warningEnded.set(key, warnedFor);
         resolved.push(this.jeopardyEnded(key, warnedFor, list, now));
+      } else if (decided !== undefined && this.warningEnded.get(key) !== decided && this.lead(key) > 0 && now >= decided - this.lead(key)) {
+        // A warning this process never raised may have been raised by the one before it (a restart, a new leader):
+        // its last words for the deadline just decided, once, taken only by a warning that is still open.
+        this.warningEnded.set(key, decided);
+        resolved.push(this.jeopardyEnded(key, decided, list, now));
       }
     }
     return { rule: this.rule.name, alerts, resolved };

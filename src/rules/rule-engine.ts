@@ -12,6 +12,7 @@ import { createEvaluator, type RuleDefinition } from './registry.js';
 import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator } from './rule-evaluator.js';
 import { RuleIndex } from './rule-index.js';
 import { TransferParts } from './transfer-parts.js';
+import { completeSpan, relevantSources } from './complete-span.js';
 import type { OccurrenceRecord, ReadSpan } from '../sla/occurrence.js';
 import type { MatchSpec } from './rule-schema.js';
 
@@ -48,6 +49,8 @@ interface EngineEntry {
    * stamp every alert of the rule.
    */
   handedOn: RuleEvaluation | undefined;
+  /** The sources and results the rule reads: while they are not read whole, it judges nothing it does not report. */
+  reads: { sources: readonly string[]; results: ReadonlyArray<'success' | 'error'> };
 }
 
 /**
@@ -127,7 +130,8 @@ export class RuleEngine {
     };
     this.entries = rules.map((rule) => {
       const evaluator = createEvaluator(rule, ctx);
-      return { rule, evaluator, history: evaluator.historyNeeded(), last: undefined, lastAt: 0, lastUntil: 0, handedOn: undefined };
+      const reads = { sources: relevantSources(rule.match, opts.sources), results: evaluator.onlyResult ? [evaluator.onlyResult] : (['success', 'error'] as const) };
+      return { rule, evaluator, history: evaluator.historyNeeded(), last: undefined, lastAt: 0, lastUntil: 0, handedOn: undefined, reads };
     });
     const patternTests: SharedPatternTests = new Map();
     const matchers = new Map<string, TransferMatcher>();
@@ -220,12 +224,18 @@ export class RuleEngine {
     entry.last = undefined;
     try {
       let evaluation = entry.evaluator.evaluate(now, data);
+      // A process that is still reading its way to the present (a restart, a new leader, a catch-up) has not read
+      // the rule's window whole: what the rule does not report now is not known to have ended (contract section 11b).
+      if (!evaluation.undecided && entry.reads.sources.length > 0 && completeSpan(entry.reads.sources, data, entry.reads.results) === undefined) {
+        evaluation = { ...evaluation, undecided: true };
+      }
       const before = entry.handedOn;
       if (before !== undefined && sameOutcome(before, evaluation)) evaluation = before;
       entry.handedOn = evaluation;
       out.push(evaluation);
       const until = entry.evaluator.unchangedUntil?.(now);
-      if (until !== undefined && until > now) {
+      // (An undecided one is asked again: the data may be whole at the next evaluation.)
+      if (until !== undefined && until > now && !evaluation.undecided) {
         entry.last = evaluation;
         entry.lastAt = now;
         entry.lastUntil = until;
@@ -283,5 +293,5 @@ export class RuleEngine {
 
 /** The same candidates firing, resolved and cleared, in the same order. */
 function sameOutcome(a: RuleEvaluation, b: RuleEvaluation): boolean {
-  return sameItems(a.alerts, b.alerts) && sameItems(a.resolved ?? [], b.resolved ?? []) && sameItems(a.cleared ?? [], b.cleared ?? []);
+  return a.undecided === b.undecided && sameItems(a.alerts, b.alerts) && sameItems(a.resolved ?? [], b.resolved ?? []) && sameItems(a.cleared ?? [], b.cleared ?? []);
 }
