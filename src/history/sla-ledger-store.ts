@@ -299,6 +299,21 @@ export class SlaLedgerStore {
     return row === undefined ? undefined : Number(row.through);
   }
 
+  /**
+   * Per rule, the latest deadline the ledger holds since `since` (epoch ms): where the process before this one stopped
+   * judging, the start of the seam a new process fills (contract section 11b). A rule without one since then has none.
+   */
+  async lastDeadlines(since: number): Promise<Map<string, number>> {
+    const rows = await this.db
+      .selectFrom('sla_occurrences')
+      .select('rule')
+      .select((eb) => eb.fn.max('deadline').as('last'))
+      .where('deadline', '>=', since)
+      .groupBy('rule')
+      .execute();
+    return new Map(rows.map((r) => [r.rule, Number(r.last)]));
+  }
+
   async markBackfilled(rule: string, from: number, through: number, at: number): Promise<void> {
     await this.db
       .insertInto('sla_backfills')

@@ -10,6 +10,10 @@ import { TimedIds } from '../util/timed-ids.js';
 import { RESULTS_OF, streamId, type StreamKind } from './stream-kind.js';
 import type { TransferPager } from './transfer-pager.js';
 
+/** Reads of one window of a re-read at start before the re-read fails (the client has retried each request). */
+const REPLAY_ATTEMPTS = 3;
+const REPLAY_RETRY_MS = 2_000;
+
 export interface PollHooks {
   onPoll?(source: string, stream: StreamKind, seconds: number, errorReason?: string): void;
   onRecords?(source: string, stream: StreamKind, unique: number): void;
@@ -294,16 +298,34 @@ export class PollStream {
    */
   async replay(from: number, observe: (t: Transfer) => void, signal?: AbortSignal): Promise<number> {
     let n = 0;
-    for (const { start, end } of this.replayWindows(from)) {
-      for await (const page of this.opts.pager.pages(this.query(start, end), signal)) {
-        for (const t of page.transfers) {
-          n += 1;
-          if (this.cursor !== undefined && t.time >= this.cursor - this.opts.poll.overlap) this.seen.add(t.id, t.time);
-          observe(t);
-        }
+    for (const window of this.replayWindows(from)) {
+      // A window read whole or not at all: a page that fails halfway is read again with the window (the transfers of
+      // its first pages are not observed twice: they are taken only once the window is whole).
+      const transfers = await this.readWindowRetrying(window, signal);
+      for (const t of transfers) {
+        n += 1;
+        if (this.cursor !== undefined && t.time >= this.cursor - this.opts.poll.overlap) this.seen.add(t.id, t.time);
+        observe(t);
       }
     }
     return n;
+  }
+
+  /**
+   * A window of a re-read, read again after a failure (REPLAY_ATTEMPTS in all, REPLAY_RETRY_MS apart, doubling): a
+   * restart that meets one 500 would otherwise judge no window that began before it (contract section 11b).
+   */
+  private async readWindowRetrying(window: { start: number; end: number }, signal?: AbortSignal): Promise<Transfer[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.readWindow(window, signal);
+      } catch (err) {
+        if (attempt >= REPLAY_ATTEMPTS || signal?.aborted) throw err;
+        const waitMs = REPLAY_RETRY_MS * 2 ** (attempt - 1);
+        this.opts.logger.warn({ stream: this.id, start: new Date(window.start).toISOString(), end: new Date(window.end).toISOString(), attempt, retry_in_seconds: waitMs / 1000, err: errorFields(err) }, 'a window of the history re-read at start failed; reading it again');
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
   }
 
   /**

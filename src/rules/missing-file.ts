@@ -172,6 +172,11 @@ export class MissingFileEvaluator implements RuleEvaluator {
   private warned = new Map<string, number>();
   /** The deadline whose warning's last words were last given per key (by this process, or for its predecessor's). */
   private readonly warningEnded = new Map<string, number>();
+  /**
+   * The last deadline the ledger judged before this process (ctx.ledgerSeam): those after it and before the two in
+   * view came while nothing ran, and are judged once the history is read that far; undefined once none is left.
+   */
+  private seam: number | undefined;
   private last: { at: number; version: number; decided: number | undefined; warnLatest: number | undefined; warnNext: number | undefined; evaluation: RuleEvaluation } | undefined;
 
   constructor(
@@ -192,6 +197,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     this.calendar = resolveCalendar(rule, ctx);
     this.dateFormatter = localDateFormatter(rule.timezone);
     this.history = this.computeHistory(ctx.clock.now());
+    this.seam = ctx.onOccurrence ? ctx.ledgerSeam?.(rule.name) : undefined;
   }
 
   /**
@@ -324,7 +330,10 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const { latest, before, next } = this.deadlinesAround(now);
     const latestDecided = this.decidable(latest, span);
     const decided = latestDecided ? latest : this.decidable(before, span) ? before : undefined;
-    this.prune(before ?? latest ?? now - this.history);
+    const oldest = before ?? latest ?? now - this.history;
+    // Arrivals the seam still needs are kept until it is filled.
+    const seamFirst = this.seam !== undefined ? this.nextDeadline(this.seam) : undefined;
+    this.prune(seamFirst !== undefined ? Math.min(oldest, seamFirst) : oldest);
     // The deadlines a warning looks at: the latest one while it is not decided yet, and the one ahead; each only
     // once its warning time has come and the data are read that far.
     const warnLatest = latest !== undefined && !latestDecided && this.warningDue(latest, now, span) ? latest : undefined;
@@ -445,6 +454,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const sink = this.ctx.onOccurrence;
     if (!sink) return;
     const deadlines = [before, latest].filter((d): d is number => d !== undefined);
+    if (this.seam !== undefined) this.fillSeam(now, span, deadlines[0]);
     const live = new Set<string>();
     for (const deadline of deadlines) {
       const closesAt = this.closesAt(deadline, deadline === latest ? next : latest);
@@ -460,6 +470,43 @@ export class MissingFileEvaluator implements RuleEvaluator {
       }
     }
     for (const id of this.recorded.keys()) if (!live.has(id)) this.recorded.delete(id);
+  }
+
+  /**
+   * The deadlines after the seam and before `inView` (the older of the two the live rule records): each judged for
+   * every key once the history is read past its close, told as a seam's (not a live decision), in order. A deadline
+   * whose window began before the history this process read (a stop longer than its re-read) cannot be judged: it
+   * is passed over and said in the log, never written no_data.
+   */
+  private fillSeam(now: number, span: ReadSpan | undefined, inView: number | undefined): void {
+    const sink = this.ctx.onOccurrence;
+    if (!sink || this.seam === undefined) return;
+    let d = this.nextDeadline(this.seam);
+    const unreadable: number[] = [];
+    while (d !== undefined && inView !== undefined && d < inView) {
+      const following = this.nextDeadline(d);
+      const closesAt = this.closesAt(d, following);
+      if (closesAt !== undefined) {
+        if (span !== undefined && span.from > d - this.rule.window) {
+          unreadable.push(d);
+        } else {
+          const records = this.keys.map((key) => this.occurrence(d as number, key, closesAt, span, now, following));
+          // Not read past its close yet (a catch-up, a source that does not answer): judged at a later evaluation, in
+          // order — never no_data for a history that is only not read yet.
+          if (records.some((r) => r === undefined || !r.final)) break;
+          for (const r of records) if (r) sink(r, { seam: true });
+        }
+      }
+      this.seam = d;
+      d = following;
+    }
+    if (unreadable.length > 0) {
+      this.ctx.logger.warn(
+        { rule: this.rule.name, deadlines: unreadable.length, first: new Date(unreadable[0] as number).toISOString(), last: new Date(unreadable[unreadable.length - 1] as number).toISOString() },
+        'deadlines that came while nothing ran are older than the history this start re-read: not judged (transfer-watch sla rejudge can judge them from the service history)',
+      );
+    }
+    if (d === undefined || inView === undefined || d >= inView) this.seam = undefined;
   }
 
   /** When a late file stops counting: the next deadline, or deadline + sla.late_until when that is sooner. */

@@ -111,7 +111,12 @@ export class RuleEngine {
       keepHistory?: boolean;
       /** The process's event loop, shared with its other long jobs (evaluateInSlices); one of its own by default. */
       loop?: EventLoopShare;
-    } & Pick<EvaluatorContext, 'calendars' | 'onOccurrence' | 'usualArrival'>,
+      /**
+       * Transfers from this time on are kept even when older than every rule's window: the deadlines of a seam (the
+       * time nothing ran, contract section 11b) are judged on them.
+       */
+      holdFrom?: number;
+    } & Pick<EvaluatorContext, 'calendars' | 'onOccurrence' | 'usualArrival' | 'ledgerSeam'>,
   ) {
     this.clock = opts.clock;
     this.logger = opts.logger;
@@ -126,6 +131,7 @@ export class RuleEngine {
       ...(opts.calendars ? { calendars: opts.calendars } : {}),
       ...(opts.onOccurrence ? { onOccurrence: opts.onOccurrence } : {}),
       ...(opts.usualArrival ? { usualArrival: opts.usualArrival } : {}),
+      ...(opts.ledgerSeam ? { ledgerSeam: opts.ledgerSeam } : {}),
       ...(opts.onOccurrence || opts.keepHistory ? { keepEvidence: true } : {}),
     };
     this.entries = rules.map((rule) => {
@@ -153,7 +159,11 @@ export class RuleEngine {
     };
     this.index = { success: indexOf('success'), error: indexOf('error') };
     this.history = opts.keepHistory ? Infinity : Math.max(0, ...this.entries.map((e) => e.history));
+    this.holdFrom = opts.holdFrom;
   }
+
+  /** See the `holdFrom` option. */
+  private readonly holdFrom: number | undefined;
 
   get rules(): readonly RuleDefinition[] {
     return this.entries.map((e) => e.rule);
@@ -162,7 +172,7 @@ export class RuleEngine {
   /** Gives a transfer to the rules that match it; true when one of them keeps it (it can change an outcome). */
   observe(t: Transfer): boolean {
     // Older than every window: it cannot change any rule's outcome, and remembering it would grow memory.
-    if (t.time <= this.clock.now() - this.history) return false;
+    if (t.time <= this.clock.now() - this.history && (this.holdFrom === undefined || t.time < this.holdFrom)) return false;
     // The rules that match it first: most transfers match none (a success, for rules on failures), and for those
     // the id's lookup in a table of up to DEDUP_SPAN of ids was for nothing (2.4% of the 100-rule bench pipeline's
     // CPU profile; none now).

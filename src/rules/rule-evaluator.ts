@@ -96,7 +96,13 @@ export interface EvaluatorContext {
   /** The config's named business calendars (`calendars:`), for rules that name one. */
   calendars?: ReadonlyMap<string, BusinessCalendar>;
   /** With a history: missing_file rules tell each occurrence of an expected file here when it changes (the SLA ledger). */
-  onOccurrence?: (occurrence: OccurrenceRecord) => void;
+  onOccurrence?: (occurrence: OccurrenceRecord, how?: { seam: true }) => void;
+  /**
+   * The last deadline of a rule the ledger holds (where the process before this one stopped judging it): the
+   * deadlines after it that came while nothing ran are judged once the history is read that far, and told with
+   * `{ seam: true }` (not a live decision). Undefined: nothing to fill (a new rule: the backfill's).
+   */
+  ledgerSeam?: (rule: string) => number | undefined;
   /** A key's usual arrival (rule name, the occurrence's key text), for `warn_before: auto`; absent: it never warns. */
   usualArrival?: (rule: string, keyText: string) => UsualArrival | undefined;
   /** Keep the file and source of each arrival that can be evidence, for the ledger (a live ledger, or a backfill). */

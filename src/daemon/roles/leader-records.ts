@@ -116,9 +116,16 @@ export class LeaderRecords {
   }
 
   /** The leadership began with `recorder` (from `open`): it writes from now on, before the first evaluation. */
-  begin(recorder: HistoryRecorder | undefined): void {
+  begin(recorder: HistoryRecorder | undefined, liveFrom: number): void {
     this.recorder = recorder;
+    this.liveFrom = liveFrom;
   }
+
+  /**
+   * When this leadership began: an occurrence decided before it (a deadline of the time nothing ran, judged as this
+   * process read its way to the present) is no live decision of this process, and is not counted (contract 11b).
+   */
+  private liveFrom = Number.POSITIVE_INFINITY;
 
   /** Once the leadership evaluates and reads the bus: the ledger is backfilled while `current()` holds, the reports start. */
   startJobs(current: () => boolean): void {
@@ -233,23 +240,28 @@ export class LeaderRecords {
 
   /**
    * An occurrence of an expected file changed (the SLA ledger): journaled for the history database, and counted when
-   * it is decided (not again when a restart replays the history behind it).
+   * it is decided live (not again when a restart replays the history behind it, never for a seam's: contract 11b).
    */
-  occurrence(o: OccurrenceRecord): void {
+  occurrence(o: OccurrenceRecord, how?: { seam: true }): void {
     const recorder = this.recorder;
     if (!recorder) return;
+    if (!how?.seam) this.countDecision(o);
+    recorder
+      .occurrence(o)
+      .catch((err: unknown) => this.opts.logger.warn({ err: errorFields(err), rule: o.rule }, 'SLA occurrence not journaled; it is told again at the next evaluation after a restart'));
+  }
+
+  /** transfer_watch_sla_occurrences_total: once per occurrence and outcome decided recently (a live decision). */
+  private countDecision(o: OccurrenceRecord): void {
     const decidedAt = o.outcome === 'on_time' ? o.deadline : o.outcome === 'late' ? (o.arrived_at ?? o.deadline) : o.closes_at;
     const now = this.opts.clock.now();
     const counted = `${o.id}\u001f${o.outcome}`;
-    if ((o.final || o.outcome === 'no_data') && now - decidedAt <= RECENT_DECISION_MS && !this.counted.has(counted)) {
+    if ((o.final || o.outcome === 'no_data') && decidedAt >= this.liveFrom && now - decidedAt <= RECENT_DECISION_MS && !this.counted.has(counted)) {
       this.opts.metrics.observeOccurrence(o.rule, o.outcome, o.key, o.lateness_seconds);
       this.counted.set(counted, decidedAt);
       for (const [k, at] of this.counted) if (now - at > 2 * RECENT_DECISION_MS) this.counted.delete(k);
       this.saveCounted();
     }
-    recorder
-      .occurrence(o)
-      .catch((err: unknown) => this.opts.logger.warn({ err: errorFields(err), rule: o.rule }, 'SLA occurrence not journaled; it is told again at the next evaluation after a restart'));
   }
 
   /** The counted occurrences to the leader's state (one save at a time; the last word wins). */

@@ -22,13 +22,11 @@ import { RuleEngine } from '../../rules/rule-engine.js';
 import type { RuleDefinition } from '../../rules/registry.js';
 import type { ExpectedFile } from '../../rules/rule-evaluator.js';
 import type { LoadedSetup } from '../load-setup.js';
-import { streamProgress } from './source-polling-role.js';
 import { LeaderRecords } from './leader-records.js';
 import type { HandedOverRead } from './sla-backfill.js';
 import { TimeSlice, type EventLoopShare } from '../../util/time-slice.js';
+import { MAX_REPLAY_MS, RuleContinuity } from './rule-continuity.js';
 
-/** Rule windows are rebuilt from at most this much history after a restart or reload, whatever a rule asks. */
-const MAX_REPLAY_MS = 2 * 86_400_000;
 /** Rules are also evaluated on this tick, so `for`, deadlines and SourceDown do not wait for a poll. */
 const EVALUATION_TICK_MS = 5_000;
 /** How long the leader waits for new transfers on the bus before it checks it still leads. */
@@ -106,8 +104,11 @@ export class LeadingRole {
   private stopping = false;
   /** What the leader writes to the history and the ledger, and the scheduled SLA reports. */
   private readonly records: LeaderRecords;
+  /** How the rules' state is taken up by this process (see RuleContinuity). */
+  private readonly continuity: RuleContinuity;
 
   constructor(private readonly opts: LeadingRoleOptions) {
+    this.continuity = new RuleContinuity({ config: () => this.config, clock: opts.clock, logger: opts.logger, replayPoller: opts.replayPoller, history: opts.history });
     this.records = new LeaderRecords({
       history: opts.history,
       cluster: opts.cluster,
@@ -197,17 +198,19 @@ export class LeadingRole {
     const recorder = await this.records.open();
     const notifier = this.newNotifier(recorder);
     await notifier.restore();
-    const engine = this.newEngine(this.opts.setup().rules);
-    const progress = this.newProgress();
+    const rules = this.opts.setup().rules;
+    const seams = await this.continuity.seams(rules);
+    const engine = this.newEngine(rules, seams);
     // Every source's cursors as committed: the history replayed reaches them, so rules saw what they say.
-    this.progress = progress;
-    const from = await this.replayAll(engine);
+    this.progress = this.newProgress();
+    const rebuilt = await this.rebuild(engine, seams);
+    const from = rebuilt.from;
     const consumed = await cluster.bus.consumed();
     if (epoch !== this.leadership || !cluster.coordinator.holds(LEADER_LEASE)) {
       await recorder?.stop();
       return notifier.halt();
     }
-    this.records.begin(recorder);
+    this.records.begin(recorder, rebuilt.at);
     this.engine = engine;
     this.engineFrom = from;
     this.notifier = notifier;
@@ -219,6 +222,32 @@ export class LeadingRole {
     notifier.start();
     void this.consume(consumed, epoch);
     this.records.startJobs(() => this.leads(epoch));
+    this.rereadFailed(rebuilt, epoch);
+  }
+
+  /** Rebuild an engine's windows (see RuleContinuity.rebuild), the cursors as committed seeding the progress. */
+  private async rebuild(engine: RuleEngine, seams: ReadonlyMap<string, number>): Promise<{ from: number | undefined; failed: SourceConfig[]; span: number; at: number }> {
+    const at = this.opts.clock.now();
+    const span = this.continuity.span(engine, seams, (rule) => windowOf(this.opts.setup().rules, rule));
+    const rebuilt = await this.continuity.rebuild(engine, span, (t) => this.records.observeFlow(t));
+    this.progress.seed(rebuilt.progress);
+    return { from: rebuilt.from, failed: rebuilt.failed, span, at };
+  }
+
+  /** The sources a rebuild could not re-read are read again in the background; their windows are judged once they are. */
+  private rereadFailed(rebuilt: { failed: SourceConfig[]; span: number; at: number }, epoch: number): void {
+    if (rebuilt.failed.length === 0) return;
+    this.continuity.rereadFailed(
+      rebuilt.failed,
+      rebuilt.span,
+      rebuilt.at,
+      () => this.engine,
+      () => this.leads(epoch),
+      (from) => {
+        if (this.engineFrom !== undefined) this.engineFrom = Math.min(this.engineFrom, from);
+        void this.evaluate();
+      },
+    );
   }
 
   /** Whether leadership `epoch` is still this process's (work of an old one stops). */
@@ -447,11 +476,16 @@ export class LeadingRole {
     const { clock } = this.opts;
     // Sources added or removed (a cluster of one applies them at once): completeness asks for the new set.
     this.progress.setExpected(expectedStreams(next.config));
-    const engine = this.newEngine(next.rules);
+    const seams = this.leadingNow ? await this.continuity.seams(next.rules) : new Map<string, number>();
+    const engine = this.newEngine(next.rules, seams);
     this.nextEngine = engine;
     let from: number | undefined;
     try {
-      from = this.leadingNow ? await this.replayAll(engine) : clock.now();
+      if (this.leadingNow) {
+        const rebuilt = await this.rebuild(engine, seams);
+        from = rebuilt.from;
+        this.rereadFailed(rebuilt, this.leadership);
+      } else from = clock.now();
     } finally {
       this.nextEngine = undefined;
     }
@@ -493,7 +527,9 @@ export class LeadingRole {
     this.opts.cluster.board.withdraw(SOURCES_UP_BOARD_KEY);
   }
 
-  private newEngine(rules: RuleDefinition[]): RuleEngine {
+  /** A rule engine; `seams`: each missing_file rule's last deadline in the ledger (see RuleContinuity.seams). */
+  private newEngine(rules: RuleDefinition[], seams: ReadonlyMap<string, number> = new Map()): RuleEngine {
+    const holdFrom = Math.min(...[...seams].map(([rule, last]) => last - windowOf(rules, rule)));
     return new RuleEngine(rules, {
       clock: this.opts.clock,
       logger: this.logger,
@@ -504,9 +540,11 @@ export class LeadingRole {
       usualArrival: (rule, key) => this.records.usual.get(rule, key),
       ...(this.records.enabled
         ? {
-            onOccurrence: (o: OccurrenceRecord) => {
-              if (this.leadingNow) this.records.occurrence(o);
+            onOccurrence: (o: OccurrenceRecord, how?: { seam: true }) => {
+              if (this.leadingNow) this.records.occurrence(o, how);
             },
+            ledgerSeam: (rule: string) => seams.get(rule),
+            ...(Number.isFinite(holdFrom) ? { holdFrom } : {}),
           }
         : {}),
     });
@@ -538,27 +576,6 @@ export class LeadingRole {
     if (this.listenUrl) notifier.setListenUrl(this.listenUrl);
     return notifier;
   }
-
-  /**
-   * Rebuild an engine's windows from every source's history up to its committed cursors. Returns from when on
-   * the engine knows history, or undefined on a first start (no cursors: polling brings everything there is).
-   */
-  private async replayAll(engine: RuleEngine): Promise<number | undefined> {
-    const now = this.opts.clock.now();
-    const span = Math.min(engine.historyNeeded(), MAX_REPLAY_MS);
-    let from: number | undefined;
-    for (const source of this.config.sources) {
-      const poller = this.opts.replayPoller(source);
-      if (!(await poller.restore())) continue;
-      this.progress.seed(streamProgress(poller));
-      const complete = await poller.replay(span, (t) => {
-        engine.observe(t);
-        this.records.observeFlow(t);
-      });
-      from = Math.max(from ?? now - span, complete ? now - span : now);
-    }
-    return from;
-  }
 }
 
 /** The streams every source has (kinds × instances), by source, as the pollers name them. */
@@ -572,4 +589,10 @@ function expectedStreams(config: Config): Map<string, Array<{ stream: string; re
     );
   }
   return out;
+}
+
+/** The window of a missing_file rule by name (0 for any other): how far before its first seam deadline to read. */
+function windowOf(rules: readonly RuleDefinition[], name: string): number {
+  const rule = rules.find((r) => r.name === name);
+  return rule?.type === 'missing_file' && 'window' in rule ? rule.window : 0;
 }
