@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { StateStore } from '../state/state-store.js';
 import type { Clock } from '../util/clock.js';
-import { errorFields } from '../util/errors.js';
+import { errorFields, isFencedError } from '../util/errors.js';
 import { sameItems } from '../util/same-items.js';
 import type { Logger } from '../util/logger.js';
 import type { Alert, AlertState } from './alert.js';
@@ -262,7 +262,8 @@ export class AlertStore {
       this.durable = Math.max(this.durable, n);
     } catch (err) {
       this.dirty = true;
-      this.logger.error({ err: errorFields(err) }, 'cannot save alert state');
+      // A fenced write (the lease is not ours any more) is the caller's to tell: it is no store failure.
+      if (!isFencedError(err)) this.logger.error({ err: errorFields(err) }, 'cannot save alert state');
       throw err;
     }
   }

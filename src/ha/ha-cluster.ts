@@ -1,11 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../util/logger.js';
-import { errorMessage } from '../util/errors.js';
 import { LEADER_LEASE, sourceLease, type Cluster, type ClusterDescription, type ClusterEvents } from '../cluster/cluster.js';
 import { SharedBoard, type BoardRemote } from '../cluster/shared-board.js';
 import type { HaConfig } from './ha-schema.js';
 import { LeaseCoordinator } from './lease-coordinator.js';
-import { connectRedis, createRedis, redisUrlForDisplay } from './redis-connection.js';
+import { connectRedis, createRedis, redisErrorFields, redisUrlForDisplay } from './redis-connection.js';
 import { RedisStateStore } from './redis-state-store.js';
 import { RedisTransferBus } from './transfer-bus.js';
 
@@ -79,7 +78,7 @@ export class HaCluster implements Cluster {
       [reader, 'stream'],
       [sub, 'pubsub'],
     ] as const) {
-      conn.on('error', (err: Error) => logger.debug({ role, err: { type: 'RedisError', message: errorMessage(err) } }, 'redis connection error'));
+      conn.on('error', (err: Error) => logger.debug({ role, err: redisErrorFields(err) }, 'redis connection error'));
     }
     await connectRedis(redis, config.redis.url);
     await connectRedis(reader, config.redis.url);

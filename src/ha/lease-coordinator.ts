@@ -1,5 +1,5 @@
+import { redisErrorFields } from './redis-connection.js';
 import type { Redis } from 'ioredis';
-import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { LEADER_LEASE, sourceLease, type Coordinator, type Fence } from '../cluster/cluster.js';
 
@@ -106,7 +106,11 @@ export class LeaseCoordinator implements Coordinator {
     const now = this.mono();
     if (now < h.validUntil) return true;
     // Redis down but our heartbeats still run: keep the work (fail open). A paused process has not tried lately.
-    return !this.redisUp && now - this.lastAttempt < this.opts.ttlMs / 2;
+    if (!this.redisUp && now - this.lastAttempt < this.opts.ttlMs / 2) return true;
+    // The first to ask after a pause learns the lease is gone: said (and the role stopped) before anything it tried
+    // to write is refused as fenced, so the log tells the takeover in order.
+    this.lose(name, `expired ${Math.round((now - h.validUntil) / 1000)} s ago: not renewed within lease_ttl (this process was paused, or its heartbeats did not run)`);
+    return false;
   }
 
   token(name: string): number | undefined {
@@ -175,7 +179,7 @@ export class LeaseCoordinator implements Coordinator {
       this.setRedisUp(true);
     } catch (err) {
       this.setRedisUp(false);
-      logger.warn({ leases: [...this.held.keys()], err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot reach Redis; keeping the leases held (fail open)');
+      logger.warn({ leases: [...this.held.keys()], err: redisErrorFields(err) }, 'cannot reach Redis; keeping the leases held (fail open)');
       return;
     }
     if (await this.resetDetected()) {
@@ -251,7 +255,7 @@ export class LeaseCoordinator implements Coordinator {
       }
     } catch (err) {
       this.setRedisUp(false);
-      this.opts.logger.warn({ lease: name, role: roleOf(name), err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot renew a lease; keeping it (fail open)');
+      this.opts.logger.warn({ lease: name, role: roleOf(name), err: redisErrorFields(err) }, 'cannot renew a lease; keeping it (fail open)');
     }
   }
 
@@ -287,7 +291,7 @@ export class LeaseCoordinator implements Coordinator {
       return true;
     } catch (err) {
       this.setRedisUp(false);
-      this.opts.logger.warn({ lease: name, role: roleOf(name), err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot acquire a lease');
+      this.opts.logger.warn({ lease: name, role: roleOf(name), err: redisErrorFields(err) }, 'cannot acquire a lease');
       return false;
     }
   }
@@ -317,7 +321,7 @@ export class LeaseCoordinator implements Coordinator {
 
   private lose(name: string, why: string): void {
     if (!this.held.delete(name)) return;
-    this.opts.logger.info({ lease: name, role: roleOf(name), why }, 'lease no longer held');
+    this.opts.logger.warn({ lease: name, role: roleOf(name), why }, 'lease no longer held');
     this.opts.onLost(name, why);
   }
 

@@ -96,3 +96,33 @@ function readCa(file: string): string {
     throw new TransferWatchError('ha_redis_ca_unreadable', `ha.redis.tls.ca_file: cannot read ${file}: ${errorMessage(err)}`);
   }
 }
+
+/**
+ * What a Redis client error means, in an operator's words: ioredis speaks of its own options ("Reached the max retries
+ * per request limit … Refer to "maxRetriesPerRequest" option"), which nobody configures here. The original message is
+ * kept after the meaning for the unusual case.
+ */
+export function redisErrorMessage(err: unknown): string {
+  const message = errorMessage(err);
+  for (const [pattern, meaning] of REDIS_MEANINGS) if (pattern.test(message)) return `${meaning} (${message.replace(/\s*Refer to .*$/s, '')})`;
+  return message;
+}
+
+/** A Redis error as a log field: `{ type: 'RedisError', message }`, the message said as `redisErrorMessage` says it. */
+export function redisErrorFields(err: unknown): { type: 'RedisError'; message: string } {
+  return { type: 'RedisError', message: redisErrorMessage(err) };
+}
+
+const REDIS_MEANINGS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/max retries per request/i, 'Redis did not answer: the connection was down when the command was sent and still down at its retry'],
+  [/Command timed out/i, 'Redis did not answer in time'],
+  [/Connection is closed/i, 'the connection to Redis is closed; reconnecting'],
+  [/Stream isn't writeable/i, 'not connected to Redis; reconnecting'],
+  [/ECONNREFUSED/i, 'Redis refused the connection: is it running at that address?'],
+  [/ECONNRESET|EPIPE/i, 'Redis closed the connection'],
+  [/ETIMEDOUT/i, 'Redis could not be reached in time'],
+  [/ENOTFOUND|EAI_AGAIN/i, "Redis's host name does not resolve"],
+  [/LOADING/, 'Redis is loading its data set into memory; commands wait until it is done'],
+  [/READONLY/, 'this Redis is a read-only replica: ha.redis.url must name the primary'],
+  [/OOM command not allowed/i, 'Redis is out of memory (maxmemory reached)'],
+];

@@ -1,6 +1,7 @@
+import { redisErrorFields } from '../../ha/redis-connection.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
-import { errorFields, errorMessage, isFencedError } from '../../util/errors.js';
+import { errorFields, isFencedError } from '../../util/errors.js';
 import type { Config, SourceConfig } from '../../config/schema.js';
 import { LEADER_LEASE, type Cluster } from '../../cluster/cluster.js';
 import { BusProgress } from '../../cluster/bus-progress.js';
@@ -265,7 +266,7 @@ export class LeadingRole {
       try {
         entries = await cluster.bus.read(last, BUS_READ_BLOCK_MS);
       } catch (err) {
-        logger.warn({ role: 'leader', lease: LEADER_LEASE, err: { type: 'RedisError', message: errorMessage(err) } }, 'cannot read the transfer stream; retrying');
+        logger.warn({ role: 'leader', lease: LEADER_LEASE, err: redisErrorFields(err) }, 'cannot read the transfer stream; retrying');
         await new Promise((r) => setTimeout(r, 500));
         continue;
       }
@@ -404,7 +405,9 @@ export class LeadingRole {
     this.lastEvaluatedAt = performance.now();
     const now = this.opts.clock.now();
     const { metrics, cluster } = this.opts;
-    if (!this.leadingNow) return;
+    // Asked first: a process woken from a pause past its lease learns here that it is gone (and steps down, saying
+    // so) before it evaluates or writes anything.
+    if (!this.leadingNow || !cluster.coordinator.holds(LEADER_LEASE)) return;
     const evaluations = await this.engine.evaluateInSlices(now, this.completeness());
     // The lease may have gone during a turn between rules: what was evaluated is the next leader's to judge.
     if (!this.leadingNow) return;
