@@ -107,9 +107,12 @@ export class LeaseCoordinator implements Coordinator {
     if (now < h.validUntil) return true;
     // Redis down but our heartbeats still run: keep the work (fail open). A paused process has not tried lately.
     if (!this.redisUp && now - this.lastAttempt < this.opts.ttlMs / 2) return true;
-    // The first to ask after a pause learns the lease is gone: said (and the role stopped) before anything it tried
-    // to write is refused as fenced, so the log tells the takeover in order.
-    this.lose(name, `expired ${Math.round((now - h.validUntil) / 1000)} s ago: not renewed within lease_ttl (this process was paused, or its heartbeats did not run)`);
+    // The first to ask after a pause (no heartbeat ran for a whole lease_ttl) learns the lease is gone: said, and the
+    // role stopped, before anything it tried to write is refused as fenced, so the log tells the takeover in order.
+    // (Redis merely slow or away is the heartbeat's to judge: the lease is kept, fail open.)
+    if (now - this.lastAttempt >= this.opts.ttlMs) {
+      this.lose(name, `expired ${Math.round((now - h.validUntil) / 1000)} s ago: not renewed within lease_ttl (this process was paused: no heartbeat ran for ${Math.round((now - this.lastAttempt) / 1000)} s)`);
+    }
     return false;
   }
 
