@@ -354,7 +354,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     ) {
       evaluation = last.evaluation;
     } else {
-      evaluation = this.decide(now, decided, warnLatest, warnNext);
+      evaluation = this.decide(now, decided, decided === undefined ? undefined : this.closesAt(decided, decided === latest ? next : latest), warnLatest, warnNext);
       this.last = { at: now, version: this.arrivalsVersion, decided, warnLatest, warnNext, evaluation };
     }
     if (this.ctx.onOccurrence) this.recordOccurrences(now, span, before, latest, next);
@@ -373,7 +373,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
   }
 
   /** The alerts of an evaluation: the decided deadline's missing files, and the due warnings' files not there yet. */
-  private decide(now: number, decided: number | undefined, warnLatest: number | undefined, warnNext: number | undefined): RuleEvaluation {
+  private decide(now: number, decided: number | undefined, closes: number | undefined, warnLatest: number | undefined, warnNext: number | undefined): RuleEvaluation {
     const alerts: AlertCandidate[] = [];
     const resolved: AlertCandidate[] = [];
     const warnDeadlines = [warnLatest, warnNext];
@@ -382,8 +382,10 @@ export class MissingFileEvaluator implements RuleEvaluator {
       if (decided !== undefined) {
         const count = timesIn(list, decided - this.rule.window, decided);
         if (count < this.rule.min_count) {
+          // A file after the deadline is its late file only until the occurrence closes (contract 11c): one after
+          // the close is the next occurrence's, and leaves this alert to the next deadline's verdict.
           const next = list[indexAfter(list, decided)];
-          const late = next !== undefined && next <= now ? next : undefined;
+          const late = next !== undefined && next <= now && (closes === undefined || next <= closes) ? next : undefined;
           const candidate = this.build(key, { phase: 'missing', deadline: decided, count, arrivedAt: late });
           if (late !== undefined) resolved.push(candidate);
           else alerts.push(candidate);
@@ -509,10 +511,16 @@ export class MissingFileEvaluator implements RuleEvaluator {
     if (d === undefined || inView === undefined || d >= inView) this.seam = undefined;
   }
 
-  /** When a late file stops counting: the next deadline, or deadline + sla.late_until when that is sooner. */
+  /**
+   * When a late file stops counting (contract 11c): the start of the key's next occurrence's window, or deadline +
+   * sla.late_until when that is sooner. So the spans of one key do not overlap, and the next period's file is never
+   * late evidence for this one. (Where the windows themselves overlap — a window longer than the gap between two
+   * deadlines — the next deadline, as before.)
+   */
   private closesAt(deadline: number, following: number | undefined): number | undefined {
     const lateUntil = this.rule.sla?.late_until;
-    const closes = Math.min(following ?? Infinity, lateUntil !== undefined ? deadline + lateUntil : Infinity);
+    const nextOpens = following === undefined ? Infinity : following - this.rule.window >= deadline ? following - this.rule.window : following;
+    const closes = Math.min(nextOpens, lateUntil !== undefined ? deadline + lateUntil : Infinity);
     return Number.isFinite(closes) ? closes : undefined;
   }
 
@@ -536,7 +544,11 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const afterClose: OccurrenceRecord['after_close'] = [];
     const seenUntil = Math.min(now, span?.until ?? -Infinity, following ?? Infinity);
     if (seenUntil > closesAt) {
+      // Not the files the next occurrence takes as its evidence (the first min_count of its window, contract 11c).
+      const nextFrom = following === undefined ? times.length : indexAfter(times, following - this.rule.window);
+      const nextTo = nextFrom + this.rule.min_count;
       for (let i = indexAfter(times, closesAt); i < times.length && (times[i] as number) <= seenUntil && afterClose.length < AFTER_CLOSE_KEPT; i++) {
+        if (i >= nextFrom && i < nextTo) continue;
         afterClose.push({ file: e?.files[i] ?? '', at: times[i] as number, source: e?.sources[i] ?? '' });
       }
     }

@@ -59,7 +59,7 @@ export interface OccurrenceInput {
   deadline: number;
   window: number;
   minCount: number;
-  /** When a late file stops counting: the next deadline, or deadline + sla.late_until if sooner. */
+  /** When a late file stops counting: the start of the next occurrence's window, or deadline + sla.late_until if sooner (11c). */
   closesAt: number;
   /** Arrival times of this key, sorted. */
   times: readonly number[];

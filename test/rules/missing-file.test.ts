@@ -314,6 +314,44 @@ describe('missing_file: the ledger', () => {
     expect(last(D)).toMatchObject({ outcome: 'missing', final: true, after_close: [{ file: 'EXTRATO_LATE.RET', at: D + HOUR + 44_123, source: 'prod' }] });
   });
 
+  it('one file, one deadline: a day without its file closes when the next window opens, and the next day\'s file is on time for that day only (11c)', () => {
+    // Daily at 09:00, window 2h: Monday's occurrence closes at Tuesday 07:00, when Tuesday's window opens.
+    const daily = `
+rules:
+- name: StatementMissing
+  type: missing_file
+  match: { event: [reception], file: ["EXTRATO_*"] }
+  deadline: "0 9 * * *"
+  timezone: UTC
+  window: 2h
+  severity: warning
+`;
+    const monday = Date.parse('2026-11-23T09:00:00Z');
+    const tuesday = monday + 24 * HOUR;
+    const { engine, step, last } = ledger(daily, monday - 3 * HOUR);
+    step(monday + MIN);
+    expect(last(monday)).toMatchObject({ outcome: 'missing', final: false, closes_at: tuesday - 2 * HOUR });
+    // Tuesday's file at 08:00 is Tuesday's, on time: never Monday's late file.
+    engine.observe(arrival(tuesday - HOUR, 'EXTRATO_TUE.RET'));
+    step(tuesday + MIN);
+    expect(last(monday)).toMatchObject({ outcome: 'missing', final: true, arrived_at: null, after_close: [] });
+    expect(last(tuesday)).toMatchObject({ outcome: 'on_time', arrived_at: tuesday - HOUR });
+  });
+
+  it('a missing file\'s alert resolves as late only for a file before its close; the next period\'s file leaves it to the next deadline', () => {
+    // Daily at 08:00, window 8h: Monday's occurrence closes at Tuesday 00:00, when Tuesday's window opens.
+    const { engine, store, step } = setup(rule('', '0 8 * * *'), MONDAY_MIDNIGHT);
+    expect(step(MONDAY_DEADLINE + MIN).map((c) => c.to)).toEqual(['firing']);
+    // A file in Tuesday's window (after the close): not "arrived late"; the alert stays until the next verdict.
+    engine.observe(transfer({ time: MONDAY_DEADLINE + 20 * HOUR }));
+    expect(step(MONDAY_DEADLINE + 20 * HOUR + MIN)).toEqual([]);
+    expect(store.alerts()[0]?.state).toBe('firing');
+    // The next deadline has its file: resolved, and not by a late arrival.
+    const changes = step(MONDAY_DEADLINE + 24 * HOUR + MIN);
+    expect(changes.map((c) => c.to)).toEqual(['resolved']);
+    expect(changes[0]?.alert.annotations['resolution']).toBeUndefined();
+  });
+
   it('a late occurrence keeps the arrivals that completed it; where windows overlap, each deadline its own first arrival', () => {
     // Every hour, over the last three: an arrival counts for three deadlines.
     const hourly = `
