@@ -9,8 +9,6 @@ import { HaCluster } from '../ha/ha-cluster.js';
 import { openHistory, type HistoryAvailability } from '../history/open-history.js';
 import { FlowView } from '../flows/flow-view.js';
 import { dueOfRule } from '../rules/due-deadlines.js';
-import { reportRow } from '../sla/sla-report.js';
-import { reportPeriod } from './roles/sla-report-schedule.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
 import { holidaysOfRules } from '../sla/calendar-view.js';
@@ -25,6 +23,7 @@ import type { LoadedSetup } from './load-setup.js';
 import { LeadingRole } from './roles/leading-role.js';
 import { SharedView, type HistoryStatus } from './roles/shared-view.js';
 import { SourcePollingRole } from './roles/source-polling-role.js';
+import { ReplicaGauges } from './roles/replica-gauges.js';
 
 export type { ApiAlert } from './roles/shared-view.js';
 
@@ -33,14 +32,6 @@ const SHUTDOWN_POLL_GRACE_MS = 6_000;
 const SHUTDOWN_NOTIFY_GRACE_MS = 2_500;
 /** Every replica refreshes who holds what, and followers their alerts and silences, this often. */
 const VIEW_REFRESH_MS = 1_000;
-/** transfer_watch_flows is computed from the flow summary this often. */
-const FLOW_METRIC_MS = 300_000;
-const FLOW_METRIC_FIRST_MS = 30_000;
-/**
- * The ledger's gauges are read from the database this often (contract section 11a asks each minute; a new occurrence
- * shows within 15 s, at two month-tallies a replica, a few ms each).
- */
-const SLA_FIGURES_MS = 15_000;
 /** A replica that does not write the history asks the database this often whether it answers (history_up). */
 const HISTORY_PING_MS = 10_000;
 
@@ -82,9 +73,8 @@ export class Daemon {
   private history!: HistoryAvailability;
   /** The flow summary's report for the API, the page and the metric (contract section 13); none without a history. */
   private flowView: FlowView | undefined;
-  private flowMetric: NodeJS.Timeout | undefined;
-  private flowMetricFirst: NodeJS.Timeout | undefined;
-  private slaFigures: NodeJS.Timeout | undefined;
+  /** The gauges every replica keeps from the shared history (the ledger's figures, the flows). */
+  private gauges: ReplicaGauges | undefined;
   /** A reader's last word on the history database (the leader's recorder has its own). */
   private historyReadable: boolean | undefined;
   private lastReload: { ok: boolean; at: number; error?: string } | undefined;
@@ -202,48 +192,9 @@ export class Daemon {
       }, HISTORY_PING_MS);
       this.historyPing.unref();
     }
-    if (this.flowView) {
-      // transfer_watch_flows is kept current without a request (a report read once every FLOW_METRIC_MS).
-      const view = this.flowView;
-      this.flowMetric = setInterval(() => void view.report().catch(() => undefined), FLOW_METRIC_MS);
-      this.flowMetric.unref();
-      // The first reading soon after start (a first start's backfill fills the summary within seconds to minutes).
-      this.flowMetricFirst = setTimeout(() => void view.report().catch(() => undefined), FLOW_METRIC_FIRST_MS);
-      this.flowMetricFirst.unref();
-    }
     if (this.history.store) {
-      // The ledger's figures as gauges (transfer_watch_sla_on_time_ratio, _budget_remaining), on every replica.
-      this.slaFigures = setInterval(() => void this.refreshSlaFigures(), SLA_FIGURES_MS);
-      this.slaFigures.unref();
-      void this.refreshSlaFigures();
-    }
-  }
-
-  /** The ledger's on-time share and budget left of the current and previous month (display_timezone), as gauges. */
-  private async refreshSlaFigures(): Promise<void> {
-    const store = this.history.store;
-    if (!store) return;
-    const { config, rules } = this.setup;
-    const names = new Set(rules.filter((r) => r.type === 'missing_file').map((r) => r.name));
-    if (names.size === 0) return;
-    const now = this.opts.clock.now();
-    const periods = [
-      { period: 'current' as const, ...reportPeriod('current_month', now, config.display_timezone) },
-      { period: 'previous' as const, ...reportPeriod('previous_month', now, config.display_timezone) },
-    ];
-    try {
-      await store.ensureSchema();
-      const rows = [];
-      for (const p of periods) {
-        for (const t of await store.ledger.tally({ from: p.from, to: p.to })) {
-          if (!names.has(t.rule)) continue;
-          const r = reportRow(t, slaObjective(rules, t.rule));
-          rows.push({ rule: t.rule, key: t.key, period: p.period, onTimeRatio: r.on_time_ratio, budgetRemaining: r.budget_remaining });
-        }
-      }
-      this.metrics.setSlaLedgerFigures(rows);
-    } catch {
-      // The database does not answer: the gauges keep their last values; history_up says why.
+      this.gauges = new ReplicaGauges({ store: this.history.store, flows: this.flowView, metrics: this.metrics, clock, setup: () => this.setup });
+      this.gauges.start();
     }
   }
 
@@ -467,9 +418,7 @@ export class Daemon {
     this.stopping = true;
     if (this.refresh) clearInterval(this.refresh);
     if (this.historyPing) clearInterval(this.historyPing);
-    if (this.flowMetric) clearInterval(this.flowMetric);
-    if (this.slaFigures) clearInterval(this.slaFigures);
-    if (this.flowMetricFirst) clearTimeout(this.flowMetricFirst);
+    this.gauges?.stop();
     await this.polling?.stopAll(SHUTDOWN_POLL_GRACE_MS);
     await this.leading?.stop(SHUTDOWN_NOTIFY_GRACE_MS);
     await this.history?.store?.close().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'could not close the history database cleanly'));
