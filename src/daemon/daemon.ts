@@ -12,7 +12,7 @@ import { dueOfRule } from '../rules/due-deadlines.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
 import { holidaysOfRules } from '../sla/calendar-view.js';
-import { ledgerLines } from '../sla/ledger-lines.js';
+import { ledgerLines } from '../rules/ledger-lines.js';
 import type { SilenceApi } from '../http/daemon-api.js';
 import { configuredIntegrationKinds } from '../notify/integrations/registry.js';
 import { slaObjective } from '../rules/registry.js';

@@ -4,7 +4,7 @@ import { csvLine } from '../base/csv.js';
 import { ExcuseConflict, type LedgerOccurrence, type SlaLedgerStore } from '../history/sla-ledger-store.js';
 import { keyFromPairs, keyText } from '../sla/occurrence.js';
 import type { CalendarHolidays } from '../sla/calendar-view.js';
-import type { LedgerLine } from '../sla/ledger-lines.js';
+import type { LedgerLine } from '../rules/ledger-lines.js';
 import { joinInSlices, jsonWithList } from '../util/in-slices.js';
 import { monthsOf, reportCsv, reportRows, type SlaReportRow } from '../sla/sla-report.js';
 import { formatRfc3339 } from '../util/format-time.js';

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { slaPage } from '../../src/http/status-page/sla-page-handler.js';
 import { parseRuleFile } from '../../src/rules/load-rules.js';
 import { dueOfRule } from '../../src/rules/due-deadlines.js';
-import { ledgerLines } from '../../src/sla/ledger-lines.js';
+import { ledgerLines } from '../../src/rules/ledger-lines.js';
 import type { OccurrenceRecord } from '../../src/sla/occurrence.js';
 import type { HistoryStore } from '../../src/history/history-store.js';
 import { HistoryBackend } from '../helpers/history-backends.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { LedgerOccurrence, LedgerTally } from '../../history/sla-ledger-store.js';
-import type { LedgerLine } from '../../sla/ledger-lines.js';
+import type { LedgerLine } from '../../rules/ledger-lines.js';
 import type { SlaTally } from '../../sla/sla-report.js';
 import { keyFromPairs, keyText } from '../../sla/occurrence.js';
 import { localDateIn } from '../../util/format-time.js';

@@ -1,4 +1,4 @@
-import type { RuleDefinition } from '../rules/registry.js';
+import type { RuleDefinition } from './registry.js';
 
 /** One line of the ledger a configured rule judges: its rule, its key (the `for_each` label and value, or none). */
 export interface LedgerLine {
