@@ -59,6 +59,7 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
       const calendars = loaded ? Object.keys(loaded.config.calendars) : partial?.calendars;
       const rules = await loadRuleFiles(rulePatterns, ruleDir, calendars ? { calendars: new Set(calendars) } : {});
       problems.push(...rules.problems);
+      warnings = [...warnings, ...rules.warnings];
       ruleFiles = rules.files;
     } catch (err) {
       out.stderr(`check: ${redactSecrets(errorMessage(err), loaded?.secrets ?? [])}`);

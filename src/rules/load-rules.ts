@@ -10,12 +10,16 @@ import { findRuleType, RULE_TYPES, ruleTypeNames, type RuleDefinition } from './
 import { checkRuleTemplates } from './rule-schema.js';
 import { parseYamlWithPositions, problemAt, type PositionedYaml } from './yaml-positions.js';
 import { plainMessage } from '../base/zod-problems.js';
+import { formatDuration } from '../base/duration.js';
+import { lateUntilCut } from './missing-file.js';
 
 export interface LoadedRules {
   rules: RuleDefinition[];
   /** Files read, in load order (absolute paths). */
   files: string[];
   problems: Problem[];
+  /** What does not stop a rule but is not what it says (a configured late_until that is cut). */
+  warnings: Problem[];
 }
 
 const SKIP_DIRS = new Set(['node_modules', '.git']);
@@ -135,14 +139,15 @@ export function parseRuleFile(
   file: string,
   text: string,
   opts: { calendars?: ReadonlySet<string> } = {},
-): { rules: RuleDefinition[]; problems: Problem[]; positions: Map<RuleDefinition, Problem> } {
+): { rules: RuleDefinition[]; problems: Problem[]; positions: Map<RuleDefinition, Problem>; warnings: Problem[] } {
   const y = parseYamlWithPositions(file, text);
   const rules: RuleDefinition[] = [];
   const positions = new Map<RuleDefinition, Problem>();
-  if (y.problems.length > 0) return { rules, problems: y.problems, positions };
+  const warnings: Problem[] = [];
+  if (y.problems.length > 0) return { rules, problems: y.problems, positions, warnings };
   const raw: unknown = y.doc.toJS() ?? {};
   const top = fileSchema.safeParse(raw);
-  if (!top.success) return { rules, problems: issueProblems(y, [], top.error.issues, fileSchema), positions };
+  if (!top.success) return { rules, problems: issueProblems(y, [], top.error.issues, fileSchema), positions, warnings };
   const problems: Problem[] = [];
   top.data.rules.forEach((item, i) => {
     const type = typeof item === 'object' && item !== null && 'type' in item ? item.type : undefined;
@@ -179,8 +184,21 @@ export function parseRuleFile(
     }
     rules.push(parsed.data);
     positions.set(parsed.data, problemAt(y, ['rules', i, 'name'], ''));
+    const rule = parsed.data;
+    if (rule.type === 'missing_file' && 'window' in rule) {
+      const cut = lateUntilCut(rule, Date.now());
+      if (cut !== undefined) {
+        warnings.push(
+          problemAt(
+            y,
+            ['rules', i, 'sla', 'late_until'],
+            `rule "${rule.name}": sla.late_until ${formatDuration(rule.sla?.late_until ?? 0)} is cut to ${formatDuration(cut)}: an occurrence closes when the key's next window opens, so one file is evidence of one deadline only (contract 11c)`,
+          ),
+        );
+      }
+    }
   });
-  return { rules, problems, positions };
+  return { rules, problems, positions, warnings };
 }
 
 /** A rule's `calendar:` that names no calendar of the config, pointed at its own line. */
@@ -205,6 +223,7 @@ export async function loadRuleFiles(patterns: string[], baseDir: string, opts: {
   const files = await expandRuleFilePatterns(patterns, baseDir);
   const rules: RuleDefinition[] = [];
   const problems: Problem[] = [];
+  const warnings: Problem[] = [];
   const firstByName = new Map<string, Problem>();
   for (const file of files) {
     let text: string;
@@ -216,6 +235,7 @@ export async function loadRuleFiles(patterns: string[], baseDir: string, opts: {
     }
     const parsed = parseRuleFile(file, text, opts);
     problems.push(...parsed.problems);
+    warnings.push(...parsed.warnings);
     for (const rule of parsed.rules) {
       const at = parsed.positions.get(rule) ?? { file, line: 1, col: 1, message: '' };
       const first = firstByName.get(rule.name);
@@ -227,5 +247,5 @@ export async function loadRuleFiles(patterns: string[], baseDir: string, opts: {
       rules.push(rule);
     }
   }
-  return { rules, files, problems };
+  return { rules, files, problems, warnings };
 }

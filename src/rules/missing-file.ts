@@ -354,7 +354,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     ) {
       evaluation = last.evaluation;
     } else {
-      evaluation = this.decide(now, decided, decided === undefined ? undefined : this.closesAt(decided, decided === latest ? next : latest), warnLatest, warnNext);
+      evaluation = this.decide(now, decided, decided === undefined ? undefined : this.closesAt(decided, decided === latest ? next : latest), decided === latest ? before : undefined, warnLatest, warnNext);
       this.last = { at: now, version: this.arrivalsVersion, decided, warnLatest, warnNext, evaluation };
     }
     if (this.ctx.onOccurrence) this.recordOccurrences(now, span, before, latest, next);
@@ -373,7 +373,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
   }
 
   /** The alerts of an evaluation: the decided deadline's missing files, and the due warnings' files not there yet. */
-  private decide(now: number, decided: number | undefined, closes: number | undefined, warnLatest: number | undefined, warnNext: number | undefined): RuleEvaluation {
+  private decide(now: number, decided: number | undefined, closes: number | undefined, previous: number | undefined, warnLatest: number | undefined, warnNext: number | undefined): RuleEvaluation {
     const alerts: AlertCandidate[] = [];
     const resolved: AlertCandidate[] = [];
     const warnDeadlines = [warnLatest, warnNext];
@@ -389,6 +389,11 @@ export class MissingFileEvaluator implements RuleEvaluator {
           const candidate = this.build(key, { phase: 'missing', deadline: decided, count, arrivedAt: late });
           if (late !== undefined) resolved.push(candidate);
           else alerts.push(candidate);
+        } else if (previous !== undefined && timesIn(list, previous - this.rule.window, previous) < this.rule.min_count) {
+          // On time, after a deadline that was missed: that one's alert (if it still fires) ends here, and says why —
+          // the next file came, for its own deadline (one file, one deadline: contract 11c).
+          const arrived = list[indexAfter(list, decided - this.rule.window) + this.rule.min_count - 1] as number;
+          resolved.push(this.closedByNext(key, previous, decided, arrived, list));
         }
       }
       let warning: number | undefined;
@@ -418,6 +423,18 @@ export class MissingFileEvaluator implements RuleEvaluator {
       }
     }
     return { rule: this.rule.name, alerts, resolved };
+  }
+
+  /**
+   * The last words of a missing file's alert for deadline `missed` whose file never came, ended by the next deadline's
+   * file, on time for its own deadline `next` (at `arrived`): the resolved message says so in every channel.
+   */
+  private closedByNext(key: string, missed: number, next: number, arrived: number, list: readonly number[]): AlertCandidate {
+    const count = timesIn(list, missed - this.rule.window, missed);
+    const candidate = this.render(this.groupLabels(key), { phase: 'missing', deadline: missed, count, arrivedAt: undefined }, key);
+    const shown = this.ctx.displayTimezone ?? this.rule.timezone;
+    const resolution = `the next file arrived at ${formatTime(arrived, shown)}, on time for the deadline ${formatTime(next, this.rule.timezone)}; the deadline ${formatTime(missed, this.rule.timezone)} stays missing`;
+    return { ...candidate, annotations: { ...candidate.annotations, resolution } };
   }
 
   /**
@@ -776,4 +793,24 @@ export function resolveCalendar(rule: MissingFileRule, ctx: Pick<EvaluatorContex
     return named ? unionCalendar([named]) : { excludes: () => false, empty: true };
   }
   return unionCalendar([new BusinessCalendar(rule.calendar)]);
+}
+
+/** Consecutive deadlines sampled to find where a configured `sla.late_until` is cut (the shortest gap wins). */
+const CUT_SAMPLE = 32;
+
+/**
+ * How long a late file can count at most for this rule (contract 11c): the shortest gap between two deadlines less the
+ * window (the next window opens then; where windows overlap, the gap). Undefined without a configured
+ * `sla.late_until`, or when it is not cut. `check` warns with it.
+ */
+export function lateUntilCut(rule: MissingFileRule, now: number): number | undefined {
+  const lateUntil = rule.sla?.late_until;
+  if (lateUntil === undefined) return undefined;
+  const runs = new Cron(rule.deadline, { timezone: rule.timezone, paused: true }).nextRuns(CUT_SAMPLE, new Date(now)).map((d) => d.getTime());
+  let cut = Infinity;
+  for (let i = 1; i < runs.length; i++) {
+    const gap = (runs[i] as number) - (runs[i - 1] as number);
+    cut = Math.min(cut, gap - rule.window >= 0 ? gap - rule.window : gap);
+  }
+  return Number.isFinite(cut) && lateUntil > cut ? cut : undefined;
 }

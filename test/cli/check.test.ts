@@ -100,6 +100,37 @@ describe('transfer-watch check: every problem of every stage in one run', () => 
     ]);
   });
 
+  it('warns at its line when a configured sla.late_until is cut by the next window (one file, one deadline), and passes', async () => {
+    await mkdir(join(dir, 'cut'), { recursive: true });
+    await writeFile(
+      join(dir, 'cut', 'r.yaml'),
+      [
+        'rules:',
+        '  - name: Daily',
+        '    type: missing_file',
+        '    match: { file: ["*.RET"] }',
+        '    deadline: "0 9 * * *"',
+        '    timezone: UTC',
+        '    window: 2h',
+        '    sla: { late_until: 30h }',
+        '  - name: Fits',
+        '    type: missing_file',
+        '    match: { file: ["*.TXT"] }',
+        '    deadline: "0 9 * * *"',
+        '    timezone: UTC',
+        '    window: 2h',
+        '    sla: { late_until: 4h }',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(join(dir, 'cut', 'config.yaml'), ['sources:', '  - { name: prod, base_url: "https://mft.example.com/api", username: u, password: p }', 'rule_files: [r.yaml]', 'receivers: [{ name: oncall, console: {} }]', 'route: { receiver: oncall }', ''].join('\n'));
+    const r = await runCli(['check', '--config', join(dir, 'cut', 'config.yaml')]);
+    expect(r.code).toBe(0);
+    expect(r.stderr.trimEnd().split('\n').map((l) => l.slice(l.indexOf('/cut/') + 5))).toEqual([
+      'r.yaml:8:24: warning: rule "Daily": sla.late_until 1d6h is cut to 22h: an occurrence closes when the key\'s next window opens, so one file is evidence of one deadline only (contract 11c)',
+    ]);
+  });
+
   it('a key typo, an unknown receiver and a rule with an unknown calendar among its other problems: all in one run, config first, the calendar at its own line', async () => {
     // Rule file names sort before the config's: the order is the order the files are read, not the alphabet's.
     await mkdir(join(dir, 'cal', 'a-rules'), { recursive: true });

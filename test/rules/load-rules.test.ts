@@ -106,7 +106,7 @@ describe('loadRuleFiles', () => {
   });
 
   it('a pattern matching nothing is not an error', async () => {
-    expect(await loadRuleFiles(['nothing/*.yaml', 'absent.yaml'], dir)).toEqual({ rules: [], files: [], problems: [] });
+    expect(await loadRuleFiles(['nothing/*.yaml', 'absent.yaml'], dir)).toEqual({ rules: [], files: [], problems: [], warnings: [] });
   });
 
   it('the bundled example rules load without problems', async () => {

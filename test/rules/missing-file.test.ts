@@ -346,10 +346,12 @@ rules:
     engine.observe(transfer({ time: MONDAY_DEADLINE + 20 * HOUR }));
     expect(step(MONDAY_DEADLINE + 20 * HOUR + MIN)).toEqual([]);
     expect(store.alerts()[0]?.state).toBe('firing');
-    // The next deadline has its file: resolved, and not by a late arrival.
+    // The next deadline has its file: resolved, and not by a late arrival — the message says which file ended it.
     const changes = step(MONDAY_DEADLINE + 24 * HOUR + MIN);
     expect(changes.map((c) => c.to)).toEqual(['resolved']);
-    expect(changes[0]?.alert.annotations['resolution']).toBeUndefined();
+    expect(changes[0]?.alert.annotations['resolution']).toBe(
+      'the next file arrived at 2026-11-24 04:00:00 -03:00 (America/Sao_Paulo), on time for the deadline 2026-11-24 08:00:00 -03:00 (America/Sao_Paulo); the deadline 2026-11-23 08:00:00 -03:00 (America/Sao_Paulo) stays missing',
+    );
   });
 
   it('a late occurrence keeps the arrivals that completed it; where windows overlap, each deadline its own first arrival', () => {

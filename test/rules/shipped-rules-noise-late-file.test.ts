@@ -6,10 +6,16 @@ describe('the shipped rules on the simulator: late-file (no noise, see shipped-r
   it('late-file: PositionFileLate exactly where no position file arrived in time; BANK2\'s late statement each business day', async () => {
     const { fired, arrivals } = await runScenario('late-file', MINUTE);
     expect(Object.keys(names(fired)).sort()).toEqual(['DailyStatementMissing', 'PositionFileLate']);
-    // Truth from the records themselves: a deadline (every 10 minutes) with no arrival in the 10 minutes before it.
+    // Truth from the records themselves: a deadline (every 10 minutes) with no arrival in the rule's 8-minute window
+    // before it, whose alert was not already firing (the deadline before it missed too, with no file by its close).
+    const WINDOW = 8 * MINUTE;
+    const missed = (d: number): boolean => !arrivals.some((t) => t.time > d - WINDOW && t.time <= d);
+    const lateBy = (d: number): boolean => arrivals.some((t) => t.time > d && t.time <= d + POSITION_PERIOD_MINUTES * MINUTE - WINDOW);
     const expectedLate: string[] = [];
+    let firing = false;
     for (let d = MEASURE_FROM + POSITION_PERIOD_MINUTES * MINUTE; d <= MEASURE_TO - 2 * MINUTE; d += POSITION_PERIOD_MINUTES * MINUTE) {
-      if (!arrivals.some((t) => t.time > d - POSITION_PERIOD_MINUTES * MINUTE && t.time <= d)) expectedLate.push(iso(d));
+      if (missed(d) && !firing) expectedLate.push(iso(d));
+      firing = missed(d) && !lateBy(d);
     }
     const late = fired.filter((f) => f.alertname === 'PositionFileLate').map((f) => iso(f.firedAt));
     expect(late.filter((t) => Date.parse(t) <= MEASURE_TO - 2 * MINUTE)).toEqual(expectedLate);
