@@ -110,10 +110,18 @@ export class LeaseCoordinator implements Coordinator {
     // The first to ask after a pause (no heartbeat ran for a whole lease_ttl) learns the lease is gone: said, and the
     // role stopped, before anything it tried to write is refused as fenced, so the log tells the takeover in order.
     // (Redis merely slow or away is the heartbeat's to judge: the lease is kept, fail open.)
-    if (now - this.lastAttempt >= this.opts.ttlMs) {
-      this.lose(name, `expired ${Math.round((now - h.validUntil) / 1000)} s ago: not renewed within lease_ttl (this process was paused: no heartbeat ran for ${Math.round((now - this.lastAttempt) / 1000)} s)`);
-    }
+    // No heartbeat for a whole lease_ttl: the process was paused, and the lease is gone. (Redis merely slow or away is
+    // the heartbeat's to judge: fail open.)
+    if (now - this.lastAttempt >= this.opts.ttlMs) this.losePaused(name, h, now, this.lastAttempt);
     return false;
+  }
+
+  /**
+   * A lease past its validity after a pause (no heartbeat ran for a whole lease_ttl): given up at once, and said, before
+   * anything the woken process tries to write is refused as fenced — so the log tells the takeover in order.
+   */
+  private losePaused(name: string, h: Held, now: number, lastBeat: number): void {
+    this.lose(name, `expired ${Math.round((now - h.validUntil) / 1000)} s ago: not renewed within lease_ttl (this process was paused: no heartbeat ran for ${Math.round((now - lastBeat) / 1000)} s)`);
   }
 
   token(name: string): number | undefined {
@@ -174,7 +182,13 @@ export class LeaseCoordinator implements Coordinator {
   /** One round: register, renew, balance, acquire. Never throws. */
   async heartbeat(): Promise<void> {
     const started = this.mono();
+    const lastBeat = this.lastAttempt;
     this.lastAttempt = started;
+    // Woken from a pause (the heartbeat did not run for a whole lease_ttl): what expired meanwhile is gone, said now,
+    // before the renewals below wait on Redis and the woken timers of the roles try to write.
+    if (started - lastBeat >= this.opts.ttlMs) {
+      for (const [name, h] of [...this.held]) if (started >= h.validUntil) this.losePaused(name, h, started, lastBeat);
+    }
     const { redis, ttlMs, replica, logger } = this.opts;
     try {
       const live = (await redis.eval(HEARTBEAT, 1, `${this.opts.prefix}replicas`, replica, ttlMs)) as string[];

@@ -193,7 +193,8 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('the seam of a stop 
       await sleep(45_000);
       const restartedAt = Date.now();
       await s.start();
-      const last = Math.floor((restartedAt + EVERY) / EVERY) * EVERY;
+      // The first deadline after the new process leads (ready): it is decided live, and counted.
+      const last = Math.ceil((Date.now() + 1_000) / EVERY) * EVERY;
       await until(last + 4_000);
       const day = (t: number) => new Date(t).toISOString().slice(0, 10);
       const listed = await eventually(async () => {
