@@ -30,7 +30,7 @@ const resultsFile = join(resultsDir, 'results.jsonl');
  * boundaries (two minutes), and on a fresh clone (CI) vitest knows no durations and started it last, after the
  * others — a minute of CI spent with one lane idle.
  */
-const LONGEST_FIRST = ['outage-deadline', 'hostile-clients', 'hostile-upstream', 'history-disk-full', 'source-faults', 'kill-restart', 'state-dir'];
+const LONGEST_FIRST = ['restart-truth', 'outage-deadline', 'hostile-clients', 'hostile-upstream', 'history-disk-full', 'source-faults', 'kill-restart', 'state-dir'];
 
 class LongestFirst extends BaseSequencer {
   override sort(files: TestSpecification[]): Promise<TestSpecification[]> {
