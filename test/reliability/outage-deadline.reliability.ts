@@ -11,8 +11,9 @@ import { recordResult, sleep, startDaemonProcess, startWebhook, stopDaemon, tall
  * - RelFileA arrives every minute at :50; the one for the deadline D1 arrives while the service is down. After
  *   the outage it must be found: no missing-file alert, ever.
  * - RelFileB arrives every minute at :30, except before D1. It must not be claimed during the outage
- *   (TransferWatchSourceDown fires instead); once data is back it fires, and resolves (late) when the next
- *   one arrives at D1+30s.
+ *   (TransferWatchSourceDown fires instead); once data is back it fires, and resolves when the next deadline has its
+ *   file (the one at D1+30s: with windows of a minute back to back, it is that deadline's, never D1's late file —
+ *   one file, one deadline, contract 11c), saying so.
  */
 
 const MINUTE = 60_000;
@@ -116,8 +117,8 @@ describe('reliability: the service is down across a missing_file deadline', () =
     expect([...claimedDuringOutage], 'missing-file alerts during the outage').toEqual([]);
     expect(sourceDownSeen, 'TransferWatchSourceDown seen firing in the API').toBe(true);
     expect(result.details).toBe('');
-    // The resolved message says the file came late, and when (with its zone).
+    // The resolved message says which file ended it, and when (with its zone): the next deadline's, on time.
     const resolvedB = hook.requests.map((r) => r.body).find((b) => b.includes('"resolved"') && b.includes('RelFileB'));
-    expect(resolvedB).toMatch(/arrived late at [^"]*UTC/);
+    expect(resolvedB).toMatch(/the next file arrived at [^"]*UTC, on time for the deadline [^"]*UTC; the deadline [^"]*UTC stays missing/);
   });
 });
