@@ -192,7 +192,8 @@ describe.skipIf(!existsSync(CLI)).concurrent('transfer-watch run (acceptance, is
     const hook = await startCaptureServer();
     const s = await Scenario.create('outage');
     try {
-      const deadline = secondAfter(11_000);
+      // Room for a start and a first poll on a loaded 2-core machine (a CI pass of every file at once took over 8 s).
+      const deadline = secondAfter(16_000);
       const expected = (name: string, file: string) => ({
         name,
         type: 'missing_file',
