@@ -299,26 +299,32 @@ export class PollStream {
   async replay(from: number, observe: (t: Transfer) => void, signal?: AbortSignal): Promise<number> {
     let n = 0;
     for (const window of this.replayWindows(from)) {
-      // A window read whole or not at all: a page that fails halfway is read again with the window (the transfers of
-      // its first pages are not observed twice: they are taken only once the window is whole).
-      const transfers = await this.readWindowRetrying(window, signal);
-      for (const t of transfers) {
-        n += 1;
+      n += await this.replayWindow(window, (t) => {
         if (this.cursor !== undefined && t.time >= this.cursor - this.opts.poll.overlap) this.seen.add(t.id, t.time);
         observe(t);
-      }
+      }, signal);
     }
     return n;
   }
 
   /**
-   * A window of a re-read, read again after a failure (REPLAY_ATTEMPTS in all, REPLAY_RETRY_MS apart, doubling): a
-   * restart that meets one 500 would otherwise judge no window that began before it (contract section 11b).
+   * A window of a re-read, page by page (a window of a dense service is too large to hold whole), read again after a
+   * failure (REPLAY_ATTEMPTS in all, REPLAY_RETRY_MS apart, doubling): a restart that meets one 500 would otherwise
+   * judge no window that began before it (contract section 11b). A read again hands on only what the failed one did
+   * not (by id: only the ids of this window are kept meanwhile).
    */
-  private async readWindowRetrying(window: { start: number; end: number }, signal?: AbortSignal): Promise<Transfer[]> {
+  private async replayWindow(window: { start: number; end: number }, observe: (t: Transfer) => void, signal?: AbortSignal): Promise<number> {
+    const handed = new Set<string>();
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.readWindow(window, signal);
+        for await (const page of this.opts.pager.pages(this.query(window.start, window.end), signal)) {
+          for (const t of page.transfers) {
+            if (attempt > 1 && handed.has(t.id)) continue;
+            handed.add(t.id);
+            observe(t);
+          }
+        }
+        return handed.size;
       } catch (err) {
         if (attempt >= REPLAY_ATTEMPTS || signal?.aborted) throw err;
         const waitMs = REPLAY_RETRY_MS * 2 ** (attempt - 1);
