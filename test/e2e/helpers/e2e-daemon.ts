@@ -154,7 +154,8 @@ export class Scenario {
   async cleanup(): Promise<void> {
     for (const d of this.daemons) await d.kill('SIGKILL').catch(() => undefined);
     await this.sim.close();
-    rmSync(this.dir, { recursive: true, force: true });
+    // A file the last moments of a process wrote may land while the folder is walked (ENOTEMPTY): tried again.
+    rmSync(this.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   }
 }
 
