@@ -107,11 +107,8 @@ export class LeaseCoordinator implements Coordinator {
     if (now < h.validUntil) return true;
     // Redis down but our heartbeats still run: keep the work (fail open). A paused process has not tried lately.
     if (!this.redisUp && now - this.lastAttempt < this.opts.ttlMs / 2) return true;
-    // The first to ask after a pause (no heartbeat ran for a whole lease_ttl) learns the lease is gone: said, and the
-    // role stopped, before anything it tried to write is refused as fenced, so the log tells the takeover in order.
-    // (Redis merely slow or away is the heartbeat's to judge: the lease is kept, fail open.)
-    // No heartbeat for a whole lease_ttl: the process was paused, and the lease is gone. (Redis merely slow or away is
-    // the heartbeat's to judge: fail open.)
+    // The first to ask after a pause (no heartbeat ran for a whole lease_ttl) learns the lease is gone (see
+    // losePaused). Redis merely slow or away is the heartbeat's to judge: the lease is kept, fail open.
     if (now - this.lastAttempt >= this.opts.ttlMs) this.losePaused(name, h, now, this.lastAttempt);
     return false;
   }
