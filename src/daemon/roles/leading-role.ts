@@ -26,7 +26,7 @@ import type { LoadedSetup } from '../load-setup.js';
 import { LeaderRecords } from './leader-records.js';
 import type { HandedOverRead } from './sla-backfill.js';
 import { TimeSlice, type EventLoopShare } from '../../util/time-slice.js';
-import { MAX_REPLAY_MS, RuleContinuity } from './rule-continuity.js';
+import { MAX_REPLAY_MS, RuleContinuity, type UnreadSource } from './rule-continuity.js';
 
 /** Rules are also evaluated on this tick, so `for`, deadlines and SourceDown do not wait for a poll. */
 const EVALUATION_TICK_MS = 5_000;
@@ -227,16 +227,16 @@ export class LeadingRole {
   }
 
   /** Rebuild an engine's windows (see RuleContinuity.rebuild), the cursors as committed seeding the progress. */
-  private async rebuild(engine: RuleEngine, seams: ReadonlyMap<string, number>): Promise<{ from: number | undefined; failed: SourceConfig[]; span: number; at: number }> {
+  private async rebuild(engine: RuleEngine, seams: ReadonlyMap<string, number>): Promise<{ from: number | undefined; failed: UnreadSource[]; span: number; at: number }> {
     const at = this.opts.clock.now();
-    const span = this.continuity.span(engine, seams, (rule) => windowOf(this.opts.setup().rules, rule));
+    const span = this.continuity.span(engine, seams, engine.rules);
     const rebuilt = await this.continuity.rebuild(engine, span, (t) => this.records.observeFlow(t));
     this.progress.seed(rebuilt.progress);
     return { from: rebuilt.from, failed: rebuilt.failed, span, at };
   }
 
   /** The sources a rebuild could not re-read are read again in the background; their windows are judged once they are. */
-  private rereadFailed(rebuilt: { failed: SourceConfig[]; span: number; at: number }, epoch: number): void {
+  private rereadFailed(rebuilt: { failed: UnreadSource[]; span: number; at: number }, epoch: number): void {
     if (rebuilt.failed.length === 0) return;
     this.continuity.rereadFailed(
       rebuilt.failed,
@@ -532,7 +532,7 @@ export class LeadingRole {
 
   /** A rule engine; `seams`: each missing_file rule's last deadline in the ledger (see RuleContinuity.seams). */
   private newEngine(rules: RuleDefinition[], seams: ReadonlyMap<string, number> = new Map()): RuleEngine {
-    const holdFrom = Math.min(...[...seams].map(([rule, last]) => last - windowOf(rules, rule)));
+    const holdFrom = this.continuity.holdFrom(seams, rules);
     return new RuleEngine(rules, {
       clock: this.opts.clock,
       logger: this.logger,
@@ -547,7 +547,7 @@ export class LeadingRole {
               if (this.leadingNow) this.records.occurrence(o, how);
             },
             ledgerSeam: (rule: string) => seams.get(rule),
-            ...(Number.isFinite(holdFrom) ? { holdFrom } : {}),
+            ...(holdFrom !== undefined ? { holdFrom } : {}),
           }
         : {}),
     });
@@ -592,10 +592,4 @@ function expectedStreams(config: Config): Map<string, Array<{ stream: string; re
     );
   }
   return out;
-}
-
-/** The window of a missing_file rule by name (0 for any other): how far before its first seam deadline to read. */
-function windowOf(rules: readonly RuleDefinition[], name: string): number {
-  const rule = rules.find((r) => r.name === name);
-  return rule?.type === 'missing_file' && 'window' in rule ? rule.window : 0;
 }

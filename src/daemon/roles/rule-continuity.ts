@@ -71,32 +71,40 @@ export class RuleContinuity {
   }
 
   /** How far back a rebuild reads: the rules' windows, and the seam's oldest deadline's window. */
-  span(engine: RuleEngine, seams: ReadonlyMap<string, number>, windowOf: (rule: string) => number): number {
+  span(engine: RuleEngine, seams: ReadonlyMap<string, number>, rules: readonly RuleDefinition[]): number {
     const now = this.opts.clock.now();
     let span = Math.min(engine.historyNeeded(), MAX_REPLAY_MS);
-    for (const [rule, last] of seams) span = Math.max(span, Math.min(MAX_SEAM_MS, now - last + windowOf(rule)));
+    for (const [rule, last] of seams) span = Math.max(span, Math.min(MAX_SEAM_MS, now - last + windowOf(rules, rule)));
     return span;
+  }
+
+  /** From when an engine keeps transfers for the seams (the window of each rule's first deadline after its seam). */
+  holdFrom(seams: ReadonlyMap<string, number>, rules: readonly RuleDefinition[]): number | undefined {
+    const from = Math.min(...[...seams].map(([rule, last]) => last - windowOf(rules, rule)));
+    return Number.isFinite(from) ? from : undefined;
   }
 
   /**
    * Rebuild an engine's windows from every source's history up to its committed cursors, `span` back. Returns from
    * when on the engine knows history (undefined on a first start: no cursors, polling brings everything there is),
-   * the sources that could not be re-read, and each stream's progress as committed.
+   * the sources that could not be re-read with the cursor they were to be read up to, and each stream's progress as
+   * committed.
    */
-  async rebuild(engine: RuleEngine, span: number, observeFlow: (t: Transfer) => void): Promise<{ from: number | undefined; failed: SourceConfig[]; progress: StreamProgress[] }> {
+  async rebuild(engine: RuleEngine, span: number, observeFlow: (t: Transfer) => void): Promise<{ from: number | undefined; failed: UnreadSource[]; progress: StreamProgress[] }> {
     const now = this.opts.clock.now();
     let from: number | undefined;
-    const failed: SourceConfig[] = [];
+    const failed: UnreadSource[] = [];
     const progress: StreamProgress[] = [];
     for (const source of this.opts.config().sources) {
       const poller = this.opts.replayPoller(source);
       if (!(await poller.restore())) continue;
-      progress.push(...streamProgress(poller));
+      const committed = streamProgress(poller);
+      progress.push(...committed);
       const complete = await poller.replay(span, (t) => {
         engine.observe(t);
         observeFlow(t);
       });
-      if (!complete) failed.push(source);
+      if (!complete) failed.push({ source, until: Math.min(...committed.map((p) => p.cursor ?? Infinity)) });
       from = Math.max(from ?? now - span, complete ? now - span : now);
     }
     return { from, failed, progress };
@@ -107,23 +115,21 @@ export class RuleContinuity {
    * transfers before the cursors committed at the rebuild (after them the live rules observed them) go to `engine()`,
    * and `adopt(from)` is told once every source is read (the rules judge the windows that began before the start).
    */
-  rereadFailed(failed: readonly SourceConfig[], span: number, at: number, engine: () => RuleEngine, current: () => boolean, adopt: (from: number) => void): void {
+  rereadFailed(failed: readonly UnreadSource[], span: number, at: number, engine: () => RuleEngine, current: () => boolean, adopt: (from: number) => void): void {
     let left = [...failed];
-    const cursorsAt = new Map<string, number>();
     const attempt = async (): Promise<void> => {
       if (!current()) return;
-      for (const source of [...left]) {
+      for (const unread of [...left]) {
+        const { source, until } = unread;
         const poller = this.opts.replayPoller(source);
         if (!(await poller.restore())) continue;
-        const until = cursorsAt.get(source.name) ?? Math.min(...streamProgress(poller).map((p) => p.cursor ?? Infinity));
-        cursorsAt.set(source.name, until);
         const target = engine();
         const complete = await poller.replay(span + (this.opts.clock.now() - at), (t) => {
           if (t.time <= until) target.observe(t);
         });
         if (!current()) return;
         if (complete) {
-          left = left.filter((s) => s !== source);
+          left = left.filter((s) => s !== unread);
           this.opts.logger.info({ source: source.name }, 'the history a start could not re-read is read: rules judge the windows that began before it');
         }
       }
@@ -133,8 +139,20 @@ export class RuleContinuity {
         timer.unref();
       }
     };
-    this.opts.logger.warn({ sources: failed.map((s) => s.name), retry_in_seconds: REREAD_EVERY_MS / 1000 }, 'the history of these sources could not be re-read at the start: their rules judge no window that began before it until it is; reading it again');
+    this.opts.logger.warn({ sources: failed.map((s) => s.source.name), retry_in_seconds: REREAD_EVERY_MS / 1000 }, 'the history of these sources could not be re-read at the start: their rules judge no window that began before it until it is; reading it again');
     const timer = setTimeout(() => void attempt(), REREAD_EVERY_MS);
     timer.unref();
   }
+}
+
+/** A source a rebuild could not re-read, and the cursor it was to be read up to (the live rules saw what came after). */
+export interface UnreadSource {
+  source: SourceConfig;
+  until: number;
+}
+
+/** The window of a missing_file rule by name (0 for any other): how far before its first seam deadline to read. */
+function windowOf(rules: readonly RuleDefinition[], name: string): number {
+  const rule = rules.find((r) => r.name === name);
+  return rule?.type === 'missing_file' && 'window' in rule ? rule.window : 0;
 }
