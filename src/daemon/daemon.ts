@@ -12,7 +12,7 @@ import { dueOfRule } from '../rules/due-deadlines.js';
 import { createAlertmanagerView } from './alertmanager-view.js';
 import { ApiTimeShift } from '../http/api-time-shift.js';
 import { holidaysOfRules } from '../sla/calendar-view.js';
-import { ledgerLines } from '../rules/ledger-lines.js';
+import { ledgerLines, ledgerRules } from '../rules/ledger-lines.js';
 import type { SilenceApi } from '../http/daemon-api.js';
 import { configuredIntegrationKinds } from '../notify/integrations/registry.js';
 import { slaObjective } from '../rules/registry.js';
@@ -347,14 +347,7 @@ export class Daemon {
   /** Receivers' sent/failed series and each rule's alert histograms exist at 0 from the first scrape, so `rate()` and alerts on them work. */
   private initReceiverMetrics(): void {
     this.metrics.initAlertnames(this.setup.rules.map((r) => r.name));
-    const lines = ledgerLines(this.setup.rules);
-    this.metrics.initSla(
-      [...new Set(lines.map((l) => l.rule))].map((name) => {
-        const own = lines.filter((l) => l.rule === name);
-        const first = own[0];
-        return { name, keyLabels: first?.keyLabel ? [first.keyLabel] : [], keys: own.map((l) => l.key), objective: first?.objective };
-      }),
-    );
+    this.metrics.initSla(ledgerRules(this.setup.rules).map((r) => ({ name: r.rule, keyLabels: r.keyLabel ? [r.keyLabel] : [], keys: r.keys, objective: r.objective })));
     for (const r of this.setup.config.receivers) {
       for (const integration of configuredIntegrationKinds(r)) this.metrics.initReceiver(r.name, integration);
     }

@@ -1,26 +1,39 @@
 import type { RuleDefinition } from './registry.js';
 
+/** A rule of the ledger as configured now: the keys it judges (its `for_each` values, or its one key-less line). */
+export interface LedgerRule {
+  rule: string;
+  timezone: string;
+  /** The `for_each` label of the rule's keys, when it has one. */
+  keyLabel: string | undefined;
+  keys: Array<Record<string, string>>;
+  objective: number | undefined;
+}
+
 /** One line of the ledger a configured rule judges: its rule, its key (the `for_each` label and value, or none). */
 export interface LedgerLine {
   rule: string;
   key: Record<string, string>;
   timezone: string;
-  /** The `for_each` label of the rule's keys, when it has one. */
-  keyLabel: string | undefined;
-  objective: number | undefined;
 }
 
 /**
- * Every rule and key the ledger judges under the rules configured now (contract section 11): a `missing_file` rule's
- * `for_each` values, or its one key-less line. Known before any deadline of a period has come, so a month's grid on its
- * first day (and a rule added mid-month) lists its lines with their days "not due yet" instead of nothing.
+ * Every `missing_file` rule the ledger judges under the rules configured now (contract section 11), with its keys:
+ * known before any deadline of a period has come (the metrics' series from the first scrape, the `/sla` grid of a
+ * month's first day).
  */
-export function ledgerLines(rules: readonly RuleDefinition[]): LedgerLine[] {
+export function ledgerRules(rules: readonly RuleDefinition[]): LedgerRule[] {
   return rules.flatMap((r) => {
     if (r.type !== 'missing_file' || !('window' in r)) return [];
     const each = r.for_each;
-    const objective = r.sla?.objective;
-    const common = { rule: r.name, timezone: r.timezone, keyLabel: each?.label, objective };
-    return each ? [...new Set(each.values)].map((v) => ({ ...common, key: { [each.label]: v } })) : [{ ...common, key: {} }];
+    return [{ rule: r.name, timezone: r.timezone, keyLabel: each?.label, keys: each ? [...new Set(each.values)].map((v) => ({ [each.label]: v })) : [{}], objective: r.sla?.objective }];
   });
+}
+
+/**
+ * Every rule and key the ledger judges under the rules configured now, so a month's grid on its first day (and a rule
+ * added mid-month) lists its lines with their days "not due yet" instead of nothing.
+ */
+export function ledgerLines(rules: readonly RuleDefinition[]): LedgerLine[] {
+  return ledgerRules(rules).flatMap((r) => r.keys.map((key) => ({ rule: r.rule, key, timezone: r.timezone })));
 }
