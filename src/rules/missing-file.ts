@@ -536,8 +536,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
    */
   private closesAt(deadline: number, following: number | undefined): number | undefined {
     const lateUntil = this.rule.sla?.late_until;
-    const nextOpens = following === undefined ? Infinity : following - this.rule.window >= deadline ? following - this.rule.window : following;
-    const closes = Math.min(nextOpens, lateUntil !== undefined ? deadline + lateUntil : Infinity);
+    const closes = Math.min(following === undefined ? Infinity : lateLimit(deadline, following, this.rule.window), lateUntil !== undefined ? deadline + lateUntil : Infinity);
     return Number.isFinite(closes) ? closes : undefined;
   }
 
@@ -809,8 +808,16 @@ export function lateUntilCut(rule: MissingFileRule, now: number): number | undef
   const runs = new Cron(rule.deadline, { timezone: rule.timezone, paused: true }).nextRuns(CUT_SAMPLE, new Date(now)).map((d) => d.getTime());
   let cut = Infinity;
   for (let i = 1; i < runs.length; i++) {
-    const gap = (runs[i] as number) - (runs[i - 1] as number);
-    cut = Math.min(cut, gap - rule.window >= 0 ? gap - rule.window : gap);
+    const deadline = runs[i - 1] as number;
+    cut = Math.min(cut, lateLimit(deadline, runs[i] as number, rule.window) - deadline);
   }
   return Number.isFinite(cut) && lateUntil > cut ? cut : undefined;
+}
+
+/**
+ * The latest a late file can count for a deadline followed by `following` (contract 11c): when the next occurrence's
+ * window opens; where the windows overlap (a window longer than the gap), the next deadline.
+ */
+function lateLimit(deadline: number, following: number, window: number): number {
+  return following - window >= deadline ? following - window : following;
 }
