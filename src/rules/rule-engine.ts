@@ -49,8 +49,11 @@ interface EngineEntry {
    * stamp every alert of the rule.
    */
   handedOn: RuleEvaluation | undefined;
-  /** The sources and results the rule reads: while they are not read whole, it judges nothing it does not report. */
-  reads: { sources: readonly string[]; results: ReadonlyArray<'success' | 'error'> };
+  /**
+   * The sources and results the rule reads: while they are not read whole, it judges nothing it does not report. `key`
+   * names the pair, so rules that read the same are asked once an evaluation.
+   */
+  reads: { sources: readonly string[]; results: ReadonlyArray<'success' | 'error'>; key: string };
 }
 
 /**
@@ -136,7 +139,9 @@ export class RuleEngine {
     };
     this.entries = rules.map((rule) => {
       const evaluator = createEvaluator(rule, ctx);
-      const reads = { sources: relevantSources(rule.match, opts.sources), results: evaluator.onlyResult ? [evaluator.onlyResult] : (['success', 'error'] as const) };
+      const sources = relevantSources(rule.match, opts.sources);
+      const results = evaluator.onlyResult ? [evaluator.onlyResult] : (['success', 'error'] as const);
+      const reads = { sources, results, key: `${results.join(',')}\u0000${sources.join('\u0000')}` };
       return { rule, evaluator, history: evaluator.historyNeeded(), last: undefined, lastAt: 0, lastUntil: 0, handedOn: undefined, reads };
     });
     const patternTests: SharedPatternTests = new Map();
@@ -200,7 +205,8 @@ export class RuleEngine {
   evaluate(now: number, data: DataCompleteness): RuleEvaluation[] {
     this.pruneSeen(now);
     const out: RuleEvaluation[] = [];
-    for (const entry of this.entries) this.evaluateEntry(entry, now, data, out);
+    const whole = new Map<string, boolean>();
+    for (const entry of this.entries) this.evaluateEntry(entry, now, data, out, whole);
     return out;
   }
 
@@ -217,16 +223,17 @@ export class RuleEngine {
     // stands costs a few nanoseconds, and reading the clock after each of those was most of an evaluation of 1,000
     // rules that observed nothing.
     const slice = new TimeSlice(this.loop, 1);
+    const whole = new Map<string, boolean>();
     let worked = false;
     for (const entry of this.entries) {
       if (worked && slice.spent()) await slice.yield();
-      worked = this.evaluateEntry(entry, now, data, out);
+      worked = this.evaluateEntry(entry, now, data, out, whole);
     }
     return out;
   }
 
   /** Adds the rule's evaluation to `out`; false when it was the last one, standing (nothing evaluated). */
-  private evaluateEntry(entry: EngineEntry, now: number, data: DataCompleteness, out: RuleEvaluation[]): boolean {
+  private evaluateEntry(entry: EngineEntry, now: number, data: DataCompleteness, out: RuleEvaluation[], whole: Map<string, boolean>): boolean {
     if (entry.last !== undefined && now >= entry.lastAt && now < entry.lastUntil) {
       out.push(entry.last);
       return false;
@@ -236,9 +243,7 @@ export class RuleEngine {
       let evaluation = entry.evaluator.evaluate(now, data);
       // A process that is still reading its way to the present (a restart, a new leader, a catch-up) has not read
       // the rule's window whole: what the rule does not report now is not known to have ended (contract section 11b).
-      if (!evaluation.undecided && entry.reads.sources.length > 0 && completeSpan(entry.reads.sources, data, entry.reads.results) === undefined) {
-        evaluation = { ...evaluation, undecided: true };
-      }
+      if (!evaluation.undecided && entry.reads.sources.length > 0 && !this.readWhole(entry.reads, data, whole)) evaluation = { ...evaluation, undecided: true };
       const before = entry.handedOn;
       if (before !== undefined && sameOutcome(before, evaluation)) evaluation = before;
       entry.handedOn = evaluation;
@@ -255,6 +260,13 @@ export class RuleEngine {
       this.logger.error({ rule: entry.rule.name, err: errorFields(err) }, 'rule evaluation failed');
     }
     return true;
+  }
+
+  /** Whether the sources and results of `reads` are read whole, asked once an evaluation for every rule that reads them. */
+  private readWhole(reads: EngineEntry['reads'], data: DataCompleteness, whole: Map<string, boolean>): boolean {
+    let known = whole.get(reads.key);
+    if (known === undefined) whole.set(reads.key, (known = completeSpan(reads.sources, data, reads.results) !== undefined));
+    return known;
   }
 
   private pruneSeen(now: number): void {
