@@ -107,6 +107,8 @@ const GAP_SAMPLE = 15;
 const MAX_HISTORY = 35 * DAY;
 /** Bound on deadline searches across long exclusion runs. */
 const MAX_SKIPPED = 400;
+/** Where windows overlap, at most this many deadlines before one are followed for the files they took (11c). */
+const MAX_CHAIN = 64;
 
 /** What one candidate says, for one expected key: a candidate is rebuilt only when this changed. */
 interface Finding {
@@ -276,17 +278,22 @@ export class MissingFileEvaluator implements RuleEvaluator {
 
   private computeHistory(now: number): number {
     let maxGap = 0;
+    let minGap = Infinity;
     let prev = this.previousDeadlines(now, 1)[0];
     let at = now;
     for (let i = 0; i < GAP_SAMPLE; i++) {
       const next = this.nextDeadline(at);
       if (next === undefined) break;
-      if (prev !== undefined) maxGap = Math.max(maxGap, next - prev);
+      if (prev !== undefined) {
+        maxGap = Math.max(maxGap, next - prev);
+        minGap = Math.min(minGap, next - prev);
+      }
       prev = next;
       at = next;
     }
-    // The older of the two last deadlines must be decidable again after a restart: window + two gaps.
-    return Math.min(MAX_HISTORY, this.rule.window + 2 * maxGap);
+    // The older of the two last deadlines must be decidable again after a restart: window + two gaps (and, where
+    // windows overlap, one window more: what the deadlines before took decides what is left, see `available`).
+    return Math.min(MAX_HISTORY, (this.rule.window > minGap ? 2 : 1) * this.rule.window + 2 * maxGap);
   }
 
   observe(t: Transfer): boolean {
@@ -311,18 +318,66 @@ export class MissingFileEvaluator implements RuleEvaluator {
   }
 
   /**
-   * Whether the arrival at `i` of `list` (sorted times) can be evidence of an occurrence: among the first
-   * `min_count` arrivals after the start of the window of a deadline it counts for. Those deadlines are before
-   * `time + window`; the latest of them has the latest window start, so the fewest arrivals before this one. The
-   * schedule's runs are taken with the excluded days (a later start than the latest real deadline's: more kept,
-   * never fewer). Arrivals seen later can only come before this one, or after it: one not kept now is never
-   * evidence; one kept may stop being evidence, and costs its name until it is pruned.
+   * Whether the file and source of the arrival at `i` of `list` (sorted times) are worth keeping: it can be evidence
+   * of an occurrence (among the first `min_count` arrivals of a deadline's window, or after that deadline), or one
+   * of the first AFTER_CLOSE_KEPT files after an occurrence's close that no occurrence took (contract 11c: each
+   * `after_close` entry names its file and source). The deadline looked at is the latest whose window began before
+   * this arrival; the schedule's runs are taken with the excluded days (a later start than the latest real
+   * deadline's: more kept, never fewer). Where windows overlap, every name is kept: which deadline takes an arrival
+   * depends on what the deadlines before took. Arrivals seen later can only come before this one, or after it: one
+   * not kept now is never evidence; one kept may stop being evidence, and costs its name until it is pruned.
    */
   private mayBeEvidence(list: readonly number[], i: number): boolean {
     const time = list[i] as number;
     const deadline = this.schedule.atOrBefore(time + this.rule.window - 1);
     if (deadline === undefined) return true;
-    return i - indexAfter(list, deadline - this.rule.window) < this.rule.min_count;
+    const before = this.schedule.atOrBefore(deadline - 1);
+    if (before !== undefined && deadline - this.rule.window < before) return true;
+    // In the deadline's window: its evidence, then the previous occurrence's after_close; after it: its late
+    // evidence, then its own after_close.
+    const from = time > deadline ? deadline : deadline - this.rule.window;
+    return i - indexAfter(list, from) < this.rule.min_count + AFTER_CLOSE_KEPT;
+  }
+
+  /**
+   * The arrivals of `key` that the occurrence of deadline `d` can take (contract 11c: one file, one occurrence). All of
+   * them where its window does not reach back to the deadline before it (the default: spans never overlap). Where
+   * windows overlap, the open occurrences take files in arrival order, in deadline order: the deadlines before `d`
+   * whose windows began at most one window before `d`'s take theirs first (each its first `min_count` not yet taken
+   * in its span), and `d` has what is left. `index` maps the result back to `list` (for the files' names).
+   */
+  private available(list: readonly number[], d: number): { times: readonly number[]; index?: number[] } {
+    const window = this.rule.window;
+    const chain: number[] = [];
+    for (let p = this.previousDeadlines(d - 1, 1)[0]; p !== undefined && p > d - window && chain.length < MAX_CHAIN; p = this.previousDeadlines(p - 1, 1)[0]) {
+      chain.unshift(p);
+    }
+    if (chain.length === 0 || list.length === 0) return { times: list };
+    // Deadlines before the first one whose window reaches d's: they may have taken files of the chain's first.
+    for (let p = this.previousDeadlines((chain[0] as number) - 1, 1)[0]; p !== undefined && p > d - 2 * window && chain.length < MAX_CHAIN; p = this.previousDeadlines(p - 1, 1)[0]) {
+      chain.unshift(p);
+    }
+    const taken = new Uint8Array(list.length);
+    for (let j = 0; j < chain.length; j++) {
+      const p = chain[j] as number;
+      const close = this.closesAt(p, chain[j + 1] ?? d) ?? d;
+      let n = 0;
+      for (let i = indexAfter(list, p - window); i < list.length && (list[i] as number) <= close && n < this.rule.min_count; i++) {
+        if (taken[i] === 0) {
+          taken[i] = 1;
+          n++;
+        }
+      }
+    }
+    const times: number[] = [];
+    const index: number[] = [];
+    for (let i = 0; i < list.length; i++) {
+      if (taken[i] === 0) {
+        times.push(list[i] as number);
+        index.push(i);
+      }
+    }
+    return { times, index };
   }
 
   evaluate(now: number, data: DataCompleteness): RuleEvaluation {
@@ -378,7 +433,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const resolved: AlertCandidate[] = [];
     const warnDeadlines = [warnLatest, warnNext];
     for (const key of this.keys) {
-      const list = this.arrivals.get(key) ?? NO_ARRIVALS;
+      const all = this.arrivals.get(key) ?? NO_ARRIVALS;
+      const list = decided !== undefined ? this.available(all, decided).times : all;
       if (decided !== undefined) {
         const count = timesIn(list, decided - this.rule.window, decided);
         if (count < this.rule.min_count) {
@@ -389,11 +445,11 @@ export class MissingFileEvaluator implements RuleEvaluator {
           const candidate = this.build(key, { phase: 'missing', deadline: decided, count, arrivedAt: late });
           if (late !== undefined) resolved.push(candidate);
           else alerts.push(candidate);
-        } else if (previous !== undefined && timesIn(list, previous - this.rule.window, previous) < this.rule.min_count) {
+        } else if (previous !== undefined && timesIn(this.available(all, previous).times, previous - this.rule.window, previous) < this.rule.min_count) {
           // On time, after a deadline that was missed: that one's alert (if it still fires) ends here, and says why —
           // the next file came, for its own deadline (one file, one deadline: contract 11c).
           const arrived = list[indexAfter(list, decided - this.rule.window) + this.rule.min_count - 1] as number;
-          resolved.push(this.closedByNext(key, previous, decided, arrived, list));
+          resolved.push(this.closedByNext(key, previous, decided, arrived, this.available(all, previous).times));
         }
       }
       let warning: number | undefined;
@@ -402,7 +458,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
         // Learned warnings come per key: one key's usual arrival may be hours before another's.
         const lead = this.lead(key);
         if (lead <= 0 || now < d - lead) continue;
-        const count = timesIn(list, d - this.rule.window, now);
+        const count = timesIn(this.available(all, d).times, d - this.rule.window, now);
         if (count < this.rule.min_count) {
           alerts.push(this.build(key, { phase: 'jeopardy', deadline: d, count, arrivedAt: undefined }));
           warning = d;
@@ -414,12 +470,12 @@ export class MissingFileEvaluator implements RuleEvaluator {
       else if (warnedFor !== undefined) {
         this.warned.delete(key);
         this.warningEnded.set(key, warnedFor);
-        resolved.push(this.jeopardyEnded(key, warnedFor, list, now));
+        resolved.push(this.jeopardyEnded(key, warnedFor, this.available(all, warnedFor).times, now));
       } else if (decided !== undefined && this.warningEnded.get(key) !== decided && this.lead(key) > 0 && now >= decided - this.lead(key)) {
         // A warning this process never raised may have been raised by the one before it (a restart, a new leader):
         // its last words for the deadline just decided, once, taken only by a warning that is still open.
         this.warningEnded.set(key, decided);
-        resolved.push(this.jeopardyEnded(key, decided, list, now));
+        resolved.push(this.jeopardyEnded(key, decided, this.available(all, decided).times, now));
       }
     }
     return { rule: this.rule.name, alerts, resolved };
@@ -548,14 +604,17 @@ export class MissingFileEvaluator implements RuleEvaluator {
     now: number,
     following: number | undefined,
   ): OccurrenceRecord | undefined {
-    const times = this.arrivals.get(key) ?? NO_ARRIVALS;
+    const all = this.arrivals.get(key) ?? NO_ARRIVALS;
+    const { times, index } = this.available(all, deadline);
     const judged = judgeOccurrence({ deadline, window: this.rule.window, minCount: this.rule.min_count, closesAt, times, span, now });
     if (!judged) return undefined;
     const e = this.evidence.get(key);
+    const entry = (i: number) => {
+      const at = index ? (index[i] as number) : i;
+      return { file: e?.files[at] ?? '', at: times[i] as number, source: e?.sources[at] ?? '' };
+    };
     const files: OccurrenceRecord['files'] = [];
-    for (let i = judged.evidence.from; i < judged.evidence.to; i++) {
-      files.push({ file: e?.files[i] ?? '', at: times[i] as number, source: e?.sources[i] ?? '' });
-    }
+    for (let i = judged.evidence.from; i < judged.evidence.to; i++) files.push(entry(i));
     // The files after the close, until the next deadline (as far as the history is read): evidence, no outcome.
     const afterClose: OccurrenceRecord['after_close'] = [];
     const seenUntil = Math.min(now, span?.until ?? -Infinity, following ?? Infinity);
@@ -565,7 +624,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
       const nextTo = nextFrom + this.rule.min_count;
       for (let i = indexAfter(times, closesAt); i < times.length && (times[i] as number) <= seenUntil && afterClose.length < AFTER_CLOSE_KEPT; i++) {
         if (i >= nextFrom && i < nextTo) continue;
-        afterClose.push({ file: e?.files[i] ?? '', at: times[i] as number, source: e?.sources[i] ?? '' });
+        afterClose.push(entry(i));
       }
     }
     const keyLabels = this.rule.for_each ? { [this.rule.for_each.label]: key } : {};
@@ -681,7 +740,10 @@ export class MissingFileEvaluator implements RuleEvaluator {
   }
 
   private prune(oldestDeadline: number): void {
-    const keepAfter = oldestDeadline - this.rule.window;
+    // Where windows overlap, what the deadlines before took decides what the oldest kept one has (`available`).
+    const before = this.previousDeadlines(oldestDeadline - 1, 1)[0];
+    const overlapping = before !== undefined && before > oldestDeadline - this.rule.window;
+    const keepAfter = oldestDeadline - (overlapping ? 2 : 1) * this.rule.window;
     for (const [key, list] of this.arrivals) {
       const drop = indexAfter(list, keepAfter);
       if (drop > 0) {
@@ -719,8 +781,9 @@ export class MissingFileEvaluator implements RuleEvaluator {
     for (const deadline of deadlines) {
       const windowStart = deadline - this.rule.window;
       const decidable = span !== undefined && span.until >= deadline && span.from <= windowStart;
+      const closes = this.closesAt(deadline, this.nextDeadline(deadline)) ?? Infinity;
       for (const key of this.keys) {
-        const list = this.arrivals.get(key) ?? [];
+        const list = this.available(this.arrivals.get(key) ?? NO_ARRIVALS, deadline).times;
         const first = indexAfter(list, windowStart);
         const count = Math.max(0, indexAfter(list, Math.min(deadline, now)) - first);
         let status: ExpectedFile['status'];
@@ -733,7 +796,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
           const lead = this.lead(key);
           status = lead > 0 && now >= deadline - lead ? 'in_jeopardy' : 'not_due';
         } else {
-          arrivedAt = list.find((t) => t > deadline && t <= now);
+          // Late only by a file before its close: a later one is the next occurrence's (11c).
+          arrivedAt = list.find((t) => t > deadline && t <= now && t <= closes);
           status = arrivedAt !== undefined ? 'late' : decidable ? 'missing' : 'awaiting_data';
         }
         out.push({

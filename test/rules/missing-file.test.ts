@@ -338,6 +338,39 @@ rules:
     expect(last(tuesday)).toMatchObject({ outcome: 'on_time', arrived_at: tuesday - HOUR });
   });
 
+  it('every after_close entry names its file and source: early files and second copies alike (11c)', () => {
+    // Daily at 09:00, window 2h, late until 10:00: Monday has two files in its window (one is its evidence), none after.
+    const daily = `
+rules:
+- name: StatementMissing
+  type: missing_file
+  match: { event: [reception], file: ["EXTRATO_*"] }
+  deadline: "0 9 * * *"
+  timezone: UTC
+  window: 2h
+  sla: { late_until: 1h }
+  severity: warning
+`;
+    const monday = Date.parse('2026-11-23T09:00:00Z');
+    const tuesday = monday + 24 * HOUR;
+    const { engine, step, last } = ledger(daily, monday - 3 * HOUR);
+    engine.observe(arrival(monday - HOUR, 'EXTRATO_MON_1'));
+    engine.observe(arrival(monday - HOUR / 2, 'EXTRATO_MON_2'));
+    // After Monday's close (10:00): an early one before Tuesday's window, then three in it (the first is Tuesday's).
+    engine.observe(arrival(tuesday - 3 * HOUR, 'EXTRATO_EARLY'));
+    for (const [minutes, file] of [[110, 'EXTRATO_TUE_1'], [100, 'EXTRATO_TUE_2'], [90, 'EXTRATO_TUE_3']] as const) {
+      engine.observe(arrival(tuesday - minutes * MIN, file));
+    }
+    step(tuesday + MIN);
+    expect(last(monday)).toMatchObject({ outcome: 'on_time', files: [{ file: 'EXTRATO_MON_1', source: 'prod' }] });
+    expect(last(monday)?.after_close).toEqual([
+      { file: 'EXTRATO_EARLY', at: tuesday - 3 * HOUR, source: 'prod' },
+      { file: 'EXTRATO_TUE_2', at: tuesday - 100 * MIN, source: 'prod' },
+      { file: 'EXTRATO_TUE_3', at: tuesday - 90 * MIN, source: 'prod' },
+    ]);
+    expect(last(tuesday)?.files.map((f) => f.file)).toEqual(['EXTRATO_TUE_1']);
+  });
+
   it('a missing file\'s alert resolves as late only for a file before its close; the next period\'s file leaves it to the next deadline', () => {
     // Daily at 08:00, window 8h: Monday's occurrence closes at Tuesday 00:00, when Tuesday's window opens.
     const { engine, store, step } = setup(rule('', '0 8 * * *'), MONDAY_MIDNIGHT);
@@ -354,8 +387,8 @@ rules:
     );
   });
 
-  it('a late occurrence keeps the arrivals that completed it; where windows overlap, each deadline its own first arrival', () => {
-    // Every hour, over the last three: an arrival counts for three deadlines.
+  it('where windows overlap, the deadlines take files in arrival order, each its own: no file is evidence twice (11c)', () => {
+    // Every hour, over the last three: an arrival is in three deadlines' windows, and counts for the first that takes it.
     const hourly = `
 rules:
 - name: PositionLate
@@ -370,17 +403,22 @@ rules:
     const start = Date.parse('2026-11-23T06:00:00Z');
     const at = (hhmm: string) => Date.parse(`2026-11-23T${hhmm}:00Z`);
     const { engine, step, last } = ledger(hourly, start);
-    for (const [time, file] of [['10:30', 'POS_1'], ['10:40', 'POS_2'], ['11:30', 'POS_3'], ['11:45', 'POS_4']] as const) {
+    for (const [time, file] of [['10:35', 'POS_1'], ['10:40', 'POS_2'], ['11:30', 'POS_3'], ['11:45', 'POS_4']] as const) {
       engine.observe(arrival(at(time), file));
     }
-    step(at('12:00') + MIN);
-    expect(last(at('12:00'))?.files.map((f) => f.file)).toEqual(['POS_1']);
-    step(at('14:00') + MIN);
-    expect(last(at('14:00'))).toMatchObject({ outcome: 'on_time', count: 2 });
-    expect(last(at('14:00'))?.files.map((f) => f.file)).toEqual(['POS_3']);
+    for (const hour of ['10:31', '11:01', '12:01', '13:01', '14:01']) step(at(hour));
+    // 10:00 closed at 10:30 without a file; 11:00 takes the first, 12:00 the second (the first is taken), and so on.
+    expect(last(at('10:00'))).toMatchObject({ outcome: 'missing', final: true });
+    expect(last(at('11:00'))?.files.map((f) => f.file)).toEqual(['POS_1']);
+    expect(last(at('12:00'))).toMatchObject({ outcome: 'on_time', count: 3 });
+    expect(last(at('12:00'))?.files.map((f) => f.file)).toEqual(['POS_2']);
+    expect(last(at('13:00'))?.files.map((f) => f.file)).toEqual(['POS_3']);
+    expect(last(at('14:00'))).toMatchObject({ outcome: 'on_time', count: 1 });
+    expect(last(at('14:00'))?.files.map((f) => f.file)).toEqual(['POS_4']);
     // Nothing from 12:00 to 15:00 but one at 15:10: late for 15:00, and the file that made it so is named.
     engine.observe(arrival(at('15:10'), 'POS_5'));
     step(at('15:20'));
+    // 15:00 is still open (until 15:30) and comes before 16:00: the file is its, late.
     expect(last(at('15:00'))).toMatchObject({ outcome: 'late', count: 1, arrived_at: at('15:10') });
     expect(last(at('15:00'))?.files.map((f) => f.file)).toEqual(['POS_5']);
   });
