@@ -45,6 +45,19 @@ const occurrenceSchema = z.looseObject({
   excuse: z.object({ by: z.string(), reason: z.string() }).nullable(),
 });
 
+const dayExcuseSchema = z.object({
+  excused: z.array(z.object({ deadline: z.string(), outcome: z.string() })),
+  not_excused: z.array(z.object({ deadline: z.string(), outcome: z.string() })),
+});
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 export class SlaRequestError extends TransferWatchError {
   constructor(message: string) {
     super('sla_request', message);
@@ -208,8 +221,14 @@ export function registerSla(program: Command): void {
         } else {
           if (!o.reason) throw new TransferWatchError('invalid_reason', '--reason is required to excuse an occurrence');
           const by = o.by ?? daemonClient(conn).user ?? process.env.USER ?? 'transfer-watch';
-          await call(conn, 'POST', '/api/v1/sla/excuses', { rule: o.rule, key, local_date: o.date, reason: o.reason, by, ...(o.deadline ? { deadline: o.deadline } : {}) });
+          const res = await call(conn, 'POST', '/api/v1/sla/excuses', { rule: o.rule, key, local_date: o.date, reason: o.reason, by, ...(o.deadline ? { deadline: o.deadline } : {}) });
           process.stdout.write(`excused ${o.rule}${Object.keys(key).length ? ` ${keyText(key)}` : ''} on ${o.date}${o.deadline ? ` (deadline ${o.deadline})` : ''}\n`);
+          // A whole day's excuse takes only the deadlines that were not on time: which it took, and which not.
+          const day = dayExcuseSchema.safeParse(parseJson(res.text));
+          if (day.success) {
+            for (const d of day.data.excused) process.stdout.write(`  excused     ${d.deadline} (${d.outcome})\n`);
+            for (const d of day.data.not_excused) process.stdout.write(`  not excused ${d.deadline} (on time)\n`);
+          }
         }
         process.exitCode = EXIT_OK;
       } catch (err) {

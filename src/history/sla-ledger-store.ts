@@ -52,13 +52,16 @@ export interface ExcuseEvent {
   reason: string;
 }
 
-/** An occurrence's excuse: its own deadline's, or its local date's as a whole (deadline 0). */
+/**
+ * An occurrence's excuse: its own deadline's, or its local date's as a whole (deadline 0) — which excuses only the
+ * deadlines of the day that were not on time (contract 11c: an excuse never takes a met deadline out of the count).
+ */
 function excuseOf(j: JoinBuilder<HistoryTables & { o: HistoryTables['sla_occurrences'] } & { e: HistoryTables['sla_occurrence_excuses'] }, 'o' | 'e'>) {
   return j
     .onRef('e.rule', '=', 'o.rule')
     .onRef('e.key_text', '=', 'o.key_text')
     .onRef('e.local_date', '=', 'o.local_date')
-    .on((eb) => eb.or([eb('e.deadline', '=', 0), eb('e.deadline', '=', eb.ref('o.deadline'))]));
+    .on((eb) => eb.or([eb.and([eb('e.deadline', '=', 0), eb('o.outcome', '<>', 'on_time')]), eb('e.deadline', '=', eb.ref('o.deadline'))]));
 }
 
 /** Per rule and key over a range of local dates: how many of each outcome, and the lateness of the late ones. */
@@ -327,10 +330,18 @@ export class SlaLedgerStore {
     return (await this.outcomesOn(rule, keyText, localDate)).length > 0;
   }
 
-  /** The outcomes of a key's occurrences on a local date (one per deadline of that day); none when there is none. */
-  async outcomesOn(rule: string, keyText: string, localDate: string): Promise<string[]> {
-    const rows = await this.db.selectFrom('sla_occurrences').select('outcome').where('rule', '=', rule).where('key_text', '=', keyText).where('local_date', '=', localDate).limit(1_000).execute();
-    return rows.map((r) => r.outcome);
+  /** A key's occurrences on a local date (one per deadline of that day), in deadline order; none when there is none. */
+  async outcomesOn(rule: string, keyText: string, localDate: string): Promise<Array<{ deadline: number; timezone: string; outcome: string }>> {
+    const rows = await this.db
+      .selectFrom('sla_occurrences')
+      .select(['deadline', 'timezone', 'outcome'])
+      .where('rule', '=', rule)
+      .where('key_text', '=', keyText)
+      .where('local_date', '=', localDate)
+      .orderBy('deadline')
+      .limit(1_000)
+      .execute();
+    return rows.map((r) => ({ deadline: Number(r.deadline), timezone: r.timezone, outcome: r.outcome }));
   }
 }
 

@@ -217,12 +217,19 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
       }
       // A day whose every deadline was met has nothing to excuse: an excuse there would only take met deadlines out
       // of the denominator, and a report handed to a partner would not show it.
-      if (outcomes.every((o) => o === 'on_time')) {
+      if (outcomes.every((o) => o.outcome === 'on_time')) {
         throw new HttpError(409, 'sla_occurrence_on_time', `the occurrence${outcomes.length > 1 ? 's' : ''} of rule "${b.rule}"${kt ? ` for ${kt}` : ''} on ${b.local_date} ${outcomes.length > 1 ? 'were' : 'was'} on time: there is nothing to excuse`);
       }
       const excuse = { rule: b.rule, keyText: kt, key: b.key, localDate: b.local_date, by, at: now(), reason: b.reason };
       await guarded(() => s.ledger.excuse(excuse));
-      return { status: 'success', excuse: { rule: excuse.rule, key: b.key, local_date: excuse.localDate, deadline: null, by: excuse.by, at: new Date(excuse.at).toISOString(), reason: excuse.reason } };
+      // The day's excuse takes only what was not on time (contract 11c); the answer says which it took and which not.
+      const deadlines = (met: boolean) => outcomes.filter((o) => (o.outcome === 'on_time') === met).map((o) => ({ deadline: formatRfc3339(o.deadline, o.timezone), outcome: o.outcome }));
+      return {
+        status: 'success',
+        excuse: { rule: excuse.rule, key: b.key, local_date: excuse.localDate, deadline: null, by: excuse.by, at: new Date(excuse.at).toISOString(), reason: excuse.reason },
+        excused: deadlines(false),
+        not_excused: deadlines(true),
+      };
     },
     /** `GET /api/v1/history/sla`: every excuse and withdrawal, newest first (contract section 11a). */
     events: async (req: IncomingMessage): Promise<unknown> => {

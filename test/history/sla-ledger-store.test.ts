@@ -104,6 +104,32 @@ describe.each(BACKENDS)('SLA ledger store on %s', (kind) => {
     await expect(sla.excuse(post({ rule: 'R', key: { user: 'D' }, local_date: '2026-10-04', reason: 'x', by: 'ana' }))).rejects.toMatchObject({ status: 404 });
   });
 
+  it('a whole day\'s excuse takes only the deadlines that were not on time, and answers which (11c)', async () => {
+    const store = await backend.open();
+    const morning = Date.UTC(2026, 9, 12, 8);
+    const noon = Date.UTC(2026, 9, 12, 12);
+    const afternoon = Date.UTC(2026, 9, 12, 14);
+    await store.write([occurrence('F', morning, 'on_time', true), occurrence('F', noon, 'missing', true), occurrence('F', afternoon, 'late', true)]);
+    const sla = slaHandlers(() => ({ ledger: store.ledger, objective: () => 0.99 }), () => Date.UTC(2026, 9, 13));
+    const answer = await sla.excuse(post({ rule: 'R', key: { user: 'F' }, local_date: '2026-10-12', reason: 'bank strike', by: 'ana' }));
+    expect(answer).toMatchObject({
+      status: 'success',
+      excused: [
+        { deadline: '2026-10-12T12:00:00Z', outcome: 'missing' },
+        { deadline: '2026-10-12T14:00:00Z', outcome: 'late' },
+      ],
+      not_excused: [{ deadline: '2026-10-12T08:00:00Z', outcome: 'on_time' }],
+    });
+    const list = await store.ledger.occurrences({ from: '2026-10-12', to: '2026-10-12', limit: 10, offset: 0 });
+    expect(list.map((o) => [o.outcome, o.excuse?.reason ?? null])).toEqual([
+      ['on_time', null],
+      ['missing', 'bank strike'],
+      ['late', 'bank strike'],
+    ]);
+    const [tally] = await store.ledger.tally({ from: '2026-10-12', to: '2026-10-12' });
+    expect(tally).toMatchObject({ on_time: 1, late: 0, missing: 0, excused: 2 });
+  });
+
   it('excuses one deadline of a day, never an on-time one, and keeps every excuse and withdrawal in the history', async () => {
     const store = await backend.open();
     const morning = Date.UTC(2026, 9, 8, 8);
