@@ -67,13 +67,13 @@ describe('the /sla month on its first day', () => {
   afterAll(() => backend.close());
   const { rules, problems } = parseRuleFile('rules.yaml', RULES);
 
-  async function page(store: HistoryStore, now: number, url = '/sla'): Promise<{ status: number; body: string }> {
+  async function page(store: HistoryStore, now: number, url = '/sla', configured = rules): Promise<{ status: number; body: string }> {
     const reply = await slaPage({ url } as IncomingMessage, {
       sla: () => ({
         ledger: store.ledger,
         objective: () => 0.9,
-        due: (rule, from, to) => dueOfRule(rules, {}, rule, from, to, now),
-        lines: () => ledgerLines(rules),
+        due: (rule, from, to) => dueOfRule(configured, {}, rule, from, to, now),
+        lines: () => ledgerLines(configured),
       }),
       info: () => ({ timezone: 'UTC', version: 't' }),
       now: () => now,
@@ -83,8 +83,9 @@ describe('the /sla month on its first day', () => {
 
   /** The day cells of a line (`Statement` + `user=BANK1`), as `date:class`. */
   function cells(body: string, rule: string, keyText: string): string[] {
-    const head = keyText === '' ? rule : `${rule}<br><a class="muted" href="/sla?month=`;
-    const row = [...body.matchAll(/<tr><th scope="row" class="rule">(.*?)<\/th>(.*?)<\/tr>/gs)].find((m) => (m[1] ?? '').startsWith(head) && (keyText === '' || (m[1] ?? '').endsWith(`>${keyText}</a>`)))?.[2];
+    // On the grid a partner's key links to its statement; on a statement it is plain text.
+    const named = (th: string): boolean => (keyText === '' ? th === rule : th.startsWith(`${rule}<br>`) && (th.endsWith(`>${keyText}</a>`) || th.endsWith(`>${keyText}</span>`)));
+    const row = [...body.matchAll(/<tr><th scope="row" class="rule">(.*?)<\/th>(.*?)<\/tr>/gs)].find((m) => named(m[1] ?? ''))?.[2];
     if (row === undefined) return [];
     return [...row.matchAll(/<td class="day ([^"]*)" title="(\d{4}-\d{2}-\d{2})/g)].map((m) => `${m[2] ?? ''}:${m[1] ?? ''}`);
   }
@@ -144,5 +145,32 @@ describe('the /sla month on its first day', () => {
     expect(december.body).not.toContain('user=OLDBANK');
     const november = await page(store, Date.parse('2026-12-01T08:00:00Z'), '/sla?month=2026-11');
     expect(cells(november.body, 'Statement', 'user=OLDBANK')[9]).toBe('2026-11-10:on_time');
+  });
+
+  it('a partner\'s statement lists the rule that watches that partner alone by match, not only the for_each lines (11c)', async () => {
+    // The shape discover proposes for a one-partner flow: no for_each, the partner in match.
+    const withOwn = parseRuleFile(
+      'rules.yaml',
+      `${RULES}
+  - name: Bank1Cobranca
+    type: missing_file
+    match: { user: [BANK1], file: ["COBRANCA_*.RET"] }
+    deadline: "0 10 * * *"
+    timezone: UTC
+    window: 1d
+    severity: warning
+`,
+    );
+    expect(withOwn.problems).toEqual([]);
+    const store = await backend.open();
+    await store.write([occurrence('Statement', 'BANK1', '2026-11-10', 9, 'on_time'), occurrence('Statement', 'BANK2', '2026-11-10', 9, 'on_time'), occurrence('Bank1Cobranca', undefined, '2026-11-10', 10, 'missing')]);
+    const at = Date.parse('2026-12-01T08:00:00Z');
+    const bank1 = await page(store, at, '/sla?month=2026-11&key=user=BANK1', withOwn.rules);
+    expect(cells(bank1.body, 'Bank1Cobranca', '')[9]).toBe('2026-11-10:missing');
+    expect(cells(bank1.body, 'Statement', 'user=BANK1')[9]).toBe('2026-11-10:on_time');
+    expect(bank1.body).toContain('Bank1Cobranca');
+    const bank2 = await page(store, at, '/sla?month=2026-11&key=user=BANK2', withOwn.rules);
+    expect(bank2.body).not.toContain('Bank1Cobranca');
+    expect(cells(bank2.body, 'Statement', 'user=BANK2')[9]).toBe('2026-11-10:on_time');
   });
 });

@@ -59,10 +59,14 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
     const events = await source.ledger.excuseEvents({ from: Date.parse(`${range.from}T00:00:00Z`) - 86_400_000, to: deps.now(), limit: 1_000 });
     data.excuseEvents = events.items.filter((e) => e.localDate >= range.from && e.localDate <= range.to);
     if (data.statementKey) {
-      const holds = keyHolds(data.statementKey);
-      data.rows = data.rows.filter((r) => holds(r.key));
-      data.occurrences = data.occurrences.filter((o) => holds(o.key));
-      data.excuseEvents = data.excuseEvents.filter((e) => holds(e.key));
+      // A partner's lines are those whose key holds it, and those of a rule that watches that partner alone by its
+      // `match` (a one-partner flow as discover proposes it: no for_each, `match: {user: [BANK1]}`).
+      const selects = new Map((source.lines?.() ?? []).map((l) => [l.rule, l.selects]));
+      const wanted = keyHolds(data.statementKey);
+      const holds = (rule: string, key: Record<string, string>): boolean => wanted({ ...selects.get(rule), ...key });
+      data.rows = data.rows.filter((r) => holds(r.rule, r.key));
+      data.occurrences = data.occurrences.filter((o) => holds(o.rule, o.key));
+      data.excuseEvents = data.excuseEvents.filter((e) => holds(e.rule, e.key));
       const rules = new Set(data.rows.map((r) => r.rule));
       data.holidays = data.holidays.map((c) => ({ ...c, rules: c.rules.filter((r) => rules.has(r)) })).filter((c) => c.rules.length > 0);
     }
