@@ -5,6 +5,7 @@ import { connection, daemonClient, unreachable, withConnection, type ConnectionF
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { terminalCell } from './history.js';
 import { coverageText } from '../sla/sla-report.js';
+import { latenessText } from '../sla/lateness-text.js';
 import { keyFromPairs, keyText } from '../sla/occurrence.js';
 
 /**
@@ -113,7 +114,7 @@ export async function slaReport(client: DaemonClientOptions, o: { from: string; 
       pct(r.on_time_ratio),
       pct(r.objective),
       pct(r.budget_remaining),
-      r.lateness_p95_seconds === null ? '–' : `${Math.round(r.lateness_p95_seconds / 60)} min`,
+      r.lateness_p95_seconds === null ? '–' : latenessText(r.lateness_p95_seconds),
       coverageText(r),
     ]),
   ]);
@@ -135,7 +136,7 @@ export async function slaOccurrences(client: DaemonClientOptions, o: { from: str
       keyText(x.key),
       x.outcome,
       x.arrived_at ?? '–',
-      x.lateness_seconds === null ? '–' : `${Math.round(x.lateness_seconds / 60)} min`,
+      x.lateness_seconds === null ? '–' : latenessText(x.lateness_seconds),
       x.excuse ? `${x.excuse.by}: ${x.excuse.reason}` : '',
     ]),
   ]);

@@ -12,6 +12,7 @@ import { formatTime } from '../util/format-time.js';
 import type { DataCompleteness, EvaluatorContext, ExpectedFile, RuleEvaluator, UsualArrival } from './rule-evaluator.js';
 import { labelNameSchema, ruleSchema } from './rule-schema.js';
 import { BusinessCalendar, calendarSchema, unionCalendar, type LocalDay } from '../sla/business-calendar.js';
+import { latenessText } from '../sla/lateness-text.js';
 import { judgeOccurrence, keyText, occurrenceId, type OccurrenceRecord, type ReadSpan } from '../sla/occurrence.js';
 import { indexAfter, timesIn } from '../util/sorted-numbers.js';
 import { defineRuleType } from './rule-type.js';
@@ -78,13 +79,14 @@ const TEMPLATE_VARIABLES = [
   'timezone',
   'arrived_at',
   'arrived_at_ms',
+  'lateness',
   'phase',
   'usual_arrival',
   'usual_basis',
 ];
 const DEFAULT_ANNOTATIONS = {
   summary:
-    '{{#if arrived_at}}{{alertname}}: file arrived late at {{arrived_at}} (deadline {{deadline}}){{else}}{{alertname}}: expected file not received by {{deadline}}{{/if}}',
+    '{{#if arrived_at}}{{alertname}}: file arrived late at {{arrived_at}} (deadline {{deadline}}, {{lateness}}){{else}}{{alertname}}: expected file not received by {{deadline}}{{/if}}',
   description: '{{count}} of {{min_count}} expected transfers arrived between {{window_start}} and {{deadline}}.',
 };
 const WARN_ANNOTATIONS = {
@@ -719,6 +721,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     if (arrivedAt !== undefined) {
       values['arrived_at_ms'] = arrivedAt;
       values['arrived_at'] = formatTime(arrivedAt, shown);
+      values['lateness'] = latenessText((arrivedAt - deadline) / 1000);
     }
     if (phase === 'jeopardy' && this.rule.warn_before === 'auto') {
       const usual = this.usual(key);
@@ -734,7 +737,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
     });
     if (arrivedAt !== undefined) {
       // Whatever the rule's own templates say, a late arrival is always spelled out with its time and zone.
-      candidate.annotations['resolution'] = `arrived late at ${formatTime(arrivedAt, shown)} (deadline ${formatTime(deadline, tz)})`;
+      candidate.annotations['resolution'] = `arrived late at ${formatTime(arrivedAt, shown)} (deadline ${formatTime(deadline, tz)}, ${latenessText((arrivedAt - deadline) / 1000)})`;
     }
     return candidate;
   }

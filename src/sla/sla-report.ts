@@ -1,4 +1,5 @@
 import { csvLine } from '../base/csv.js';
+import { latenessText } from './lateness-text.js';
 import { keyText } from './occurrence.js';
 
 /** Per rule and key over a range of local dates (HistoryStore's ledger tallies fit). */
@@ -188,8 +189,21 @@ export function monthsOf(from: string, to: string): Array<{ month: string; from:
 export function reportTable(rows: readonly SlaReportRow[]): string {
   const pct = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
   const lines = [
-    ['RULE', 'KEY', 'ON TIME', 'LATE', 'MISSING', 'EXCUSED', 'NO DATA', 'ON-TIME RATE', 'OBJECTIVE', 'BUDGET LEFT', 'COVERAGE'],
-    ...rows.map((r) => [r.rule, keyText(r.key), String(r.on_time), String(r.late), String(r.missing), String(r.excused), String(r.no_data), pct(r.on_time_ratio), pct(r.objective), pct(r.budget_remaining), coverageText(r)]),
+    ['RULE', 'KEY', 'ON TIME', 'LATE', 'MISSING', 'EXCUSED', 'NO DATA', 'ON-TIME RATE', 'OBJECTIVE', 'BUDGET LEFT', 'LATE P95', 'COVERAGE'],
+    ...rows.map((r) => [
+      r.rule,
+      keyText(r.key),
+      String(r.on_time),
+      String(r.late),
+      String(r.missing),
+      String(r.excused),
+      String(r.no_data),
+      pct(r.on_time_ratio),
+      pct(r.objective),
+      pct(r.budget_remaining),
+      r.lateness_p95_seconds === null ? '-' : latenessText(r.lateness_p95_seconds),
+      coverageText(r),
+    ]),
   ];
   const widths = lines[0]?.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? '').length))) ?? [];
   return lines.map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n') + '\n';

@@ -83,7 +83,7 @@ describe('the /sla page', () => {
     // In deadline order, whatever order the ledger gave.
     expect(lines.map((l) => /<td>(\S+) /.exec(l)?.[1])).toEqual(['2026-11-24', '2026-11-25', '2026-11-26']);
     // The late one: its deadline and arrival in the rule's zone, the arrival to the millisecond, the file as text.
-    expect(lines[0]).toContain('<td>2026-11-24 09:00:00 -03:00</td><td class="outcome">late by 5 min</td><td>2026-11-24 09:05:00.123 -03:00</td>');
+    expect(lines[0]).toContain('<td>2026-11-24 09:00:00 -03:00</td><td class="outcome">late, +5m</td><td>2026-11-24 09:05:00.123 -03:00</td>');
     expect(lines[0]).toContain('EXT_&lt;b&gt;.RET');
     // The missing one keeps the file that came after the close; the excused one says who and why.
     expect(lines[1]).toContain('EXT_25.RET <span class="muted">2026-11-25 09:00:44.500 -03:00</span>');

@@ -98,7 +98,7 @@ describe('missing_file', () => {
     const resolved = store.alerts()[0];
     expect(resolved?.state).toBe('resolved');
     expect(resolved?.annotations['resolution']).toBe(
-      'arrived late at 2026-11-23 08:20:00 -03:00 (America/Sao_Paulo) (deadline 2026-11-23 08:00:00 -03:00 (America/Sao_Paulo))',
+      'arrived late at 2026-11-23 08:20:00 -03:00 (America/Sao_Paulo) (deadline 2026-11-23 08:00:00 -03:00 (America/Sao_Paulo), +20m)',
     );
     expect(resolved?.annotations['summary']).toContain('arrived late at 2026-11-23 08:20:00 -03:00 (America/Sao_Paulo)');
     expect(resolved?.values['arrived_at_ms']).toBe(MONDAY_DEADLINE + 20 * MIN);

@@ -1,4 +1,5 @@
 import type { ExcuseEvent, LedgerOccurrence } from '../../history/sla-ledger-store.js';
+import { latenessMark, latenessText } from '../../sla/lateness-text.js';
 import { mapInSlices } from '../../util/in-slices.js';
 import { formatCellTime, formatTime } from '../../util/format-time.js';
 import { keyText } from '../../sla/occurrence.js';
@@ -53,14 +54,6 @@ function holidaysSection(list: readonly CalendarHolidays[]): SafeHtml {
 
 const SEVERITY: Record<string, number> = { missing: 5, late: 4, no_data: 3, excused: 2, on_time: 1 };
 
-/** Lateness in a day cell: minutes under an hour, then hours under two days, then days (the title has the minutes). */
-function latenessShort(seconds: number): string {
-  const minutes = Math.max(1, Math.round(seconds / 60));
-  if (minutes < 60) return `${minutes}m`;
-  if (minutes < 48 * 60) return `${Math.round(minutes / 60)}h`;
-  return `${Math.round(minutes / 1440)}d`;
-}
-
 /** One occurrence's mark: ✓ on time, +Nm late, ✗ missing (✗… while still open), exc excused, ? no data. */
 function mark(o: LedgerOccurrence): { text: string; cls: string } {
   if (o.excuse) return { text: 'exc', cls: 'excused' };
@@ -68,7 +61,7 @@ function mark(o: LedgerOccurrence): { text: string; cls: string } {
     case 'on_time':
       return { text: '✓', cls: 'on_time' };
     case 'late':
-      return { text: `+${latenessShort(o.latenessSeconds ?? 0)}`, cls: 'late' };
+      return { text: latenessMark(o.latenessSeconds ?? 0), cls: 'late' };
     case 'missing':
       return o.final ? { text: '✗', cls: 'missing' } : { text: '✗…', cls: 'missing open' };
     default:
@@ -101,7 +94,7 @@ function cell(list: readonly LedgerOccurrence[], day: string, today: string, mon
   const title = list
     .map(
       (o) =>
-        `${o.localDate} ${new Date(o.deadline).toISOString().slice(11, 16)} UTC ${o.outcome}${o.outcome === 'missing' && !o.final ? ' so far (open until it closes)' : ''}${o.latenessSeconds !== null ? ` (late by ${Math.round(o.latenessSeconds / 60)} min)` : ''}${o.afterClose.length > 0 ? `, ${o.afterClose.length} file(s) after the close` : ''}${o.excuse ? `, excused by ${o.excuse.by}: ${o.excuse.reason}` : ''}`,
+        `${o.localDate} ${new Date(o.deadline).toISOString().slice(11, 16)} UTC ${o.outcome}${o.outcome === 'missing' && !o.final ? ' so far (open until it closes)' : ''}${o.latenessSeconds !== null ? ` (${latenessText(o.latenessSeconds)})` : ''}${o.afterClose.length > 0 ? `, ${o.afterClose.length} file(s) after the close` : ''}${o.excuse ? `, excused by ${o.excuse.by}: ${o.excuse.reason}` : ''}`,
     )
     .join('\n');
   const evidence = `/api/v1/sla/occurrences?from=${day}&to=${day}&rule=${encodeURIComponent(rule)}`;
@@ -134,7 +127,7 @@ function outcomeText(o: LedgerOccurrence): string {
     o.outcome === 'on_time'
       ? 'on time'
       : o.outcome === 'late'
-        ? `late by ${Math.max(1, Math.round((o.latenessSeconds ?? 0) / 60))} min`
+        ? `late, ${latenessText(o.latenessSeconds ?? 0)}`
         : o.outcome === 'missing'
           ? o.final
             ? 'missing'
