@@ -10,7 +10,7 @@ import { defineConfig } from 'vitest/config';
  *   share it, and the status page in Chromium. CI runs this group once, on Node 20 (.ci/run): none of it tests
  *   the runtime.
  */
-const ALONE = ['test/e2e/ha*.test.ts', 'test/rules/shipped-rules-noise-*.test.ts', 'test/e2e/status-page.test.ts'];
+const ALONE = ['test/e2e/ha*.test.ts', 'test/rules/shipped-rules-noise-*.test.ts', 'test/e2e/status-page*.test.ts'];
 
 /**
  * CI's second runtime (`TW_RUNTIME_SMOKE=1`, .ci/run): the end-to-end and CLI files are the built daemon's behaviour,

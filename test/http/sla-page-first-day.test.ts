@@ -85,7 +85,7 @@ describe('the /sla month on its first day', () => {
   function cells(body: string, rule: string, keyText: string): string[] {
     // On the grid a partner's key links to its statement; on a statement it is plain text.
     const named = (th: string): boolean => (keyText === '' ? th === rule : th.startsWith(`${rule}<br>`) && (th.endsWith(`>${keyText}</a>`) || th.endsWith(`>${keyText}</span>`)));
-    const row = [...body.matchAll(/<tr><th scope="row" class="rule">(.*?)<\/th>(.*?)<\/tr>/gs)].find((m) => named(m[1] ?? ''))?.[2];
+    const row = [...body.matchAll(/<tr><th scope="row" class="rule">(.*?)<\/th>(.*?)<\/tr>/gs)].find((m) => named((m[1] ?? '').replaceAll('<wbr>', '')))?.[2];
     if (row === undefined) return [];
     return [...row.matchAll(/<td class="day ([^"]*)" title="(\d{4}-\d{2}-\d{2})/g)].map((m) => `${m[2] ?? ''}:${m[1] ?? ''}`);
   }

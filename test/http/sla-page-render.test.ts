@@ -38,10 +38,12 @@ describe('the /sla page', () => {
     const due = days.filter((d) => d <= '2026-11-25').flatMap((d) => [d, d]);
     const page = await renderSlaPage({ month: '2026-11', days, rows: [reportRow(tally, 0.99, due)], occurrences, version: 't', today: '2026-11-26', timezone: 'UTC', now: Date.parse('2026-11-26T10:00:00Z') }, 'n');
     const cellOf = (date: string): string => new RegExp(`<td class="day[^"]*"[^>]*title="${date}[^"]*"[^>]*>.*?</td>`, 's').exec(page)?.[0] ?? '';
-    // Two deadlines on the 24th: two marks, the late one with its minutes.
-    expect(cellOf('2026-11-24')).toMatch(/<span class="mark on_time">✓<\/span><span class="mark late">\+4m<\/span>/);
-    // The 25th's morning is missing so far, not final.
-    expect(cellOf('2026-11-25')).toContain('<span class="mark missing open">✗…</span>');
+    // Two deadlines on the 24th: the worst (late, with its minutes) and how many, each of them in the title.
+    expect(cellOf('2026-11-24')).toContain('<span class="mark late"><span class="plus">+</span>4m</span><sup class="n">2</sup>');
+    expect(cellOf('2026-11-24')).toContain('2026-11-24 15:00 UTC late (+4m)');
+    expect(cellOf('2026-11-24')).toContain('2026-11-24 09:00 UTC on_time');
+    // The 25th's morning is missing so far, not final: the worst of the day.
+    expect(cellOf('2026-11-25')).toContain('<span class="mark missing open">✗…</span><sup class="n">2</sup>');
     expect(cellOf('2026-11-25')).toContain('missing so far (open until it closes)');
     // Each judged day links to its occurrences (and their files).
     expect(cellOf('2026-11-24')).toContain('<a href="/api/v1/sla/occurrences?from=2026-11-24&amp;to=2026-11-24&amp;rule=Statement">');
@@ -84,9 +86,9 @@ describe('the /sla page', () => {
     expect(lines.map((l) => /<td>(\S+) /.exec(l)?.[1])).toEqual(['2026-11-24', '2026-11-25', '2026-11-26']);
     // The late one: its deadline and arrival in the rule's zone, the arrival to the millisecond, the file as text.
     expect(lines[0]).toContain('<td>2026-11-24 09:00:00 -03:00</td><td class="outcome">late, +5m</td><td>2026-11-24 09:05:00.123 -03:00</td>');
-    expect(lines[0]).toContain('EXT_&lt;b&gt;.RET');
+    expect(lines[0]).toContain('EXT_<wbr>&lt;b&gt;.<wbr>RET');
     // The missing one keeps the file that came after the close; the excused one says who and why.
-    expect(lines[1]).toContain('EXT_25.RET <span class="muted">2026-11-25 09:00:44.500 -03:00</span>');
+    expect(lines[1]).toContain('EXT_<wbr>25.<wbr>RET <span class="muted">2026-11-25 09:00:44.500 -03:00</span>');
     expect(lines[2]).toContain('missing, excused (not counted)');
     expect(lines[2]).toContain('ana: bank strike');
     // The month links keep the partner; "every partner" leads back.

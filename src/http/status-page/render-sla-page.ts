@@ -6,7 +6,7 @@ import { keyText } from '../../sla/occurrence.js';
 import type { SlaReportRow } from '../sla-routes.js';
 import { coverageCount, coverageText } from '../../sla/sla-report.js';
 import type { CalendarHolidays } from '../../sla/calendar-view.js';
-import { html, type SafeHtml } from './safe-html.js';
+import { html, wrapBetweenWords, type SafeHtml } from './safe-html.js';
 import { PAGE_STYLE } from './page-style.js';
 
 export interface SlaPageData {
@@ -69,9 +69,6 @@ function mark(o: LedgerOccurrence): { text: string; cls: string } {
   }
 }
 
-/** Marks shown one per deadline up to this many a day; a busier day shows its counts (12✓ 1✗). */
-const MARKS_PER_DAY = 4;
-
 function cell(list: readonly LedgerOccurrence[], day: string, today: string, monitoredFrom: string | null, rule: string, keyText: string): SafeHtml {
   if (list.length === 0) {
     // Today before its deadline is not due yet, as the days after it.
@@ -80,17 +77,13 @@ function cell(list: readonly LedgerOccurrence[], day: string, today: string, mon
     if (monitoredFrom === null || day < monitoredFrom) return html`<td class="day not-monitored" title="${day}: not monitored (the ledger judges from ${monitoredFrom ?? 'no day yet'})">nm</td>`;
     return html`<td class="day none" title="${day}: no deadline">–</td>`;
   }
-  const shown = list.map((o) => (o.excuse ? 'excused' : o.outcome)).sort((a, b) => (SEVERITY[b] ?? 0) - (SEVERITY[a] ?? 0))[0] ?? 'on_time';
-  const marks = list.map(mark);
-  let content: SafeHtml;
-  if (marks.length <= MARKS_PER_DAY) {
-    content = html`${marks.map((m) => html`<span class="mark ${m.cls}">${m.text}</span>`)}`;
-  } else {
-    const counts = new Map<string, number>();
-    for (const m of marks) counts.set(m.cls.split(' ')[0] ?? m.cls, (counts.get(m.cls.split(' ')[0] ?? m.cls) ?? 0) + 1);
-    const symbol: Record<string, string> = { on_time: '✓', late: '+', missing: '✗', excused: 'exc', no_data: '?' };
-    content = html`${[...counts].map(([cls, n]) => html`<span class="mark ${cls}">${n}${symbol[cls] ?? cls}</span>`)}`;
-  }
+  // The day's worst occurrence decides its colour and its mark; a day of several deadlines says how many (✗⁴: four
+  // deadlines, the worst missing), each of them in the title and behind the link. One mark a day keeps 31 days and
+  // the figures of 40 partners inside 1280 px (a mark per deadline took 2,357 px).
+  const worst = [...list].sort((a, b) => (SEVERITY[b.excuse ? 'excused' : b.outcome] ?? 0) - (SEVERITY[a.excuse ? 'excused' : a.outcome] ?? 0))[0] as LedgerOccurrence;
+  const shown = worst.excuse ? 'excused' : worst.outcome;
+  const m = mark(worst);
+  const content = html`<span class="mark ${m.cls}">${m.cls === 'late' ? html`<span class="plus">+</span>${m.text.slice(1)}` : m.text}</span>${list.length > 1 ? html`<sup class="n">${list.length}</sup>` : ''}`;
   const title = list
     .map(
       (o) =>
@@ -107,11 +100,15 @@ const WEEKDAY_LETTERS = ['Su', 'Mo', 'Tu', 'We', 'Th', 'Fr', 'Sa'];
 const weekdayOf = (date: string): number => new Date(`${date}T12:00:00Z`).getUTCDay();
 
 /** Coverage in two short lines (`18 of 18` / `since 2026-09-28`), the whole sentence as its title. */
-function coverageCell(r: SlaReportRow): SafeHtml {
+function coverageCell(r: SlaReportRow, monthStart: string): SafeHtml {
   const count = coverageCount(r);
   const partial = count?.partial === true;
-  const since = r.monitored_from ? `since ${r.monitored_from}` : 'not monitored';
-  return html`<td class="coverage${partial ? ' bad' : ''}" title="${coverageText(r)}">${count ? html`${count.short}<br>` : ''}<span class="muted">${since}</span></td>`;
+  // Short, so that 31 days and the figures fit 1280 px: the count, and since when only where monitoring began inside
+  // the period (month and day); the title has the whole sentence with the year.
+  const began = r.monitored_from !== null && r.monitored_from > monthStart;
+  const since = r.monitored_from === null ? html`<br><span class="muted">not monitored</span>` : began ? html`<br><span class="muted">since ${r.monitored_from.slice(5)}</span>` : '';
+  const judged = count ? (partial ? count.short.replace(/^partial: /, '') : count.short).replace(' of ', '/') : '';
+  return html`<td class="coverage${partial ? ' bad' : ''}" title="${coverageText(r)}">${judged}${since}</td>`;
 }
 
 /** Files shown by name in a statement's line; more are counted. */
@@ -138,7 +135,7 @@ function outcomeText(o: LedgerOccurrence): string {
 
 function filesText(files: readonly { file: string; at: number }[], timeZone: string): SafeHtml {
   if (files.length === 0) return html`<span class="muted">none</span>`;
-  const named = files.slice(0, FILES_NAMED).map((f, i) => html`${i > 0 ? html`<br>` : ''}${f.file} <span class="muted">${evidenceTime(f.at, timeZone)}</span>`);
+  const named = files.slice(0, FILES_NAMED).map((f, i) => html`${i > 0 ? html`<br>` : ''}${wrapBetweenWords(f.file)} <span class="muted">${evidenceTime(f.at, timeZone)}</span>`);
   return html`${named}${files.length > FILES_NAMED ? html`<br><span class="muted">and ${files.length - FILES_NAMED} more</span>` : ''}`;
 }
 
@@ -148,7 +145,7 @@ function statementSection(list: readonly LedgerOccurrence[]): SafeHtml {
   const sorted = [...list].sort((a, b) => a.deadline - b.deadline || a.rule.localeCompare(b.rule));
   const rows = sorted.map(
     (o) =>
-      html`<tr class="${o.excuse ? 'excused' : o.outcome}"><td>${o.localDate} <span class="muted">${WEEKDAY_LETTERS[weekdayOf(o.localDate)]}</span></td><td>${o.rule}</td><td>${formatCellTime(o.deadline, o.timezone)}</td><td class="outcome">${outcomeText(o)}</td><td>${o.arrivedAt !== null ? evidenceTime(o.arrivedAt, o.timezone) : html`<span class="muted">–</span>`}</td><td>${o.count}${o.minCount > 1 ? html` <span class="muted">of ${o.minCount}</span>` : ''}</td><td class="files">${filesText(o.files, o.timezone)}</td><td class="files">${o.afterClose.length > 0 ? filesText(o.afterClose, o.timezone) : html`<span class="muted">–</span>`}</td><td>${o.excuse ? html`${o.excuse.by}: ${o.excuse.reason}` : html`<span class="muted">–</span>`}</td></tr>`,
+      html`<tr class="${o.excuse ? 'excused' : o.outcome}"><td>${o.localDate} <span class="muted">${WEEKDAY_LETTERS[weekdayOf(o.localDate)]}</span></td><td>${wrapBetweenWords(o.rule)}</td><td>${formatCellTime(o.deadline, o.timezone)}</td><td class="outcome">${outcomeText(o)}</td><td>${o.arrivedAt !== null ? evidenceTime(o.arrivedAt, o.timezone) : html`<span class="muted">–</span>`}</td><td>${o.count}${o.minCount > 1 ? html` <span class="muted">of ${o.minCount}</span>` : ''}</td><td class="files">${filesText(o.files, o.timezone)}</td><td class="files">${o.afterClose.length > 0 ? filesText(o.afterClose, o.timezone) : html`<span class="muted">–</span>`}</td><td class="excuse">${o.excuse ? html`${o.excuse.by}: ${o.excuse.reason}` : html`<span class="muted">–</span>`}</td></tr>`,
   );
   return html`<section id="statement" data-section="statement"><h2>Every deadline of the month <span class="muted">the evidence of each outcome; times in each rule's zone</span></h2><table class="statement"><thead><tr><th>Local date</th><th>Rule</th><th>Deadline</th><th>Outcome</th><th>Arrived</th><th>Count</th><th>Files</th><th>After the close</th><th>Excuse</th></tr></thead><tbody>${rows}</tbody></table></section>`;
 }
@@ -161,6 +158,12 @@ function keyQuery(key: Record<string, string>): string {
 }
 
 const pct = (v: number | null): string => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
+/** A share as short as it reads the same: 95%, 99.5%, -120% (the goal and the budget, beside the month's 31 days). */
+const shortPct = (v: number | null): string => {
+  if (v === null) return '–';
+  const p = v * 100;
+  return `${Math.abs(p) >= 10 || Number.isInteger(p) ? Math.round(p) : p.toFixed(1)}%`;
+};
 
 /** `/sla`: per rule and key, the month by local day, with the on-time rate against the objective and the budget left. */
 export async function renderSlaPage(data: SlaPageData, nonce: string): Promise<string> {
@@ -183,18 +186,18 @@ export async function renderSlaPage(data: SlaPageData, nonce: string): Promise<s
     const missed = r.objective !== null && r.on_time_ratio !== null && r.on_time_ratio < r.objective;
     const partial = r.due !== null && r.coverage !== null && r.coverage < 1;
     // Each partner's line links to its statement (on a statement already, the line names the key alone).
-    const keyCell = kt ? (data.statementKey ? html`<br><span class="muted">${kt}</span>` : html`<br><a class="muted" href="/sla?month=${data.month}${keyQuery(r.key)}" title="the statement of ${kt} for ${data.month}">${kt}</a>`) : '';
-    return html`<tr><th scope="row" class="rule">${r.rule}${keyCell}</th>${data.days.map((d) => cell(byRow.get(`${r.rule}\u001f${kt}\u001f${d}`) ?? [], d, data.today, r.monitored_from, r.rule, kt))}
-<td class="rate ${missed ? 'bad' : 'good'}">${pct(r.on_time_ratio)}${partial ? html`<br><span class="muted">partial</span>` : ''}</td><td>${pct(r.objective)}</td><td class="${r.budget_remaining !== null && r.budget_remaining < 0 ? 'bad' : ''}">${pct(r.budget_remaining)}</td>${coverageCell(r)}</tr>`;
+    const keyCell = kt ? (data.statementKey ? html`<br><span class="muted">${wrapBetweenWords(kt)}</span>` : html`<br><a class="muted" href="/sla?month=${data.month}${keyQuery(r.key)}" title="the statement of ${kt} for ${data.month}">${wrapBetweenWords(kt)}</a>`) : '';
+    return html`<tr><th scope="row" class="rule">${wrapBetweenWords(r.rule)}${keyCell}</th>${data.days.map((d) => cell(byRow.get(`${r.rule}\u001f${kt}\u001f${d}`) ?? [], d, data.today, r.monitored_from, r.rule, kt))}
+<td class="rate ${missed ? 'bad' : 'good'}">${pct(r.on_time_ratio)}${partial ? html`<br><span class="muted">partial</span>` : ''}</td><td title="${pct(r.objective)}">${shortPct(r.objective)}</td><td class="${r.budget_remaining !== null && r.budget_remaining < 0 ? 'bad' : ''}" title="${pct(r.budget_remaining)}">${shortPct(r.budget_remaining)}</td>${coverageCell(r, data.days[0] ?? '')}</tr>`;
   }, 25);
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>transfer-watch SLA ${data.month}${statementOf ? ` ${statementOf}` : ''}</title><style nonce="${nonce}">${PAGE_STYLE}
-body{max-width:none}table.sla{font-size:.78rem;border-collapse:collapse}table.sla th,table.sla td{white-space:nowrap}th.dayhead{font-weight:normal;padding:1px 2px;text-align:center}th.dayhead .wd{color:var(--muted);font-size:.85em}th.weekend{background:var(--card)}
-table.sla td.coverage{font-size:.9em}table.sla th.rule{white-space:normal;min-width:10em;max-width:14em;overflow-wrap:anywhere}
-td.day{text-align:center;padding:2px 1px;min-width:1.5em}td.day a{color:inherit;text-decoration:none}td.day .mark+.mark{margin-left:.15em}.mark.open{font-style:italic}
+body{max-width:none}table.sla{font-size:.68rem;border-collapse:collapse}table.sla th,table.sla td{white-space:nowrap;overflow-wrap:normal;padding:2px 2px}th.dayhead{font-weight:normal;padding:1px 2px;text-align:center}th.dayhead .wd{color:var(--muted);font-size:.85em}th.weekend{background:var(--card)}
+table.sla td.coverage{font-size:.9em}table.sla th.rule{white-space:normal;min-width:7em;max-width:12em}.mark .plus{font-size:.6em;vertical-align:.15em}
+table.sla td.day{text-align:center;padding:2px 0;min-width:1.6em}td.day a{color:inherit;text-decoration:none}td.day sup.n{font-size:.72em;color:var(--muted);margin-left:.05em}.mark.open{font-style:italic}
 @media print{header p,footer,.notice,#excuses form{display:none}body{font-size:8pt;padding:0}table.sla{font-size:7pt}td.day,td.rate{border:1px solid #999}a{color:inherit;text-decoration:none}.print-only{display:block!important}}.print-only{display:none}td.on_time{background:#dcfce7}td.late{background:#fef3c7}td.missing{background:#fee2e2}td.excused{background:#e0e7ff}td.no_data{background:#f3f4f6}td.not-monitored{color:#6b7280;background:repeating-linear-gradient(45deg,#f9fafb,#f9fafb 3px,#e5e7eb 3px,#e5e7eb 6px)}td.rate.bad,td.bad{color:#b91c1c;font-weight:bold}
-table.statement{font-size:.8rem}table.statement td{vertical-align:top}table.statement td.files{white-space:normal;max-width:22em;overflow-wrap:anywhere}table.statement tr.late td.outcome{background:#fef3c7}table.statement tr.missing td.outcome{background:#fee2e2}table.statement tr.excused td.outcome{background:#e0e7ff}
+table.statement{font-size:.8rem}table.statement th,table.statement td{vertical-align:top;overflow-wrap:normal;white-space:nowrap}table.statement td.files,table.statement td.excuse{white-space:normal;max-width:22em}table.statement tr.late td.outcome{background:#fef3c7}table.statement tr.missing td.outcome{background:#fee2e2}table.statement tr.excused td.outcome{background:#e0e7ff}
 @media print{table.statement{font-size:7pt}table.statement tr{break-inside:avoid}#statement h2{break-before:auto}}</style></head>
 <body><header><h1>${statementOf ? html`Statement of expected files: ${statementOf}, ${data.month}` : html`Expected files: ${data.month}`}</h1><p class="print-only">Statement of expected files ${statementOf ? `of ${statementOf} ` : ''}for ${data.month}, made ${new Date(data.now ?? Date.now()).toISOString().slice(0, 16).replace('T', ' ')} UTC by transfer-watch ${data.version}: local days in each rule's time zone; the coverage column says how much of the month each line judges.</p><p class="muted"><a href="/">← status page</a>${statementOf ? html` · <a href="/sla?month=${data.month}">every partner</a>` : ''} · <a href="/sla?month=${prev}${keyParams}">← ${prev}</a> · <a href="/sla?month=${next}${keyParams}">${next} →</a> · local days in each rule's time zone · <a href="/api/v1/sla/report?from=${data.days[0] ?? ''}&amp;to=${data.days[data.days.length - 1] ?? ''}&amp;format=csv">CSV</a>${statementOf ? '' : ' · a partner’s name opens its statement'}</p></header>
 <main>${data.problem ? html`<p class="notice error" role="status">${data.problem}</p>` : ''}
@@ -206,7 +209,7 @@ table.statement{font-size:.8rem}table.statement td{vertical-align:top}table.stat
     rows.length === 0
       ? html`<p class="muted">No occurrences recorded for ${data.month}, and no rule of the ledger (a <code>missing_file</code> rule) is configured. <a href="/sla?month=${prev}${keyParams}">← ${prev}</a></p>`
       : html`<div class="scroll"><table class="sla"><thead><tr><th>Rule / key</th>${data.days.map((d) => html`<th class="dayhead${[0, 6].includes(weekdayOf(d)) ? ' weekend' : ''}">${Number(d.slice(8))}<br><span class="wd">${WEEKDAY_LETTERS[weekdayOf(d)]}</span></th>`)}<th>On time</th><th title="the objective (sla.objective)">Goal</th><th title="the error budget left">Budget</th><th title="deadlines judged of those due">Judged</th></tr></thead><tbody>${rows}</tbody></table></div>
-<p class="muted">✓ on time · +45m, +3h, +2d late by that many minutes, hours or days · ✗ missing · exc excused (not counted) · ? no data (the service could not be read; not counted) · – no deadline that day · nm not monitored (before the ledger judged this rule and key; the rate covers only the judged days) · · not due yet · ✗… missing so far, still open · one mark per deadline (a busier day: its counts); each day links to its occurrences and their evidence; print the page for a statement · On time against the Goal (<code>sla.objective</code>), the error Budget left, and how many due deadlines the ledger Judged since it began</p>`
+<p class="muted">✓ on time · +45m, +3h, +2d late by that many minutes, hours or days · ✗ missing · exc excused (not counted) · ? no data (the service could not be read; not counted) · – no deadline that day · nm not monitored (before the ledger judged this rule and key; the rate covers only the judged days) · · not due yet · ✗… missing so far, still open · a day of several deadlines shows its worst, with how many (✗⁴); each day links to its occurrences and their evidence; print the page for a statement · On time against the Goal (<code>sla.objective</code>), the error Budget left, and how many due deadlines the ledger Judged since it began</p>`
   }</section>${data.statementKey ? statementSection(data.occurrences) : ''}${holidaysSection(data.holidays ?? [])}${excusesSection(data.excuseEvents ?? [], data.timezone ?? 'UTC')}</main>
 <footer class="muted">transfer-watch ${data.version}</footer>
 </body></html>

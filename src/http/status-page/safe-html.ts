@@ -32,3 +32,17 @@ export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Saf
   for (let i = 0; i < values.length; i++) out += render(values[i]) + (strings[i + 1] ?? '');
   return new SafeHtml(out);
 }
+
+/**
+ * Text that may wrap only between its parts (after `_ . - = , / :`, and between the words of a CamelCase name), never
+ * inside a word: a partner's `NY_Stmt` wraps as `NY_` / `Stmt`, never as `NY_St` / `mt` (contract 11c: a statement a
+ * partner reads). The pieces are escaped as any other value.
+ */
+export function wrapBetweenWords(text: string): SafeHtml {
+  return new SafeHtml(
+    text
+      .split(/(?<=[_.\-=,/:])|(?<=[a-z0-9])(?=[A-Z][a-z])/)
+      .map(escapeHtml)
+      .join('<wbr>'),
+  );
+}
