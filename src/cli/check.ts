@@ -40,6 +40,7 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
   try {
     loaded = await loadConfig(configFile, { env, ...(unsetEnv !== 'require' ? { allowMissingEnv: true } : {}) });
     if (unsetEnv === 'warn') warnings = loaded.unsetVariables ?? [];
+    warnings = [...warnings, ...(loaded.warnings ?? [])];
   } catch (err) {
     if (!(err instanceof ConfigError)) {
       out.stderr(`check: ${errorMessage(err)}`);

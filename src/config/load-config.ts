@@ -16,6 +16,7 @@ import { collectSecrets, resolveSecretFiles } from './secret-files.js';
 import { isRecord, setValueAt } from '../base/value-path.js';
 import { YamlLocator } from '../base/yaml-locator.js';
 import { issuesToProblems } from '../base/zod-problems.js';
+import { regionalHolidaysWarning } from '../sla/regional-holidays.js';
 
 export interface LoadedConfig {
   config: Config;
@@ -29,6 +30,8 @@ export interface LoadedConfig {
   missingEnv?: string[];
   /** With allowMissingEnv: each unset variable at its first use without a default, for `check` to warn there. */
   unsetVariables?: Problem[];
+  /** What does not stop the daemon but may not be what the config means, for `check` to warn of (a calendar that leaves regional holidays out). */
+  warnings?: Problem[];
 }
 
 export interface ParseConfigOptions {
@@ -132,7 +135,14 @@ export function parseConfigText(text: string, file: string, options: ParseConfig
     error.partial = { ...partialOf(data, dir), unsetVariables };
     throw error;
   }
-  return { config: resolveConfigPaths(parsed.data, dir), file, dir, secrets, missingEnv: [...missingEnv].sort(), unsetVariables };
+  // A calendar of a country with regional holidays, without a region (contract 11c): the days it leaves out.
+  const warnings: Problem[] = [];
+  const year = new Date().getUTCFullYear();
+  for (const [name, calendar] of Object.entries(parsed.data.calendars)) {
+    const warning = regionalHolidaysWarning(`calendar "${name}"`, calendar, year);
+    if (warning !== undefined) warnings.push(locator.problemAt(['calendars', name, 'holidays', 'country'], warning));
+  }
+  return { config: resolveConfigPaths(parsed.data, dir), file, dir, secrets, missingEnv: [...missingEnv].sort(), unsetVariables, warnings };
 }
 
 /** Each unset variable (allowMissingEnv) at its first `${NAME}` without a default, in file order. */

@@ -12,6 +12,7 @@ import { parseYamlWithPositions, problemAt, type PositionedYaml } from './yaml-p
 import { plainMessage } from '../base/zod-problems.js';
 import { formatDuration } from '../base/duration.js';
 import { lateUntilCut } from './missing-file.js';
+import { regionalHolidaysWarning } from '../sla/regional-holidays.js';
 
 export interface LoadedRules {
   rules: RuleDefinition[];
@@ -186,6 +187,10 @@ export function parseRuleFile(
     positions.set(parsed.data, problemAt(y, ['rules', i, 'name'], ''));
     const rule = parsed.data;
     if (rule.type === 'missing_file' && 'window' in rule) {
+      if (typeof rule.calendar !== 'string') {
+        const regional = regionalHolidaysWarning(`rule "${rule.name}": its calendar`, rule.calendar, new Date().getUTCFullYear());
+        if (regional !== undefined) warnings.push(problemAt(y, ['rules', i, 'calendar', 'holidays', 'country'], regional));
+      }
       const cut = lateUntilCut(rule, Date.now());
       if (cut !== undefined) {
         warnings.push(

@@ -131,6 +131,53 @@ describe('transfer-watch check: every problem of every stage in one run', () => 
     ]);
   });
 
+  it('warns when a calendar of a country with regional holidays has no region, naming the days it leaves out, and passes (11c)', async () => {
+    await mkdir(join(dir, 'regions'), { recursive: true });
+    await writeFile(
+      join(dir, 'regions', 'r.yaml'),
+      [
+        'rules:',
+        '  - name: LondonStatement',
+        '    type: missing_file',
+        '    match: { file: ["*.RET"] }',
+        '    deadline: "0 9 * * 1-5"',
+        '    timezone: Europe/London',
+        '    window: 2h',
+        '    calendar: uk',
+        '  - name: InlineScotland',
+        '    type: missing_file',
+        '    match: { file: ["*.TXT"] }',
+        '    deadline: "0 9 * * 1-5"',
+        '    timezone: Europe/London',
+        '    window: 2h',
+        '    calendar: { holidays: { country: GB }, exclude_weekdays: [sat, sun] }',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'regions', 'config.yaml'),
+      [
+        'sources:',
+        '  - { name: prod, base_url: "https://mft.example.com/api", username: u, password: p }',
+        'rule_files: [r.yaml]',
+        'receivers: [{ name: oncall, console: {} }]',
+        'route: { receiver: oncall }',
+        'calendars:',
+        '  uk: { holidays: { country: GB, types: [public, bank] } }',
+        '  england: { holidays: { country: GB, region: ENG, types: [public, bank] } }',
+        '',
+      ].join('\n'),
+    );
+    const r = await runCli(['check', '--config', join(dir, 'regions', 'config.yaml')]);
+    expect(r.code).toBe(0);
+    const lines = r.stderr.trimEnd().split('\n').map((l) => l.slice(l.indexOf('/regions/') + 9));
+    expect(lines).toHaveLength(2);
+    // England's, Wales' and Northern Ireland's Summer bank holiday (the last Monday of August) every year; the
+    // calendar with a region says nothing.
+    expect(lines[0]).toMatch(/^config\.yaml:7:\d+: warning: calendar "uk": holidays of GB without a region leave out \d+ regional days of \d{4}: .*\d{4}-08-\d\d Summer bank holiday \(ENG, NIR, WLS\).*Set holidays\.region to one of ALD, ENG, NIR, SCT, WLS/);
+    expect(lines[1]).toMatch(/^r\.yaml:15:\d+: warning: rule "InlineScotland": its calendar: holidays of GB without a region leave out/);
+  });
+
   it('a key typo, an unknown receiver and a rule with an unknown calendar among its other problems: all in one run, config first, the calendar at its own line', async () => {
     // Rule file names sort before the config's: the order is the order the files are read, not the alphabet's.
     await mkdir(join(dir, 'cal', 'a-rules'), { recursive: true });
