@@ -59,6 +59,28 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** How long `sla rejudge` waits for the daemon's answer (it reads the span from the service first). */
+const REJUDGE_TIMEOUT_MS = 30 * 60_000;
+
+const rejudgeAnswer = z.looseObject({
+  from: z.string(),
+  to: z.string(),
+  rules: z.array(z.string()),
+  judged: z.number(),
+  open: z.number(),
+  changed: z.number(),
+  changes: z.array(z.object({ rule: z.string(), key: z.record(z.string(), z.string()), local_date: z.string(), deadline: z.string(), was: z.string().nullable(), now: z.string() })),
+});
+
+/** A re-judgement as a person reads it: what was judged, how many changed, and each change. */
+export function rejudgeText(text: string): string {
+  const a = rejudgeAnswer.parse(JSON.parse(text));
+  const head = `re-judged ${a.judged} occurrence(s) of ${a.rules.join(', ')} from ${a.from} to ${a.to}: ${a.changed} changed${a.open > 0 ? `, ${a.open} still open (left to the live rules)` : ''}\n`;
+  if (a.changes.length === 0) return head;
+  const rows = [['RULE', 'KEY', 'DATE', 'DEADLINE', 'WAS', 'NOW'], ...a.changes.map((c) => [c.rule, keyText(c.key), c.local_date, c.deadline, c.was ?? '(none)', c.now])];
+  return head + table(rows) + (a.changed > a.changes.length ? `… and ${a.changed - a.changes.length} more (--format json lists the first ${a.changes.length})\n` : '');
+}
+
 export class SlaRequestError extends TransferWatchError {
   constructor(message: string) {
     super('sla_request', message);
@@ -196,6 +218,27 @@ export function registerSla(program: Command): void {
     .action(async (o: ConnectionFlags & { month?: string; from?: string; to?: string; rule?: string; outcome?: string; format: string }) => {
       try {
         process.stdout.write(await slaOccurrences(connection(o), { ...dates(o), rule: o.rule, outcome: o.outcome, format: checkFormat(o.format) }));
+        process.exitCode = EXIT_OK;
+      } catch (err) {
+        fail(err);
+      }
+    });
+  withConnection(sla.command('rejudge').description('re-decide a span of the ledger from the service history (occurrences closed by now; excuses kept); recorded as an event'))
+    .requiredOption('--from <date>', 'first local date, YYYY-MM-DD')
+    .requiredOption('--to <date>', 'last local date, YYYY-MM-DD (inclusive)')
+    .option('--rule <name>', 'one missing_file rule (default: every one)')
+    .option('--reason <text>', 'why, kept with the event')
+    .option('--by <name>', 'who asks (default: the authenticated user, else $USER)')
+    .option('--format <format>', 'output: table or json', 'table')
+    .action(async (o: ConnectionFlags & { from: string; to: string; rule?: string; reason?: string; by?: string; format: string }) => {
+      try {
+        const { from, to } = dates(o);
+        if (o.format !== 'table' && o.format !== 'json') throw new TransferWatchError('invalid_format', '--format must be table or json');
+        const conn = connection(o);
+        const by = o.by ?? daemonClient(conn).user ?? process.env.USER ?? 'transfer-watch';
+        // Reading the span from the service takes as long as the service takes: minutes for a dense one.
+        const res = await call({ ...conn, timeoutMs: REJUDGE_TIMEOUT_MS }, 'POST', '/api/v1/sla/rejudge', { from, to, by, ...(o.rule ? { rule: o.rule } : {}), ...(o.reason ? { reason: o.reason } : {}) });
+        process.stdout.write(o.format === 'json' ? res.text : rejudgeText(res.text));
         process.exitCode = EXIT_OK;
       } catch (err) {
         fail(err);

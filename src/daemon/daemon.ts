@@ -24,6 +24,7 @@ import { LeadingRole } from './roles/leading-role.js';
 import { SharedView, type HistoryStatus } from './roles/shared-view.js';
 import { SourcePollingRole } from './roles/source-polling-role.js';
 import { ReplicaGauges } from './roles/replica-gauges.js';
+import { SlaRejudge } from './roles/sla-rejudge.js';
 
 export type { ApiAlert } from './roles/shared-view.js';
 
@@ -73,6 +74,8 @@ export class Daemon {
   private history!: HistoryAvailability;
   /** The flow summary's report for the API, the page and the metric (contract section 13); none without a history. */
   private flowView: FlowView | undefined;
+  /** `sla rejudge` (contract 11c), on this replica: one at a time. */
+  private rejudge: SlaRejudge | undefined;
   /** The gauges every replica keeps from the shared history (the ledger's figures, the flows). */
   private gauges: ReplicaGauges | undefined;
   /** A reader's last word on the history database (the leader's recorder has its own). */
@@ -269,6 +272,17 @@ export class Daemon {
             due: (rule: string, from: string, to: string) => dueOfRule(this.setup.rules, this.setup.config.calendars, rule, from, to, clock.now()),
             holidays: (from: string, to: string) => holidaysOfRules(this.setup.rules, this.setup.config.calendars, from, to),
             lines: () => ledgerLines(this.setup.rules),
+            rejudge: (req) => {
+              this.rejudge ??= new SlaRejudge(() => ({
+                config: this.setup.config,
+                rules: this.setup.rules,
+                ledger: store.ledger,
+                replayPoller: (source) => this.polling.replayPoller(source),
+                clock,
+                logger,
+              }));
+              return this.rejudge.run(req);
+            },
           };
         },
         pageInfo: () => ({ timezone: this.setup.config.display_timezone, version: this.opts.version }),

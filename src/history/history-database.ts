@@ -73,7 +73,7 @@ export interface HistoryTables {
   };
   /** deadline 0: every deadline of the local date (migration 0005; `sla_excuses` before it). */
   sla_occurrence_excuses: { rule: string; key_text: string; local_date: string; deadline: number; by: string; at: number; reason: string };
-  sla_excuse_events: { id: string; at: number; event: string; rule: string; key_text: string; key: string; local_date: string; deadline: number | null; by: string; reason: string };
+  sla_excuse_events: { id: string; at: number; event: string; rule: string; key_text: string; key: string; local_date: string; deadline: number | null; by: string; reason: string; detail: string | null };
   sla_backfills: { rule: string; from_at: number; through: number; at: number };
   /** An SLA backfill's plan (JSON, BackfillPlan) while it is not done (migration 0007). */
   backfill_plans: { id: string; plan: string; at: number };

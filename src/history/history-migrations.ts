@@ -225,4 +225,14 @@ export const HISTORY_MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('backfill_plans').ifExists().execute();
     },
   },
+  '0008_sla_event_detail': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      // A re-judged span is an SLA history event too (contract 11c): its span and how many occurrences it judged and
+      // changed, as JSON beside the excuses' fields.
+      await db.schema.alterTable('sla_excuse_events').addColumn('detail', 'text').execute();
+    },
+    async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('sla_excuse_events').dropColumn('detail').execute();
+    },
+  },
 };

@@ -43,13 +43,34 @@ export interface Excuse {
 export interface ExcuseEvent {
   id: string;
   at: number;
-  event: 'excused' | 'withdrawn';
+  event: 'excused' | 'withdrawn' | 'rejudged';
+  /** A re-judged span's (contract 11c): its local dates and how many occurrences it judged and changed. */
+  detail?: RejudgeDetail;
   rule: string;
   key: Record<string, string>;
   localDate: string;
   deadline: number | null;
   by: string;
   reason: string;
+}
+
+/** What `sla rejudge` did (contract 11c), kept with its event. */
+export interface RejudgeDetail {
+  from: string;
+  to: string;
+  judged: number;
+  changed: number;
+}
+
+/** One occurrence a re-judgement changed: its outcome before (null: the ledger had none) and after. */
+export interface RejudgedChange {
+  rule: string;
+  key: Record<string, string>;
+  localDate: string;
+  deadline: number;
+  timezone: string;
+  was: string | null;
+  now: string;
 }
 
 /**
@@ -252,6 +273,53 @@ export class SlaLedgerStore {
     });
   }
 
+  /**
+   * Re-decide occurrences from the service's history (`sla rejudge`, contract 11c): each replaces the ledger's of its
+   * id whatever it was, final or not (excuses are kept beside them, untouched), and the event is recorded, in one
+   * transaction. Returns the occurrences whose outcome, arrival or count changed.
+   */
+  async rejudge(records: readonly OccurrenceRecord[], event: { at: number; by: string; reason: string; rule: string | undefined; from: string; to: string }): Promise<RejudgedChange[]> {
+    return this.db.transaction().execute(async (tx) => {
+      const changed: RejudgedChange[] = [];
+      for (let i = 0; i < records.length; i += 200) {
+        const slice = records.slice(i, i + 200);
+        const before = await tx
+          .selectFrom('sla_occurrences')
+          .select(['id', 'outcome', 'arrived_at', 'count'])
+          .where('id', 'in', slice.map((r) => dbText(r.id)))
+          .execute();
+        const old = new Map(before.map((b) => [b.id, b]));
+        for (const r of slice) {
+          const was = old.get(dbText(r.id));
+          const same = was !== undefined && was.outcome === r.outcome && (was.arrived_at === null ? null : Number(was.arrived_at)) === r.arrived_at && Number(was.count) === r.count;
+          if (!same) changed.push({ rule: r.rule, key: r.key, localDate: r.local_date, deadline: r.deadline, timezone: r.timezone, was: was?.outcome ?? null, now: r.outcome });
+        }
+        await tx
+          .insertInto('sla_occurrences')
+          .values(slice.map(row))
+          .onConflict((oc) =>
+            oc.column('id').doUpdateSet({
+              outcome: sql.ref('excluded.outcome'),
+              final: sql.ref('excluded.final'),
+              arrived_at: sql.ref('excluded.arrived_at'),
+              lateness_seconds: sql.ref('excluded.lateness_seconds'),
+              count: sql.ref('excluded.count'),
+              files: sql.ref('excluded.files'),
+              closes_at: sql.ref('excluded.closes_at'),
+              after_close: sql.ref('excluded.after_close'),
+            }),
+          )
+          .execute();
+      }
+      const detail: RejudgeDetail = { from: event.from, to: event.to, judged: records.length, changed: changed.length };
+      await tx
+        .insertInto('sla_excuse_events')
+        .values({ ...eventRow('rejudged', { rule: event.rule ?? '', keyText: '', key: {}, localDate: event.from, by: event.by, at: event.at, reason: event.reason }), detail: JSON.stringify(detail) })
+        .execute();
+      return changed;
+    });
+  }
+
   /** Withdraw an excuse (a deadline's, or the whole day's) and record who did; false when there was none. */
   async withdraw(w: Omit<Excuse, 'reason'> & { reason?: string }): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
@@ -278,7 +346,8 @@ export class SlaLedgerStore {
     const items = rows.slice(0, q.limit).map((r) => ({
       id: r.id,
       at: Number(r.at),
-      event: r.event === 'withdrawn' ? ('withdrawn' as const) : ('excused' as const),
+      event: r.event === 'withdrawn' ? ('withdrawn' as const) : r.event === 'rejudged' ? ('rejudged' as const) : ('excused' as const),
+      ...(r.detail ? { detail: JSON.parse(r.detail) as RejudgeDetail } : {}),
       rule: r.rule,
       key: JSON.parse(r.key) as Record<string, string>,
       localDate: r.local_date,
@@ -351,7 +420,7 @@ export class ExcuseConflict extends Error {}
 /** Events of one instant keep the order they were made in: the listing is newest first by (at, id). */
 let eventSeq = 0;
 
-function eventRow(event: 'excused' | 'withdrawn', e: Excuse): HistoryTables['sla_excuse_events'] {
+function eventRow(event: ExcuseEvent['event'], e: Excuse): HistoryTables['sla_excuse_events'] {
   eventSeq = (eventSeq + 1) % 1_000_000;
   return {
     id: `${String(e.at).padStart(15, '0')}-${String(eventSeq).padStart(6, '0')}-${randomUUID().slice(0, 8)}`,
@@ -364,6 +433,7 @@ function eventRow(event: 'excused' | 'withdrawn', e: Excuse): HistoryTables['sla
     deadline: e.deadline ?? null,
     by: dbText(e.by),
     reason: dbText(e.reason),
+    detail: null,
   };
 }
 

@@ -355,6 +355,7 @@ function slaRoutes(api: DaemonApi, heavy: HeavyReadLimiter, now: () => number): 
       POST: async (req) => json(201, await sla.excuse(req)),
       DELETE: async (req) => json(200, await sla.withdraw(req)),
     }),
+    route('/api/v1/sla/rejudge', { POST: async (req) => json(200, await sla.rejudge(req)) }),
   ];
 }
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { csvLine } from '../base/csv.js';
-import { ExcuseConflict, type LedgerOccurrence, type SlaLedgerStore } from '../history/sla-ledger-store.js';
+import { ExcuseConflict, type LedgerOccurrence, type RejudgedChange, type SlaLedgerStore } from '../history/sla-ledger-store.js';
 import { keyFromPairs, keyText } from '../sla/occurrence.js';
 import type { CalendarHolidays } from '../sla/calendar-view.js';
 import type { LedgerLine } from '../rules/ledger-lines.js';
@@ -14,6 +14,32 @@ import { HttpError } from './http-error.js';
 import { readJsonBody } from './read-body.js';
 import { decodeCursor, encodeCursor } from './history-routes.js';
 import { authenticatedUser } from './security/http-security.js';
+import { TransferWatchError } from '../util/errors.js';
+
+/** `sla rejudge` (contract 11c): a span of local dates to re-decide from the service's history. */
+export interface RejudgeRequest {
+  /** Local dates, both inclusive, in each rule's zone. */
+  from: string;
+  to: string;
+  /** One rule; every missing_file rule without it. */
+  rule?: string | undefined;
+  by: string;
+  reason: string;
+}
+
+export interface RejudgeResult {
+  from: string;
+  to: string;
+  rules: string[];
+  /** Occurrences judged and written (final ones: closed, the history read past their close). */
+  judged: number;
+  /** Occurrences of the span still open (their close has not come): left to the live rules. */
+  open: number;
+  changed: number;
+  /** The first CHANGES_LISTED changes. */
+  changes: RejudgedChange[];
+  transfers: number;
+}
 
 /** What the SLA endpoints need: the ledger, and each missing_file rule's objective as configured now. */
 export interface SlaSource {
@@ -25,6 +51,31 @@ export interface SlaSource {
   holidays?(from: string, to: string): CalendarHolidays[];
   /** Every rule and key the configured rules judge: a month's grid lists them before their first deadline comes. */
   lines?(): LedgerLine[];
+  /** Re-decide a span of the ledger from the service's history (`POST /api/v1/sla/rejudge`, contract 11c). */
+  rejudge?(req: RejudgeRequest): Promise<RejudgeResult>;
+}
+
+const rejudgeBody = z.strictObject({
+  from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date as YYYY-MM-DD'),
+  to: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date as YYYY-MM-DD'),
+  rule: z.string().min(1).optional(),
+  reason: z.string().trim().max(2_000).default(''),
+  /** Who asks, without authentication (an authenticated user is always the one recorded). */
+  by: z.string().max(200).optional(),
+});
+
+/** A span re-judged at once at most (a longer one is asked for in parts). */
+const MAX_REJUDGE_DAYS = 400;
+
+/** A re-judgement's failure as the client's answer: what was asked wrong, what runs already, what could not be read. */
+function rejudgeError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  if (err instanceof TransferWatchError) {
+    const status: Record<string, number> = { sla_rule_unknown: 404, sla_rejudge_running: 409, sla_rejudge_future: 400, sla_rejudge_unread: 502 };
+    const at = status[err.code];
+    if (at !== undefined) return new HttpError(at, err.code, err.message);
+  }
+  return new HttpError(503, 'sla_unavailable', 'the history database does not answer; try again later', { 'Retry-After': '10' });
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -260,8 +311,41 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
           deadline: e.deadline === null ? null : new Date(e.deadline).toISOString(),
           by: e.by,
           reason: e.reason,
+          ...(e.detail ? { from: e.detail.from, to: e.detail.to, judged: e.detail.judged, changed: e.detail.changed } : {}),
         })),
         next: encodeCursor(page.next),
+      };
+    },
+    /** `POST /api/v1/sla/rejudge`: re-decide a span from the service's history (contract 11c); audited as an event. */
+    rejudge: async (req: IncomingMessage): Promise<unknown> => {
+      const parsed = rejudgeBody.safeParse(await readJsonBody(req));
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw bad(`${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'} (expected {"from","to"[,"rule","reason"]})`);
+      }
+      const b = parsed.data;
+      const days = (Date.parse(`${b.to}T00:00:00Z`) - Date.parse(`${b.from}T00:00:00Z`)) / 86_400_000;
+      if (!Number.isFinite(days)) throw bad('from and to must be real dates');
+      if (days < 0) throw bad('from is after to');
+      if (days >= MAX_REJUDGE_DAYS) throw bad(`a re-judgement spans at most ${MAX_REJUDGE_DAYS} days; ask for the span in parts`);
+      const s = ledger();
+      if (!s.rejudge) throw new HttpError(503, 'sla_disabled', 'this daemon cannot re-judge the ledger');
+      const run = s.rejudge;
+      const by = authenticatedUser(req) ?? b.by ?? 'anonymous';
+      const result = await run({ from: b.from, to: b.to, rule: b.rule, by, reason: b.reason }).catch((err: unknown) => {
+        throw rejudgeError(err);
+      });
+      return {
+        status: 'success',
+        from: result.from,
+        to: result.to,
+        rules: result.rules,
+        by,
+        judged: result.judged,
+        open: result.open,
+        changed: result.changed,
+        transfers_read: result.transfers,
+        changes: result.changes.map((c) => ({ rule: c.rule, key: c.key, local_date: c.localDate, deadline: formatRfc3339(c.deadline, c.timezone), was: c.was, now: c.now })),
       };
     },
     withdraw: async (req: IncomingMessage): Promise<unknown> => {

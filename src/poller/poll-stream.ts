@@ -308,6 +308,17 @@ export class PollStream {
   }
 
   /**
+   * Every transfer of [from, until] handed to `observe`, window by window, each read again after a failure as a re-read
+   * at start is; nothing remembered (`sla rejudge` reads a span of the past with it). Throws the error of a window
+   * that failed every attempt.
+   */
+  async reread(from: number, until: number, observe: (t: Transfer) => void, signal?: AbortSignal): Promise<number> {
+    let n = 0;
+    for (const window of this.replayWindows(from, until)) n += await this.replayWindow(window, observe, signal);
+    return n;
+  }
+
+  /**
    * A window of a re-read, page by page (a window of a dense service is too large to hold whole), read again after a
    * failure (REPLAY_ATTEMPTS in all, REPLAY_RETRY_MS apart, doubling): a restart that meets one 500 would otherwise
    * judge no window that began before it (contract section 11b). A read again hands on only what the failed one did

@@ -279,6 +279,11 @@ export class RuleEngine {
     return this.history;
   }
 
+  /** The longest history a rule needs to decide (whatever this engine keeps): what a re-read of a span reads either side. */
+  rulesReach(): number {
+    return Math.max(0, ...this.entries.map((e) => e.history));
+  }
+
   /** What deadline rules expect around `now` and how each stands; read-only (the status page shows it). */
   expectations(now: number, data: DataCompleteness): ExpectedFile[] {
     const out: ExpectedFile[] = [];

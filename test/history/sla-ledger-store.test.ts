@@ -104,6 +104,27 @@ describe.each(BACKENDS)('SLA ledger store on %s', (kind) => {
     await expect(sla.excuse(post({ rule: 'R', key: { user: 'D' }, local_date: '2026-10-04', reason: 'x', by: 'ana' }))).rejects.toMatchObject({ status: 404 });
   });
 
+  it('a re-judgement replaces final occurrences, keeps their excuses, says what changed and records the event (11c)', async () => {
+    const store = await backend.open();
+    const d1 = Date.UTC(2026, 9, 14, 8);
+    const d2 = Date.UTC(2026, 9, 15, 8);
+    await store.write([occurrence('G', d1, 'late', true, 82_800), occurrence('G', d2, 'on_time', true)]);
+    await store.ledger.excuse({ rule: 'R', keyText: 'user=G', key: { user: 'G' }, localDate: '2026-10-14', by: 'ana', at: d2, reason: 'holiday' });
+    // A final occurrence is never changed by a write...
+    await store.write([occurrence('G', d1, 'missing', true)]);
+    expect((await store.ledger.outcomeAt('R', 'user=G', d1))?.outcome).toBe('late');
+    // ...but a re-judgement replaces it.
+    const changes = await store.ledger.rejudge([occurrence('G', d1, 'missing', true), occurrence('G', d2, 'on_time', true)], { at: d2 + 1, by: 'bob', reason: 'upgrade', rule: 'R', from: '2026-10-14', to: '2026-10-15' });
+    expect(changes).toEqual([{ rule: 'R', key: { user: 'G' }, localDate: '2026-10-14', deadline: d1, timezone: 'UTC', was: 'late', now: 'missing' }]);
+    const list = await store.ledger.occurrences({ from: '2026-10-14', to: '2026-10-15', limit: 10, offset: 0 });
+    expect(list.map((o) => [o.outcome, o.latenessSeconds, o.excuse?.reason ?? null])).toEqual([
+      ['missing', null, 'holiday'],
+      ['on_time', null, null],
+    ]);
+    const events = await store.ledger.excuseEvents({ from: 0, to: d2 + 10, limit: 10 });
+    expect(events.items[0]).toMatchObject({ event: 'rejudged', by: 'bob', reason: 'upgrade', rule: 'R', detail: { from: '2026-10-14', to: '2026-10-15', judged: 2, changed: 1 } });
+  });
+
   it('a whole day\'s excuse takes only the deadlines that were not on time, and answers which (11c)', async () => {
     const store = await backend.open();
     const morning = Date.UTC(2026, 9, 12, 8);

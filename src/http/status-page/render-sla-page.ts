@@ -36,9 +36,13 @@ function excusesSection(list: readonly ExcuseEvent[], timezone: string): SafeHtm
   if (list.length === 0) return html``;
   const rows = list.map(
     (e) =>
-      html`<tr><td>${formatTime(e.at, timezone)}</td><td>${e.event}</td><td>${e.rule}${Object.keys(e.key).length > 0 ? html`<br><span class="muted">${keyText(e.key)}</span>` : ''}</td><td>${e.localDate}${e.deadline !== null ? html`<br><span class="muted">deadline ${formatTime(e.deadline, timezone)}</span>` : html`<br><span class="muted">every deadline of the day</span>`}</td><td>${e.by}</td><td>${e.reason}</td></tr>`,
+      html`<tr><td>${formatTime(e.at, timezone)}</td><td>${e.event}</td><td>${e.rule || 'every rule'}${Object.keys(e.key).length > 0 ? html`<br><span class="muted">${keyText(e.key)}</span>` : ''}</td><td>${
+        e.detail
+          ? html`${e.detail.from} to ${e.detail.to}<br><span class="muted">${e.detail.judged} judged again, ${e.detail.changed} changed</span>`
+          : html`${e.localDate}${e.deadline !== null ? html`<br><span class="muted">deadline ${formatTime(e.deadline, timezone)}</span>` : html`<br><span class="muted">every deadline of the day</span>`}`
+      }</td><td>${e.by}</td><td>${e.reason}</td></tr>`,
   );
-  return html`<section id="excuses" data-section="excuses"><h2>Excuses of the month <span class="muted">given and withdrawn, who and why</span></h2><div class="scroll"><table><thead><tr><th>When</th><th>What</th><th>Rule / key</th><th>Occurrence</th><th>By</th><th>Why</th></tr></thead><tbody>${rows}</tbody></table></div></section>`;
+  return html`<section id="excuses" data-section="excuses"><h2>Excuses of the month <span class="muted">given and withdrawn, and spans judged again: who and why</span></h2><div class="scroll"><table><thead><tr><th>When</th><th>What</th><th>Rule / key</th><th>Occurrence</th><th>By</th><th>Why</th></tr></thead><tbody>${rows}</tbody></table></div></section>`;
 }
 
 function holidaysSection(list: readonly CalendarHolidays[]): SafeHtml {
