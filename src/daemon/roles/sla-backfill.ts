@@ -339,7 +339,11 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
     from = Math.max(from, source.from);
     // The live rules judge on the read's end only after its last window given up: no verdict across a hole.
     const streamIds = new Set(source.streams.map((s) => s.id));
-    const after = Math.max(source.from, ...unread.filter((w) => streamIds.has(w.stream)).map((w) => w.end + 1));
+    // Only what was kept is handed over (the read's last handOverSpan): the live rules are told they have the history
+    // from there, never from the read's start — a weekly deadline nine days back, its late file not handed over, was
+    // judged missing by the live rule over a week it had not been given (and, final, the backfill's late kept out).
+    const keptFrom = source.until - (o.handOverSpan ?? 0) + 1;
+    const after = Math.max(source.from, keptFrom, ...unread.filter((w) => streamIds.has(w.stream)).map((w) => w.end + 1));
     if (o.handOver && after < source.until) handOver.push({ source: source.source, from: after, until: source.until, transfers: (kept.get(source.source) ?? []).filter((t) => t.time >= after) });
   }
   return { engine, flows, handOver, records, from, until, unread };
