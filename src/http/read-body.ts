@@ -39,7 +39,40 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   if (depthOver(parsed, MAX_JSON_DEPTH)) {
     throw new HttpError(400, 'http_bad_json', `request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   }
+  // A NUL or another control character is no text anybody types (a tab and a line break are): PostgreSQL refuses a
+  // NUL in text outright (it answered 503 "the history database does not answer"), SQLite kept it, and a terminal or
+  // a log reading it back may act on it. Refused alike on every route and store, naming where it is (contract 12a).
+  const control = controlCharacterAt(parsed);
+  if (control) throw new HttpError(400, 'http_bad_json', `${control.path}: contains the control character U+${control.code.toString(16).toUpperCase().padStart(4, '0')}, which no field takes`);
   return parsed;
+}
+
+/** C0 controls but tab, line feed and carriage return, and DEL. */
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
+/** The first string (value or key) of a parsed body holding a control character: its path, and the character. */
+function controlCharacterAt(value: unknown): { path: string; code: number } | undefined {
+  const stack: Array<{ v: unknown; path: string }> = [{ v: value, path: 'body' }];
+  const found = (text: string, path: string) => {
+    const m = CONTROL.exec(text);
+    return m ? { path, code: m[0].charCodeAt(0) } : undefined;
+  };
+  while (stack.length > 0) {
+    const { v, path } = stack.pop()!;
+    if (typeof v === 'string') {
+      const f = found(v, path);
+      if (f) return f;
+    } else if (Array.isArray(v)) {
+      v.forEach((child, i) => stack.push({ v: child, path: `${path}[${i}]` }));
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [k, child] of Object.entries(v)) {
+        const f = found(k, `${path} key ${JSON.stringify(k.replace(CONTROL, '?'))}`);
+        if (f) return f;
+        stack.push({ v: child, path: `${path}.${k}` });
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Whether arrays and objects nest deeper than `max`, walked without recursion. */

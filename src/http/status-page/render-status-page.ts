@@ -1,4 +1,5 @@
 import { formatTime } from '../../util/format-time.js';
+import { latenessText } from '../../sla/lateness-text.js';
 import { html, type SafeHtml } from './safe-html.js';
 import { PAGE_SCRIPT } from './page-script.js';
 import { PAGE_STYLE } from './page-style.js';
@@ -190,7 +191,7 @@ function expectationsSection(data: StatusPageData): SafeHtml {
 <td data-label="Deadline">${time(e.deadline, e.timezone, data.now)}</td>
 <td data-label="Status"><span class="badge ${e.status}" title="${STATUS_HELP[e.status]}">${STATUS_TEXT[e.status]}</span>${
       e.status === 'awaiting_data' ? html`<br><span class="muted help">${STATUS_HELP.awaiting_data}</span>` : ''
-    }${e.arrivedAt !== undefined ? html`<br>at ${time(e.arrivedAt, e.timezone, data.now)}` : ''}${
+    }${e.arrivedAt !== undefined ? html`<br>at ${time(e.arrivedAt, e.timezone, data.now)}${e.status === 'late' ? `, ${latenessText((e.arrivedAt - e.deadline) / 1000)}` : ''}` : ''}${
       e.learnedWarning && e.status !== 'arrived' && e.status !== 'late'
         ? html`<br><span class="muted help">${'why' in e.learnedWarning ? e.learnedWarning.why : html`warns at ${time(e.learnedWarning.at, e.timezone, data.now)}, its usual arrival (${e.learnedWarning.judged} judged)`}</span>`
         : ''
