@@ -205,15 +205,15 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
       GET: async () => ({ status: 200, contentType: metrics.contentType, body: await renderMetrics() }),
     }),
     route('/sla', {
-      GET: (req) => heavy.run(() => slaPage(req, { sla: () => api.sla?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now })),
+      GET: (req) => heavy.run(req, () => slaPage(req, { sla: () => api.sla?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now })),
     }),
     route('/flows', {
-      GET: (req) => heavy.run(() => flows.page(req)),
+      GET: (req) => heavy.run(req, () => flows.page(req)),
     }),
-    route('/api/v1/flows', { GET: (req) => heavy.run(() => flows.list(req)) }),
-    route('/api/v1/flows/proposal', { GET: (req) => heavy.run(() => flows.proposal(req)) }),
+    route('/api/v1/flows', { GET: (req) => heavy.run(req, () => flows.list(req)) }),
+    route('/api/v1/flows/proposal', { GET: (req) => heavy.run(req, () => flows.proposal(req)) }),
     route('/history', {
-      GET: (req) => heavy.run(() => historyPage(req, { history: api.history, info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now })),
+      GET: (req) => heavy.run(req, () => historyPage(req, { history: api.history, info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, now })),
     }),
     route('/healthz', { GET: async () => text(200, 'ok\n') }),
     route('/readyz', {
@@ -297,7 +297,7 @@ function historyRoutes(history: HistoryReader | string | undefined, logger: Logg
       const { query, format } = parseHistoryRequest(req, now());
       let result: { items: T[]; next: HistoryCursor | null };
       try {
-        result = await heavy.run(() => read(history, query));
+        result = await heavy.run(req, () => read(history, query));
       } catch (err) {
         if (err instanceof HttpError) throw err;
         logger.warn({ err: errorFields(err), path: pathOf(req.url) }, 'history query failed');
@@ -348,9 +348,9 @@ function slaRoutes(api: DaemonApi, heavy: HeavyReadLimiter, now: () => number): 
         ? { status: 200, contentType: JSON_TYPE, body: `${r.jsonText}\n` }
         : json(200, r.json);
   return [
-    route('/api/v1/sla/report', { GET: async (req) => csvOrJson(await heavy.run(() => sla.report(req))) }),
-    route('/api/v1/sla/occurrences', { GET: async (req) => csvOrJson(await heavy.run(() => sla.occurrences(req))) }),
-    route('/api/v1/history/sla', { GET: async (req) => json(200, await heavy.run(() => sla.events(req))) }),
+    route('/api/v1/sla/report', { GET: async (req) => csvOrJson(await heavy.run(req, () => sla.report(req))) }),
+    route('/api/v1/sla/occurrences', { GET: async (req) => csvOrJson(await heavy.run(req, () => sla.occurrences(req))) }),
+    route('/api/v1/history/sla', { GET: async (req) => json(200, await heavy.run(req, () => sla.events(req))) }),
     route('/api/v1/sla/excuses', {
       POST: async (req) => json(201, await sla.excuse(req)),
       DELETE: async (req) => json(200, await sla.withdraw(req)),

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { HEAVY_READS_AT_ONCE, HEAVY_READS_QUEUED } from '../../src/http/heavy-read-limiter.js';
 import type { HistoryReader } from '../../src/http/history-routes.js';
@@ -39,6 +40,52 @@ describe('heavy reads of the history database', () => {
       expect(refused?.headers.get('retry-after')).toBe('2');
       expect(await refused?.json()).toMatchObject({ error: expect.stringContaining('too many SLA and history reads') });
       expect(most).toBe(HEAVY_READS_AT_ONCE);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('is fair between clients: one flooding the port fills its own line, another is answered in its turn (contract 12a)', async () => {
+    const started: string[] = [];
+    const history: HistoryReader = {
+      alertEvents: async (q) => {
+        started.push(String(q.limit));
+        await new Promise((r) => setTimeout(r, 100));
+        return { items: [], next: null };
+      },
+      attempts: async () => ({ items: [], next: null }),
+      silenceEvents: async () => ({ items: [], next: null }),
+    };
+    const server = await startHttpServer({
+      listen: '127.0.0.1:0',
+      logger: silentLogger(),
+      metrics: new TransferWatchMetrics({ maxSeries: 100, version: 't', collectDefault: false }),
+      api: { ready: () => true, alerts: () => [], status: () => ({}), reload: async () => ({ ok: true }), silences: { list: () => [], get: () => undefined, create: async (x) => x, expire: async () => false }, history },
+    });
+    // Two clients without authentication: two source addresses of the loopback network. A's reads ask for limit=1, B's for limit=2.
+    const get = (from: string, limit: number): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = request(`${server.url}/api/v1/history/alerts?limit=${limit}`, { localAddress: from }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const flood = Array.from({ length: 40 }, () => get('127.0.0.1', 1));
+      await new Promise((r) => setTimeout(r, 50));
+      const other = await Promise.all([get('127.0.0.2', 2), get('127.0.0.2', 2)]);
+      const flooded = await Promise.all(flood);
+      // The other client is never refused for the flood, and its reads are not last in line: they start as soon as a
+      // turn goes round, before the flooding client's line is done.
+      expect(other).toEqual([200, 200]);
+      expect(flooded.filter((s) => s === 200)).toHaveLength(HEAVY_READS_AT_ONCE + HEAVY_READS_QUEUED);
+      expect(flooded.filter((s) => s === 429)).toHaveLength(40 - HEAVY_READS_AT_ONCE - HEAVY_READS_QUEUED);
+      const firstOfOther = started.indexOf('2');
+      expect(firstOfOther).toBeGreaterThan(-1);
+      expect(firstOfOther).toBeLessThan(HEAVY_READS_AT_ONCE + 2);
+      expect(started.lastIndexOf('1')).toBeGreaterThan(started.lastIndexOf('2'));
     } finally {
       await server.close();
     }
