@@ -48,6 +48,7 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
 }
 
 /** C0 controls but tab, line feed and carriage return, and DEL. */
+// eslint-disable-next-line no-control-regex -- finding control characters is what it is for
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 /** The first string (value or key) of a parsed body holding a control character: its path, and the character. */
