@@ -236,7 +236,7 @@ export const METRICS = {
     'transfer_watch_sla_backfill_windows',
     'gauge',
     ['state'],
-    'Source windows of the running (or last) SLA backfill: read (kept, a resumed backfill does not read them again), failing (to be read again with backoff) or unread (given up after every attempt: their deadlines are no_data).',
+    'Source windows of the running (or last) SLA backfill: read (kept, a resumed backfill does not read them again), pending (not tried yet), failing (failed, to be read again with backoff) or unread (given up after every attempt: their deadlines are no_data).',
     [],
     false,
   ),

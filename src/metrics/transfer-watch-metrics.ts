@@ -485,7 +485,7 @@ export class TransferWatchMetrics {
   }
 
   /** The SLA backfill's source windows by state (read, failing, unread). */
-  setSlaBackfillWindows(windows: { read: number; failing: number; unread: number }): void {
+  setSlaBackfillWindows(windows: { read: number; pending: number; failing: number; unread: number }): void {
     if (!this.history) return;
     this.backfillWindows ??= new Gauge({ name: METRICS.slaBackfillWindows.name, help: METRICS.slaBackfillWindows.help, labelNames: METRICS.slaBackfillWindows.labels, registers: [this.registry] });
     for (const [state, n] of Object.entries(windows)) this.backfillWindows.set({ state }, n);

@@ -191,6 +191,9 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA backfill throug
       const from = Date.parse(String(reading['from']));
       let kept = 0;
       await eventually(async () => (kept = (await s.metric('transfer_watch_sla_backfill_windows', { state: 'read' })) ?? 0) >= 10, 60_000, 50);
+      // Halfway through a healthy read: the windows not tried yet are pending, none failing (issue 53: they read failing).
+      expect(await s.metric('transfer_watch_sla_backfill_windows', { state: 'failing' })).toBe(0);
+      expect(await s.metric('transfer_watch_sla_backfill_windows', { state: 'pending' })).toBeGreaterThan(10);
       await first.kill('SIGKILL');
       expect(first.logs.some((l) => l['msg'] === 'SLA backfill done')).toBe(false);
 

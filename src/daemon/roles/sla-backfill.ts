@@ -284,9 +284,11 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
   let todo = windows.filter((w) => !givenUp(w));
   if (resumed) o.logger.info({ windows: windows.length, kept: windows.filter((w) => w.kept).length, given_up: unread.length }, 'SLA backfill: resuming its read (the windows kept are not read again)');
   let read = 0;
-  // The windows still to read: this pass's not read yet (then the ones it failed, read again in the next).
-  let failing = todo.length;
-  const report = (): void => o.metrics.setSlaBackfillWindows({ read, failing, unread: unread.length });
+  // Each window is pending (not tried yet), failing (failed, read again with backoff), read, or unread (given up):
+  // `failing` counts only windows that failed — a healthy backfill of 465 windows showed 465 failing (issue 53).
+  let untried = todo.length;
+  let failing = 0;
+  const report = (): void => o.metrics.setSlaBackfillWindows({ read, pending: untried, failing, unread: unread.length });
   report();
   for (let pass = 1; ; pass++) {
     const failed: PlannedWindow[] = [];
@@ -301,15 +303,20 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
       [...byStream.values()].map(async (list) => {
         for (const w of list) {
           if (!o.current()) return;
+          const retried = pass > 1;
           const transfers = await readWindow(o, spool, w);
+          if (retried) failing--;
+          else untried--;
           if (transfers === undefined) {
             if (w.attempts >= WINDOW_ATTEMPTS) unread.push(unreadWindow(w));
-            else failed.push(w);
+            else {
+              failed.push(w);
+              failing++;
+            }
           } else {
             observe(w.source, transfers);
             read++;
           }
-          failing--;
           report();
         }
       }),
@@ -317,8 +324,6 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
     if (!o.current()) return undefined;
     if (failed.length === 0) break;
     todo = failed;
-    failing = todo.length;
-    report();
     const waitMs = Math.min(READ_RETRY_MAX_MS, (o.readRetryMs ?? READ_RETRY_MS) * 2 ** (pass - 1));
     o.logger.warn(
       { windows: failed.length, sources: [...new Set(failed.map((w) => w.source.source))], pass, retry_in_seconds: waitMs / 1000, first_error: failed[0]?.error },
