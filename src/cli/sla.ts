@@ -244,6 +244,22 @@ export function registerSla(program: Command): void {
         fail(err);
       }
     });
+  withConnection(sla.command('backfill').description('the SLA backfill on a running daemon: --retry reads again now the source windows it gave up'))
+    .requiredOption('--retry', 'read again the windows the backfill gave up (also done at every start and every sla.backfill_retry)')
+    .action(async (o: ConnectionFlags) => {
+      try {
+        const res = await call({ ...connection(o), timeoutMs: REJUDGE_TIMEOUT_MS }, 'POST', '/api/v1/sla/backfill/retry');
+        const r = z.object({ windows: z.number(), read: z.number(), failing: z.number(), dropped: z.number(), replaced: z.number() }).parse(JSON.parse(res.text));
+        process.stdout.write(
+          r.windows === 0
+            ? 'no window given up: nothing to read again\n'
+            : `${r.windows} window(s) given up: ${r.read} read at last (${r.replaced} no_data occurrence(s) decided), ${r.failing} failing still (read again at the next sla.backfill_retry)${r.dropped > 0 ? `, ${r.dropped} older than sla.backfill (not read again)` : ''}\n`,
+        );
+        process.exitCode = r.failing > 0 ? EXIT_FAILURE : EXIT_OK;
+      } catch (err) {
+        fail(err);
+      }
+    });
   withConnection(sla.command('excuse').description('excuse an occurrence (it leaves the denominator), or withdraw an excuse with --withdraw'))
     .requiredOption('--rule <name>', 'the missing_file rule')
     .requiredOption('--date <YYYY-MM-DD>', 'the local date of the occurrence')

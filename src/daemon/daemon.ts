@@ -25,6 +25,7 @@ import { SharedView, type HistoryStatus } from './roles/shared-view.js';
 import { SourcePollingRole } from './roles/source-polling-role.js';
 import { ReplicaGauges } from './roles/replica-gauges.js';
 import { SlaRejudge } from './roles/sla-rejudge.js';
+import { retryGivenUpWindows } from './roles/sla-backfill-retry.js';
 
 export type { ApiAlert } from './roles/shared-view.js';
 
@@ -283,6 +284,8 @@ export class Daemon {
               }));
               return this.rejudge.run(req);
             },
+            retryBackfill: () =>
+              retryGivenUpWindows({ config: this.setup.config, rules: this.setup.rules, store, replayPoller: (source) => this.polling.replayPoller(source), clock, logger }),
           };
         },
         pageInfo: () => ({ timezone: this.setup.config.display_timezone, version: this.opts.version }),

@@ -35,6 +35,8 @@ export interface SpooledWindow {
   count: number;
   attempts: number;
   error: string | null;
+  /** When it was last read or tried (epoch ms). */
+  at: number;
 }
 
 /** The key of a window in `SpoolOfPlan.windows`. */
@@ -78,7 +80,7 @@ export class BackfillSpool {
   async windows(id: string): Promise<Map<string, SpooledWindow>> {
     const rows = await this.db
       .selectFrom('backfill_windows')
-      .select(['stream', 'start_at', 'end_at', 'count', 'attempts', 'error'])
+      .select(['stream', 'start_at', 'end_at', 'count', 'attempts', 'error', 'at'])
       .select((eb) => eb('records', 'is not', null).as('read'))
       .where('plan_id', '=', id)
       .execute();
@@ -94,6 +96,7 @@ export class BackfillSpool {
         count: Number(r.count),
         attempts: Number(r.attempts),
         error: r.error,
+        at: Number(r.at),
       });
     }
     return windows;
@@ -136,6 +139,11 @@ export class BackfillSpool {
       .values({ plan_id: id, stream, start_at: window.start, ...values })
       .onConflict((oc) => oc.columns(['plan_id', 'stream', 'start_at']).doUpdateSet(values))
       .execute();
+  }
+
+  /** Forget one window of a plan (one read again at last, or given up for good). */
+  async forget(id: string, stream: string, start: number): Promise<void> {
+    await this.db.deleteFrom('backfill_windows').where('plan_id', '=', id).where('stream', '=', stream).where('start_at', '=', start).execute();
   }
 
   /** Drop plans and their windows: `id`, or (undefined) every plan but those in `keep`. */

@@ -43,7 +43,7 @@ export interface Excuse {
 export interface ExcuseEvent {
   id: string;
   at: number;
-  event: 'excused' | 'withdrawn' | 'rejudged';
+  event: (typeof EVENT_KINDS)[number];
   /** A re-judged span's (contract 11c): its local dates and how many occurrences it judged and changed. */
   detail?: RejudgeDetail;
   rule: string;
@@ -53,6 +53,8 @@ export interface ExcuseEvent {
   by: string;
   reason: string;
 }
+
+const EVENT_KINDS = ['excused', 'withdrawn', 'rejudged', 'backfilled'] as const;
 
 /** What `sla rejudge` did (contract 11c), kept with its event. */
 export interface RejudgeDetail {
@@ -320,6 +322,45 @@ export class SlaLedgerStore {
     });
   }
 
+  /**
+   * The occurrences of a source window read at last (contract 12a): each replaces the ledger's of its id only where
+   * that one is `no_data`, and when any did, an event (`backfilled`) is recorded, in one transaction. Returns how many
+   * replaced a no_data.
+   */
+  async replaceNoData(records: readonly OccurrenceRecord[], event: { at: number; reason: string }): Promise<number> {
+    return this.db.transaction().execute(async (tx) => {
+      let replaced = 0;
+      let from = '9999-12-31';
+      let to = '0000-01-01';
+      for (let i = 0; i < records.length; i += 200) {
+        const slice = records.slice(i, i + 200);
+        const open = await tx
+          .selectFrom('sla_occurrences')
+          .select('id')
+          .where('id', 'in', slice.map((r) => dbText(r.id)))
+          .where('outcome', '=', 'no_data')
+          .execute();
+        const ids = new Set(open.map((r) => r.id));
+        const rows = slice.filter((r) => ids.has(dbText(r.id)));
+        if (rows.length === 0) continue;
+        replaced += rows.length;
+        for (const r of rows) {
+          if (r.local_date < from) from = r.local_date;
+          if (r.local_date > to) to = r.local_date;
+        }
+        await SlaLedgerStore.write(tx, rows);
+      }
+      if (replaced > 0) {
+        const detail: RejudgeDetail = { from, to, judged: records.length, changed: replaced };
+        await tx
+          .insertInto('sla_excuse_events')
+          .values({ ...eventRow('backfilled', { rule: '', keyText: '', key: {}, localDate: from, by: 'transfer-watch', at: event.at, reason: event.reason }), detail: JSON.stringify(detail) })
+          .execute();
+      }
+      return replaced;
+    });
+  }
+
   /** Withdraw an excuse (a deadline's, or the whole day's) and record who did; false when there was none. */
   async withdraw(w: Omit<Excuse, 'reason'> & { reason?: string }): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
@@ -346,7 +387,7 @@ export class SlaLedgerStore {
     const items = rows.slice(0, q.limit).map((r) => ({
       id: r.id,
       at: Number(r.at),
-      event: r.event === 'withdrawn' ? ('withdrawn' as const) : r.event === 'rejudged' ? ('rejudged' as const) : ('excused' as const),
+      event: EVENT_KINDS.find((k) => k === r.event) ?? 'excused',
       ...(r.detail ? { detail: JSON.parse(r.detail) as RejudgeDetail } : {}),
       rule: r.rule,
       key: JSON.parse(r.key) as Record<string, string>,

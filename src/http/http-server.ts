@@ -356,6 +356,7 @@ function slaRoutes(api: DaemonApi, heavy: HeavyReadLimiter, now: () => number): 
       DELETE: async (req) => json(200, await sla.withdraw(req)),
     }),
     route('/api/v1/sla/rejudge', { POST: async (req) => json(200, await sla.rejudge(req)) }),
+    route('/api/v1/sla/backfill/retry', { POST: async () => json(200, await sla.retryBackfill()) }),
   ];
 }
 

@@ -53,6 +53,8 @@ export interface SlaSource {
   lines?(): LedgerLine[];
   /** Re-decide a span of the ledger from the service's history (`POST /api/v1/sla/rejudge`, contract 11c). */
   rejudge?(req: RejudgeRequest): Promise<RejudgeResult>;
+  /** Read again now the source windows a backfill gave up (`POST /api/v1/sla/backfill/retry`, contract 12a). */
+  retryBackfill?(): Promise<{ windows: number; read: number; failing: number; dropped: number; replaced: number }>;
 }
 
 const rejudgeBody = z.strictObject({
@@ -347,6 +349,14 @@ export function slaHandlers(source: () => SlaSource | string, now: () => number 
         transfers_read: result.transfers,
         changes: result.changes.map((c) => ({ rule: c.rule, key: c.key, local_date: c.localDate, deadline: formatRfc3339(c.deadline, c.timezone), was: c.was, now: c.now })),
       };
+    },
+    /** `POST /api/v1/sla/backfill/retry`: the windows a backfill gave up, read again now (contract 12a). */
+    retryBackfill: async (): Promise<unknown> => {
+      const s = ledger();
+      if (!s.retryBackfill) throw new HttpError(503, 'sla_disabled', 'this daemon cannot read the backfill again');
+      const run = s.retryBackfill;
+      const r = await guarded(() => run());
+      return { status: 'success', ...r };
     },
     withdraw: async (req: IncomingMessage): Promise<unknown> => {
       const p = params(req, ['rule', 'local_date', 'key', 'deadline', 'by', 'reason'], ['key']);

@@ -32,6 +32,13 @@ export const slaSchema = z
     backfill: duration()
       .prefault('0')
       .refine((ms) => ms <= 400 * 86_400_000, 'backfill is at most 400d (the default retention)'),
+    /**
+     * How often the source windows a backfill gave up on are read again (contract 12a; they are also at every start),
+     * while they are inside the `backfill` span: when one is read, its deadlines are decided and no_data goes away.
+     */
+    backfill_retry: duration()
+      .prefault('6h')
+      .refine((ms) => ms >= 60_000, 'backfill_retry is at least 1m'),
     /** Reports sent on a schedule (contract section 11), each period once, by the leader. */
     reports: z.array(reportSchema).default([]),
   })

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
 import { backfillSlaLedger, WINDOW_ATTEMPTS } from '../../src/daemon/roles/sla-backfill.js';
+import { GIVEN_UP_WINDOWS, retryGivenUpWindows } from '../../src/daemon/roles/sla-backfill-retry.js';
 import type { HistoryStore } from '../../src/history/history-store.js';
 import { TransferWatchMetrics } from '../../src/metrics/transfer-watch-metrics.js';
 import type { Poller } from '../../src/poller/poller.js';
@@ -45,6 +46,8 @@ const STEP = 6 * 3_600_000;
  */
 function source(fails: (start: number, n: number) => boolean, cursor = CURSOR) {
   const reads = new Map<number, number>();
+  /** When (wall clock) each read of a window was made. */
+  const readAt = new Map<number, number[]>();
   const stream = {
     id: 'prod/successes',
     source: 'prod',
@@ -61,12 +64,23 @@ function source(fails: (start: number, n: number) => boolean, cursor = CURSOR) {
     async readWindow(w: { start: number; end: number }): Promise<Transfer[]> {
       const n = (reads.get(w.start) ?? 0) + 1;
       reads.set(w.start, n);
+      readAt.set(w.start, [...(readAt.get(w.start) ?? []), Date.now()]);
       if (fails(w.start, n)) throw Object.assign(new Error('the service answered 500'), { code: 'SOURCE_HTTP_ERROR' });
       return HISTORY.filter((t) => t.time >= w.start && t.time <= w.end);
     },
+    async reread(from: number, until: number, observe: (t: Transfer) => void): Promise<number> {
+      let n = 0;
+      for (const w of stream.replayWindows(from, until)) {
+        for (const t of await stream.readWindow(w)) {
+          n++;
+          observe(t);
+        }
+      }
+      return n;
+    },
   };
   const poller = { streams: [stream], restore: async () => true } as unknown as Poller;
-  return { poller, stream, reads, total: () => [...reads.values()].reduce((a, b) => a + b, 0) };
+  return { poller, stream, reads, readAt, total: () => [...reads.values()].reduce((a, b) => a + b, 0) };
 }
 
 /** The window holding an instant (the plan's windows start at CURSOR − 3 days). */
@@ -79,9 +93,9 @@ describe.each(BACKENDS)('the SLA backfill reads the history window by window and
   const backend = new HistoryBackend(kind);
   afterAll(() => backend.close());
   const config = configSchema.parse({ sources: [{ name: 'prod', base_url: 'http://127.0.0.1:1/api', username: 'u', password: 'p' }], sla: { backfill: '3d' } });
-  const run = async (store: HistoryStore, poller: Poller, current: () => boolean = () => true) => {
+  const run = async (store: HistoryStore, poller: Poller, current: () => boolean = () => true, readRetryMs = 5) => {
     const metrics = new TransferWatchMetrics({ maxSeries: 100, version: 't', collectDefault: false, history: true });
-    await backfillSlaLedger({ config, rules: RULES, store, replayPoller: () => poller, clock: new ManualClock(NOW), logger: silentLogger(), metrics, current, readRetryMs: 5 });
+    await backfillSlaLedger({ config, rules: RULES, store, replayPoller: () => poller, clock: new ManualClock(NOW), logger: silentLogger(), metrics, current, readRetryMs });
     const occurrences = await store.ledger.occurrences({ from: '2026-11-20', to: '2026-11-30', limit: 100, offset: 0 });
     return {
       outcomes: occurrences.map((o) => `${o.localDate} ${o.outcome} ${o.count}`).sort(),
@@ -150,6 +164,40 @@ describe.each(BACKENDS)('the SLA backfill reads the history window by window and
     const { outcomes } = await run(store, second.poller);
     expect(second.reads.get(failing)).toBe(WINDOW_ATTEMPTS - 3);
     expect(outcomes).toEqual(['2026-11-24 no_data 0', '2026-11-25 on_time 1', '2026-11-26 on_time 1']);
+  });
+
+  it('a restart does not bring a failed window\'s next read forward: it waits out the rest of its backoff from its last try', async () => {
+    const store = await backend.open();
+    const failing = windowOf(HISTORY[1]!.time);
+    const first = source((start) => start === failing);
+    await run(store, first.poller, () => (first.reads.get(failing) ?? 0) < 3, 5);
+    // Three failures: the fourth read is due 4 × the base after the third (the base is 300 ms in the second life).
+    const second = source(() => false);
+    const started = Date.now();
+    await run(store, second.poller, () => true, 300);
+    const fourth = second.readAt.get(failing)?.[0] ?? 0;
+    expect(fourth - started).toBeGreaterThanOrEqual(1_100);
+    expect((await store.ledger.occurrences({ from: '2026-11-24', to: '2026-11-24', limit: 5, offset: 0 }))[0]?.outcome).toBe('on_time');
+  });
+
+  it('keeps a window it gave up, and reads it again later: its no_data becomes what the history shows, said in the SLA history (contract 12a)', async () => {
+    const store = await backend.open();
+    const failing = windowOf(HISTORY[2]!.time);
+    const broken = source((start) => start === failing);
+    await run(store, broken.poller);
+    expect((await store.spool.windows(GIVEN_UP_WINDOWS)).size).toBe(1);
+    const retry = (poller: Poller) => retryGivenUpWindows({ config, rules: RULES, store, replayPoller: () => poller, clock: new ManualClock(NOW + 3_600_000), logger: silentLogger() });
+    // Still failing: kept, one more attempt counted.
+    expect(await retry(broken.poller)).toMatchObject({ windows: 1, read: 0, failing: 1, replaced: 0 });
+    expect([...(await store.spool.windows(GIVEN_UP_WINDOWS)).values()][0]).toMatchObject({ attempts: WINDOW_ATTEMPTS + 1 });
+    // Healed: the window is read, the deadline decided, the event recorded, the window forgotten.
+    const healed = source(() => false);
+    expect(await retry(healed.poller)).toMatchObject({ windows: 1, read: 1, failing: 0, replaced: 1 });
+    const occurrences = await store.ledger.occurrences({ from: '2026-11-20', to: '2026-11-30', limit: 100, offset: 0 });
+    expect(occurrences.map((o) => `${o.localDate} ${o.outcome} ${o.count}`).sort()).toEqual(ALL_ON_TIME);
+    expect((await store.ledger.excuseEvents({ from: 0, to: NOW + DAY, limit: 10 })).items[0]).toMatchObject({ event: 'backfilled', detail: { from: '2026-11-25', to: '2026-11-25', changed: 1 } });
+    expect((await store.spool.windows(GIVEN_UP_WINDOWS)).size).toBe(0);
+    expect(await retry(healed.poller)).toMatchObject({ windows: 0 });
   });
 
   it('reads the whole span again when its streams changed (another plan), and drops what nothing needs any more', async () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { retryGivenUpWindows, type BackfillRetryResult } from './sla-backfill-retry.js';
 import type { Alert } from '../../alerts/alert.js';
 import type { AlertStore } from '../../alerts/alert-store.js';
 import { HISTORY_DOWN_AFTER_MS, historyDownCandidate } from '../../alerts/history-down.js';
@@ -78,6 +79,8 @@ export class LeaderRecords {
   /** Each key's usual arrival for `warn_before: auto`, learned from the ledger (the rules read it). */
   readonly usual = new UsualArrivals();
   private usualTimer: NodeJS.Timeout | undefined;
+  /** Reads again the windows a backfill gave up, every sla.backfill_retry while leading (contract 12a). */
+  private retryTimer: NodeJS.Timeout | undefined;
   /** Counted occurrences (id and outcome → deadline), kept while they can be decided again by a replay. */
   private counted = new Map<string, number>();
   private countedSave: Promise<void> | undefined;
@@ -130,7 +133,15 @@ export class LeaderRecords {
   /** Once the leadership evaluates and reads the bus: the ledger is backfilled while `current()` holds, the reports start. */
   startJobs(current: () => boolean): void {
     void this.learnUsualArrivals();
-    void this.backfill(current).then(() => this.learnUsualArrivals());
+    // At every start (after its backfill, which gives windows up) and every sla.backfill_retry, the windows a backfill
+    // gave up are read again.
+    void this.backfill(current).then(async () => {
+      if (current()) await this.retryBackfill();
+      await this.learnUsualArrivals();
+    });
+    clearInterval(this.retryTimer);
+    this.retryTimer = setInterval(() => void (current() ? this.retryBackfill() : undefined), this.opts.config().sla.backfill_retry);
+    this.retryTimer.unref();
     this.startReports();
     clearInterval(this.usualTimer);
     this.usualTimer = setInterval(() => void this.learnUsualArrivals(), USUAL_REFRESH_MS);
@@ -185,6 +196,7 @@ export class LeaderRecords {
   end(): void {
     clearInterval(this.flowTimer);
     clearInterval(this.usualTimer);
+    clearInterval(this.retryTimer);
     void this.flushFlows();
     void this.recorder?.stop();
     this.recorder = undefined;
@@ -195,6 +207,7 @@ export class LeaderRecords {
   async close(): Promise<void> {
     clearInterval(this.flowTimer);
     clearInterval(this.usualTimer);
+    clearInterval(this.retryTimer);
     await this.flushFlows();
     await this.recorder?.drain();
     await this.recorder?.stop();
@@ -235,6 +248,19 @@ export class LeaderRecords {
       });
     } catch (err) {
       this.opts.logger.warn({ err: errorFields(err) }, 'SLA backfill failed; it is tried again at the next start or leader change');
+    }
+  }
+
+  /** One round of reading again the source windows a backfill gave up (a failure is said, and tried at the next). */
+  async retryBackfill(): Promise<BackfillRetryResult | undefined> {
+    const history = this.opts.history;
+    if (!history) return undefined;
+    try {
+      await history.ensureSchema();
+      return await retryGivenUpWindows({ config: this.opts.config(), rules: this.opts.rules(), store: history, replayPoller: this.opts.replayPoller, clock: this.opts.clock, logger: this.opts.logger });
+    } catch (err) {
+      this.opts.logger.warn({ err: errorFields(err) }, 'SLA backfill: could not read again the windows it gave up; tried again at the next sla.backfill_retry');
+      return undefined;
     }
   }
 

@@ -16,6 +16,7 @@ import { readRecord } from '../../source/record.js';
 import { windowKey, type BackfillPlan, type SpooledWindow } from '../../history/backfill-spool.js';
 import type { OccurrenceRecord } from '../../sla/occurrence.js';
 import { FlowSummaries } from '../../flows/flow-summary.js';
+import { GIVEN_UP_WINDOWS } from './sla-backfill-retry.js';
 import { flowDayRecord } from '../../flows/flow-day-record.js';
 
 /** Occurrences written per transaction. */
@@ -79,7 +80,8 @@ export async function backfillSlaLedger(o: SlaBackfillOptions): Promise<void> {
   // The flow summary is filled by the same read when the spans agree (contract section 13), by one of its own else.
   const flowsPending = flowSpan > 0 && (await o.store.ledger.backfilledThrough(FLOWS_BACKFILL)) === undefined;
   // What an earlier backfill kept of a read nothing needs any more (its rules filled, its span changed) is dropped.
-  const needed = [...(pending.length > 0 ? [slaSpan] : []), ...(flowsPending ? [flowSpan] : [])].map(planIdOf);
+  // (The windows it gave up are kept apart, to be read again: contract 12a.)
+  const needed = [...[...(pending.length > 0 ? [slaSpan] : []), ...(flowsPending ? [flowSpan] : [])].map(planIdOf), GIVEN_UP_WINDOWS];
   try {
     const dropped = await o.store.spool.drop(undefined, needed);
     if (dropped > 0) o.logger.info({ plans: dropped }, 'SLA backfill: dropped what an earlier backfill kept of a read no longer needed');
@@ -127,9 +129,11 @@ async function backfillSpan(o: SlaBackfillOptions, span: number, pending: readon
   for (const { rule, occurrences } of engine.occurrencesBetween(windowStart, to, covered ?? { from: Infinity, until: -Infinity })) {
     written = (await writeRule(o, rule, occurrences, windowStart, to)) && written;
   }
-  // Done: what was kept of the read is dropped (a write that failed keeps it, for the next start to judge again).
+  // Done: what was kept of the read is dropped (a write that failed keeps it, for the next start to judge again), but
+  // the windows given up, which are read again at every start and every sla.backfill_retry (contract 12a).
   if (written) {
     try {
+      for (const w of unread) await o.store.spool.saveFailure(GIVEN_UP_WINDOWS, w.stream, w, w.error ?? '', WINDOW_ATTEMPTS, o.clock.now());
       await o.store.spool.drop(planId);
     } catch (err) {
       o.logger.warn({ err: errorFields(err) }, 'SLA backfill: could not drop the windows kept of its read; dropped at the next start');
@@ -234,6 +238,8 @@ interface PlannedWindow {
   kept: boolean;
   attempts: number;
   error: string | null;
+  /** When (wall clock) it may be read again after a failure: its backoff runs across restarts (see readHistory). */
+  dueAt: number;
 }
 
 /**
@@ -275,7 +281,13 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
       const stream = streams.get(s.id) as ReplayStream;
       for (const w of stream.replayWindows(source.from, s.end)) {
         const k = known.get(windowKey(s.id, w.start));
-        windows.push({ source, stream, ...w, kept: k?.read === true && k.end === w.end, attempts: k?.attempts ?? 0, error: k?.error ?? null });
+        const kept = k?.read === true && k.end === w.end;
+        // A window that failed in an earlier life waits out what is left of its backoff from its last try: a restart
+        // does not bring its next read forward, so giving it up takes the documented time however often the daemon
+        // restarts (8 reads in 4 minutes across restarts, instead of about 20).
+        const attempts = k?.attempts ?? 0;
+        const dueAt = !kept && k !== undefined && attempts > 0 ? Date.now() + Math.max(0, k.at + retryWait(o, attempts) - o.clock.now()) : 0;
+        windows.push({ source, stream, ...w, kept, attempts, error: k?.error ?? null, dueAt });
       }
     }
   }
@@ -290,11 +302,20 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
   let failing = 0;
   const report = (): void => o.metrics.setSlaBackfillWindows({ read, pending: untried, failing, unread: unread.length });
   report();
-  for (let pass = 1; ; pass++) {
+  for (let round = 1; todo.length > 0; round++) {
+    // The windows due now (each after its own backoff), the streams in parallel, each one's windows in order (as a
+    // replay reads them); the others wait for their turn.
+    const now = Date.now();
+    const due = todo.filter((w) => w.dueAt <= now);
+    if (due.length === 0) {
+      const next = Math.min(...todo.map((w) => w.dueAt));
+      if (!o.current()) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(1_000, next - Date.now()))));
+      continue;
+    }
     const failed: PlannedWindow[] = [];
-    // The streams in parallel, each one's windows in order (as a replay reads them).
     const byStream = new Map<ReplayStream, PlannedWindow[]>();
-    for (const w of todo) {
+    for (const w of due) {
       const list = byStream.get(w.stream);
       if (list) list.push(w);
       else byStream.set(w.stream, [w]);
@@ -303,13 +324,14 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
       [...byStream.values()].map(async (list) => {
         for (const w of list) {
           if (!o.current()) return;
-          const retried = pass > 1;
+          const retried = w.attempts > 0;
           const transfers = await readWindow(o, spool, w);
           if (retried) failing--;
           else untried--;
           if (transfers === undefined) {
             if (w.attempts >= WINDOW_ATTEMPTS) unread.push(unreadWindow(w));
             else {
+              w.dueAt = Date.now() + retryWait(o, w.attempts);
               failed.push(w);
               failing++;
             }
@@ -322,16 +344,13 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
       }),
     );
     if (!o.current()) return undefined;
-    if (failed.length === 0) break;
-    todo = failed;
-    const waitMs = Math.min(READ_RETRY_MAX_MS, (o.readRetryMs ?? READ_RETRY_MS) * 2 ** (pass - 1));
-    o.logger.warn(
-      { windows: failed.length, sources: [...new Set(failed.map((w) => w.source.source))], pass, retry_in_seconds: waitMs / 1000, first_error: failed[0]?.error },
-      'SLA backfill: part of the history could not be read; its windows are read again (their deadlines wait, no verdict)',
-    );
-    for (const until = Date.now() + waitMs; Date.now() < until; ) {
-      if (!o.current()) return undefined;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
+    const dueSet = new Set(due);
+    todo = [...todo.filter((w) => !dueSet.has(w)), ...failed];
+    if (failed.length > 0) {
+      o.logger.warn(
+        { windows: failed.length, sources: [...new Set(failed.map((w) => w.source.source))], round, retry_in_seconds: Math.round((Math.min(...failed.map((w) => w.dueAt)) - Date.now()) / 1000), first_error: failed[0]?.error },
+        'SLA backfill: part of the history could not be read; its windows are read again (their deadlines wait, no verdict)',
+      );
     }
   }
   report();
@@ -352,6 +371,11 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
     if (o.handOver && after < source.until) handOver.push({ source: source.source, from: after, until: source.until, transfers: (kept.get(source.source) ?? []).filter((t) => t.time >= after) });
   }
   return { engine, flows, handOver, records, from, until, unread };
+}
+
+/** The wait before the next read of a window that failed `attempts` times: READ_RETRY_MS doubling, at most READ_RETRY_MAX_MS. */
+function retryWait(o: SlaBackfillOptions, attempts: number): number {
+  return Math.min(READ_RETRY_MAX_MS, (o.readRetryMs ?? READ_RETRY_MS) * 2 ** Math.max(0, attempts - 1));
 }
 
 /** One window's transfers: those kept (parsed again), else read from the service and kept; undefined when it failed. */
