@@ -89,7 +89,8 @@ describe('transfer-watch discover', () => {
     const config = path.join(dir, 'config-proposed.yaml');
     writeFileSync(config, readFileSync(path.join(dir, 'config.yaml'), 'utf8').replace('rule_files: [watched.yaml]', 'rule_files: [watched.yaml, proposed.yaml]'));
     const check = await runCli(['check', '-c', config]);
-    expect(check.stderr).toBe('');
+    // Nothing but the warning that the test's own calendar of BR has no region (it leaves the states' holidays out).
+    expect(check.stderr.split('\n').filter((l) => l !== '' && !l.includes(': warning: calendar "BR": holidays of BR without a region leave out'))).toEqual([]);
     expect(check.code).toBe(0);
     const text = readFileSync(out, 'utf8');
     expect(text).toMatch(/# Already watched:\n#\s+BANCO001 reception \/in\/BANCO001\/EXTRATO_\*\.RET: Banco001Statement/);

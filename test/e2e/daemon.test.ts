@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { latenessText } from '../../src/sla/lateness-text.js';
 import { describe, expect, it } from 'vitest';
 import { formatTime } from '../../src/util/format-time.js';
 import { startCaptureServer } from '../helpers/capture-server.js';
@@ -177,7 +178,7 @@ describe.skipIf(!existsSync(CLI)).concurrent('transfer-watch run (acceptance, is
       const alert = resolved.alerts[0]!;
       expect(alert.fingerprint).toBe(firing.fingerprint);
       expect(alert.annotations['resolution']).toBe(
-        `arrived late at ${formatTime(arrivedAt, 'UTC')} (deadline ${formatTime(deadline, 'UTC')})`,
+        `arrived late at ${formatTime(arrivedAt, 'UTC')} (deadline ${formatTime(deadline, 'UTC')}, ${latenessText((arrivedAt - deadline) / 1000)})`,
       );
       expect(await s.alerts()).toEqual([]);
       await sleep(2500);

@@ -156,7 +156,7 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA ledger through 
       // The month grid: one row per partner; a day shows its worst occurrence (a deadline every 20 s leaves missing
       // ones every day here), and each of the day's occurrences is in the cell's title.
       const page = await (await fetch(`${s.url}/sla?month=${day.slice(0, 7)}`)).text();
-      expect(page.match(/<th scope="row" class="rule">PartnerFileMissing/g)).toHaveLength(3);
+      expect(page.match(/<th scope="row" class="rule">Partner<wbr>File<wbr>Missing/g)).toHaveLength(3);
       expect(page).toMatch(/<td class="day missing"[^>]*><a href="\/api\/v1\/sla\/occurrences\?from=[^"]+">.*✗/);
       expect(page).toMatch(new RegExp(`${day} \\d\\d:\\d\\d UTC late \\(\\+\\d+[smhd]`));
       expect(await (await fetch(`${s.url}/`)).text()).toContain('href="/sla"');
@@ -192,7 +192,12 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA ledger through 
       expect(cliCsv.code).toBe(0);
       expect(cliCsv.stdout.trim().split('\r\n').slice(1).every((l) => l.includes(',late,'))).toBe(true);
       const cliExcuse = await runCli(['sla', 'excuse', '--url', s.url, '--rule', 'PartnerFileMissing', '--date', day, '--key', 'user=B', '--reason', 'bank strike', '--by', 'rui']);
-      expect([cliExcuse.code, cliExcuse.stdout.trim()]).toEqual([0, `excused PartnerFileMissing user=B on ${day}`]);
+      const [head, ...which] = cliExcuse.stdout.trim().split('\n');
+      expect([cliExcuse.code, head]).toEqual([0, `excused PartnerFileMissing user=B on ${day}`]);
+      // Which deadlines of the day it took (not on time) and which not (on time), one a line, as many as B had.
+      expect(which.every((l) => /^ {2}(excused {5}\S+ \((late|missing|no_data)\)|not excused \S+ \(on time\))$/.test(l))).toBe(true);
+      expect(which.filter((l) => l.startsWith('  excused')).length).toBe(count('B', 'late') + count('B', 'missing') + count('B', 'no_data'));
+      expect(which.filter((l) => l.startsWith('  not excused')).length).toBe(count('B', 'on_time'));
       expect(rowOf(await report(), 'B')?.late).toBe(0);
       const cliWithdraw = await runCli(['sla', 'excuse', '--url', s.url, '--rule', 'PartnerFileMissing', '--date', day, '--key', 'user=B', '--withdraw']);
       expect(cliWithdraw.code).toBe(0);
