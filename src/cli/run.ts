@@ -34,9 +34,18 @@ export async function runDaemon(daemon: Daemon, logger: Logger): Promise<void> {
     hard.unref();
     daemon
       .stop()
-      .catch((err: unknown) => logger.error({ err: errorFields(err) }, 'error during shutdown'))
+      .then(
+        ({ historyRecordsUnwritten }) => {
+          // Records the history database did not take are not lost (the state store's journal keeps them), but say so.
+          if (historyRecordsUnwritten > 0) logger.warn({ history_records_unwritten: historyRecordsUnwritten }, 'stopped with history records the database did not take: they are kept in the state store and written at the next start');
+          else logger.info({ history_records_unwritten: 0 }, 'stopped');
+        },
+        (err: unknown) => {
+          logger.error({ err: errorFields(err) }, 'error during shutdown');
+          logger.info('stopped');
+        },
+      )
       .finally(() => {
-        logger.info('stopped');
         logger.flush();
         process.exit(EXIT_OK);
       });

@@ -422,19 +422,23 @@ export class Daemon {
     return { ok: true };
   }
 
-  /** Graceful stop: pollers commit their last windows, the leader saves its state and delivers what it can, leases go back. */
-  async stop(): Promise<void> {
-    if (this.stopping) return;
+  /**
+   * Graceful stop: pollers commit their last windows, the leader saves its state and delivers what it can, leases go
+   * back. Says how many history records the database did not take (kept in the journal for the next start).
+   */
+  async stop(): Promise<{ historyRecordsUnwritten: number }> {
+    if (this.stopping) return { historyRecordsUnwritten: 0 };
     this.stopping = true;
     if (this.refresh) clearInterval(this.refresh);
     if (this.historyPing) clearInterval(this.historyPing);
     this.gauges?.stop();
     await this.polling?.stopAll(SHUTDOWN_POLL_GRACE_MS);
-    await this.leading?.stop(SHUTDOWN_NOTIFY_GRACE_MS);
+    const historyRecordsUnwritten = (await this.leading?.stop(SHUTDOWN_NOTIFY_GRACE_MS)) ?? 0;
     await this.history?.store?.close().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'could not close the history database cleanly'));
     // Leases given back (the others take over now, not after lease_ttl); state journals fsynced and closed, so a
     // power loss after a clean stop loses nothing.
     await this.cluster?.close().catch((err: unknown) => this.logger.error({ err: errorMessage(err) }, 'could not close the cluster state cleanly'));
     await this.http?.close();
+    return { historyRecordsUnwritten };
   }
 }

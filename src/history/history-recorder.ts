@@ -6,7 +6,7 @@ import type { Logger } from '../util/logger.js';
 import type { HistoryJournal } from './history-journal.js';
 import type { AttemptRecord, FlowDayRecord, HistoryRecord, OccurrenceRecord, SilenceEventRecord } from './history-records.js';
 import type { HistoryStore } from './history-store.js';
-import { writeRefusal } from './write-refusal.js';
+import { storeCause, writeRefusal } from './write-refusal.js';
 
 /** Records written per statement batch; a backlog after an outage goes in several. */
 const DRAIN_BATCH = 1_000;
@@ -203,7 +203,9 @@ export class HistoryRecorder {
       this.setUp(true);
     } catch (err) {
       clearTimeout(watchdog);
-      this.setUp(false, errorMessage(err));
+      // The cause first, in the words of the disk or the server (full, read-only), then what the driver said.
+      const cause = storeCause(err);
+      this.setUp(false, cause ? `${cause}: ${errorMessage(err)}` : errorMessage(err));
       this.soon(RETRY_MS);
     }
   }

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
-import { TransferWatchError } from '../util/errors.js';
+import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { SqliteWorkerData, SqliteWorkerError, SqliteWorkerReply, SqliteWorkerRequest } from './sqlite-worker.js';
 
 export interface WorkerSqliteOptions {
@@ -110,6 +110,11 @@ class WorkerSqliteDriver implements Driver {
     try {
       // Nothing to roll back on a new worker: the transaction went with the one that died.
       if (!this.#transactionLost) await connection.executeQuery(CompiledQuery.raw('rollback'));
+    } catch (err) {
+      // SQLite rolls a transaction back itself on some errors (a full disk, an I/O error): the ROLLBACK after them
+      // fails, and its "cannot rollback - no transaction is active" took the place of the error that said why
+      // (issue 53). That one goes on to the caller instead.
+      if (!/no transaction is active/.test(errorMessage(err))) throw err;
     } finally {
       this.#inTransaction = false;
       this.#transactionLost = false;

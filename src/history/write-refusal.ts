@@ -36,3 +36,53 @@ export function writeRefusal(err: unknown): WriteRefusal {
   }
   return { kind: 'store', code: 'unknown' };
 }
+
+/** What the operating system or the database server says under a store's refusal, by the code it answered with. */
+const SQLITE_CAUSES = new Map([
+  [13, 'the disk is full (SQLITE_FULL: ENOSPC)'],
+  [8, 'the database file or its folder is read-only (SQLITE_READONLY: EROFS, or the file mode)'],
+  [10, 'the disk answered an I/O error (SQLITE_IOERR: EIO, or a file system gone read-only)'],
+  [14, 'the database file cannot be opened (SQLITE_CANTOPEN: deleted, its folder gone, or no permission)'],
+  [11, 'the database file is damaged (SQLITE_CORRUPT)'],
+  [26, 'the file is not a database (SQLITE_NOTADB)'],
+  [5, 'the database file is locked by another process (SQLITE_BUSY)'],
+]);
+const POSTGRES_CAUSES = new Map([
+  ['53100', "PostgreSQL's disk is full (53100 disk_full)"],
+  ['53200', 'PostgreSQL is out of memory (53200)'],
+  ['25006', 'PostgreSQL answers read-only (25006: a standby, or default_transaction_read_only)'],
+  ['57P01', 'PostgreSQL is shutting down (57P01)'],
+  ['57P03', 'PostgreSQL does not accept connections yet (57P03: starting or recovering)'],
+  ['58030', "PostgreSQL's disk answered an I/O error (58030)"],
+]);
+const OS_CAUSES = new Map([
+  ['ENOSPC', 'the disk is full (ENOSPC)'],
+  ['EROFS', 'the file system is read-only (EROFS)'],
+  ['EACCES', 'permission denied (EACCES)'],
+  ['EIO', 'the disk answered an I/O error (EIO)'],
+  ['ENOENT', 'the file or its folder is gone (ENOENT)'],
+  ['ECONNREFUSED', 'the database server refuses connections (ECONNREFUSED)'],
+  ['ETIMEDOUT', 'the database server does not answer (ETIMEDOUT)'],
+]);
+
+/**
+ * Why the store refused, in the words of its cause (contract 12a): "the disk is full (SQLITE_FULL: ENOSPC)" rather than
+ * the driver's last words; undefined when the error says nothing known. Looked for in the error and its causes.
+ */
+export function storeCause(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = Reflect.get(e, 'cause'), depth++) {
+    const code = Reflect.get(e, 'code');
+    const errcode = Reflect.get(e, 'errcode');
+    if (typeof errcode === 'number') {
+      const cause = SQLITE_CAUSES.get(errcode & 0xff);
+      if (cause) return cause;
+    }
+    if (typeof code === 'string') {
+      const named = /^SQLITE_([A-Z]+)/.exec(code)?.[1];
+      const sqlite = named === undefined ? undefined : [...SQLITE_CAUSES.values()].find((c) => c.includes(`(SQLITE_${named}`));
+      const cause = sqlite ?? POSTGRES_CAUSES.get(code) ?? OS_CAUSES.get(code);
+      if (cause) return cause;
+    }
+  }
+  return undefined;
+}

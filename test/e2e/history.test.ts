@@ -104,7 +104,14 @@ describe.skipIf(!existsSync(CLI)).each(BACKENDS)('history through the built daem
         const down = await fetch(`${s.url}/api/v1/history/alerts`);
         expect(down.status).toBe(503);
         expect(await (await fetch(`${s.url}/`)).text()).toContain('The history database (postgres) does not answer');
+        // Stopped meanwhile: the last line says how many records the database did not take (the journal keeps them).
+        const stopping = s.daemon!;
+        expect(await stopping.kill('SIGTERM')).toBe(0);
+        const last = stopping.logs.filter((l) => String(l['msg']).startsWith('stopped')).at(-1);
+        expect(last?.['msg']).toBe('stopped with history records the database did not take: they are kept in the state store and written at the next start');
+        expect(Number(last?.['history_records_unwritten'])).toBeGreaterThan(0);
         await postgres.restart();
+        await s.start();
         await eventually(async () => (await s.metric('transfer_watch_history_up')) === 1, 30_000);
       }
 

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrateHistory, openHistoryDatabase } from '../../src/history/history-database.js';
 import { historySchema } from '../../src/history/history-schema.js';
 import { WorkerSqliteDialect } from '../../src/history/worker-sqlite-dialect.js';
-import { writeRefusal } from '../../src/history/write-refusal.js';
+import { storeCause, writeRefusal } from '../../src/history/write-refusal.js';
 import { silentLogger } from '../../src/util/logger.js';
 
 /**
@@ -47,6 +47,22 @@ describe('the SQLite history on a worker thread', () => {
     expect(err).toBeInstanceOf(Error);
     expect(writeRefusal(err)).toMatchObject({ kind: 'content' });
     expect(writeRefusal(err).code).toMatch(/CONSTRAINT|19/);
+  });
+
+  it('a transaction SQLite already rolled back itself (a full disk) fails with its own error, not the ROLLBACK\'s (issue 53)', async () => {
+    await migrateHistory(opened.db);
+    const err = await opened.db
+      .transaction()
+      .execute(async (tx) => {
+        // As after SQLITE_FULL: the transaction is gone before the caller's error reaches Kysely's ROLLBACK.
+        await sql`rollback`.execute(tx);
+        throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      })
+      .then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ message: 'database or disk is full', code: 'SQLITE_FULL' });
+    expect(storeCause(err)).toBe('the disk is full (SQLITE_FULL: ENOSPC)');
+    // The connection is usable again.
+    await expect(sql`select 1 as one`.execute(opened.db)).resolves.toMatchObject({ rows: [{ one: 1 }] });
   });
 
   it('fails a statement over its time limit and runs the next on a new thread, not behind it', async () => {

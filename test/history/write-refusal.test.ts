@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { writeRefusal } from '../../src/history/write-refusal.js';
+import { storeCause, writeRefusal } from '../../src/history/write-refusal.js';
 
 const err = (props: Record<string, unknown>, message = 'x'): Error => Object.assign(new Error(message), props);
 
@@ -24,5 +24,17 @@ describe('writeRefusal', () => {
     // Unknown: the store's, so nothing is lost without a word.
     expect(writeRefusal(new Error('cannot rollback - no transaction is active'))).toEqual({ kind: 'store', code: 'unknown' });
     expect(writeRefusal('thrown text')).toEqual({ kind: 'store', code: 'unknown' });
+  });
+
+  it('names the cause of a store\'s refusal as the disk or the server says it (issue 53: a full disk read "cannot rollback")', () => {
+    expect(storeCause(err({ code: 'SQLITE_FULL' }))).toBe('the disk is full (SQLITE_FULL: ENOSPC)');
+    expect(storeCause(err({ code: 'ERR_SQLITE_ERROR', errcode: 13 }))).toBe('the disk is full (SQLITE_FULL: ENOSPC)');
+    expect(storeCause(err({ code: 'SQLITE_READONLY_DBMOVED' }))).toBe('the database file or its folder is read-only (SQLITE_READONLY: EROFS, or the file mode)');
+    expect(storeCause(err({ code: 'ERR_SQLITE_ERROR', errcode: 10 | (3 << 8) }))).toBe('the disk answered an I/O error (SQLITE_IOERR: EIO, or a file system gone read-only)');
+    expect(storeCause(err({ code: '53100' }))).toBe("PostgreSQL's disk is full (53100 disk_full)");
+    expect(storeCause(err({ code: '25006' }))).toMatch(/^PostgreSQL answers read-only/);
+    // Wrapped (a TransferWatchError around the driver's): found in its causes.
+    expect(storeCause(Object.assign(new Error('write failed'), { cause: err({ code: 'EROFS' }) }))).toBe('the file system is read-only (EROFS)');
+    expect(storeCause(new Error('something else'))).toBeUndefined();
   });
 });

@@ -203,16 +203,21 @@ export class LeaderRecords {
     this.stopReports();
   }
 
-  /** Shutdown while leading: what is journaled is written first. */
-  async close(): Promise<void> {
+  /**
+   * Shutdown while leading: what is journaled is written first. Returns how many history records could not be
+   * written (the database refused or did not answer): they stay in the state store's journal, for the next start.
+   */
+  async close(): Promise<number> {
     clearInterval(this.flowTimer);
     clearInterval(this.usualTimer);
     clearInterval(this.retryTimer);
     await this.flushFlows();
     await this.recorder?.drain();
+    const unwritten = this.recorder?.backlog ?? 0;
     await this.recorder?.stop();
     this.recorder = undefined;
     this.stopReports();
+    return unwritten;
   }
 
   /** After an evaluation's snapshot: the alert events it journaled are durable, and go to the database. */

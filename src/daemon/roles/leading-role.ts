@@ -500,8 +500,12 @@ export class LeadingRole {
     if (this.leadingNow) void this.records.backfill(() => this.leads(this.leadership));
   }
 
-  /** Shutdown: evaluate what is left, then save the alert state and deliver what can be within `graceMs`. */
-  async stop(graceMs: number): Promise<void> {
+  /**
+   * Shutdown: evaluate what is left, then save the alert state and deliver what can be within `graceMs`. Returns how
+   * many history records were left unwritten (kept in the journal).
+   */
+  async stop(graceMs: number): Promise<number> {
+    let unwritten = 0;
     await this.evaluating;
     this.stopping = true;
     if (this.tick) clearInterval(this.tick);
@@ -510,11 +514,12 @@ export class LeadingRole {
     if (this.leadingNow) {
       await this.alerts.flush({ force: true }).catch((err: unknown) => this.logger.error({ err: errorFields(err) }, 'could not persist alert state at shutdown'));
       await this.notifier.stop(graceMs);
-      await this.records.close();
+      unwritten = await this.records.close();
     } else {
       this.notifier.halt();
     }
     this.stepDownQuietly();
+    return unwritten;
   }
 
   /** Leadership ends with the process: nothing to announce. */
