@@ -267,6 +267,13 @@ export class Daemon {
         sla: () => {
           const store = this.history.store;
           if (!store) return this.history.why ?? 'no history';
+          // Never an empty or half-restored ledger as if it were true (contract 12a): 503 with the reason meanwhile.
+          const damage = store.damage;
+          if (damage) {
+            return damage.restoredFrom
+              ? `the history database was found damaged at ${new Date(damage.at).toISOString()} and restored from its backup of ${new Date(damage.restoredFrom.at).toISOString()}; the ledger since then is being judged again from the service history (try again in a minute)`
+              : `the history database was found damaged at ${new Date(damage.at).toISOString()} and had no backup; the ledger is being filled again from the service history`;
+          }
           return {
             ledger: store.ledger,
             objective: (rule: string) => slaObjective(this.setup.rules, rule),

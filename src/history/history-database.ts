@@ -1,11 +1,12 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kysely, Migrator, PostgresDialect, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
 import type { Pool } from 'pg';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { HISTORY_MIGRATIONS } from './history-migrations.js';
 import { WorkerSqliteDialect } from './worker-sqlite-dialect.js';
+import { backupName, backupsDirOf, listBackups, type MovedAside } from './sqlite-file.js';
 import type { HistoryConfig } from './history-schema.js';
 
 /** The tables of the history store; times are epoch milliseconds, JSON columns are text. */
@@ -112,6 +113,12 @@ export interface OpenedHistoryDatabase {
    * after a corrupt file was moved aside and a new one started).
    */
   check?(): Promise<'same' | 'reopened'>;
+  /** SQLite: `PRAGMA quick_check` on the store's thread; a damaged file is replaced by its newest good backup (onDamage). */
+  integrityCheck?(): Promise<string[]>;
+  /** SQLite: an online backup into `backups/` (VACUUM INTO), verified, the newest `keep` kept. */
+  backup?(at: number, keep: number): Promise<{ file: string; bytes: number }>;
+  /** SQLite: `listener` hears of every damaged file moved aside (and what took its place). */
+  onDamage?(listener: (damage: MovedAside) => void): void;
   close(): Promise<void>;
 }
 
@@ -187,12 +194,20 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
   // A corrupt file replaced by a new one (at its opening, or found by a statement while running): its tables are to be
   // made again before the next write.
   let replaced = false;
+  const damageListeners: Array<(damage: MovedAside) => void> = [];
   const dialect = new WorkerSqliteDialect({
     file,
     onOpen: ({ movedAside }) => {
       if (movedAside) {
-        logger.error({ file, moved_to: movedAside.to, err: { type: 'HistoryCorrupt', message: movedAside.reason } }, 'the history database is corrupt: moved aside, a new one is started');
+        const from = movedAside.restoredFrom;
+        logger.error(
+          { file, moved_to: movedAside.to, restored_from: from?.file, backup_taken_at: from ? new Date(from.at).toISOString() : undefined, err: { type: 'HistoryCorrupt', message: movedAside.reason } },
+          from
+            ? 'the history database is damaged: moved aside, its newest good backup restored in its place (what was written since the backup is re-judged from the service history where it can be)'
+            : 'the history database is damaged: moved aside, and no good backup to restore: a new, empty one is started (the ledger is filled again from the service history by the backfill)',
+        );
         replaced = true;
+        for (const l of damageListeners) l(movedAside);
       }
       const st = statSync(file);
       opened = { dev: st.dev, ino: st.ino };
@@ -233,7 +248,40 @@ export function openHistoryDatabase(config: HistoryConfig, stateDir: string, log
     );
     return reopening;
   };
-  return { db, dialect: 'sqlite', where: file, redact: (m) => m, check, close: () => db.destroy() };
+  const backup = async (at: number, keep: number): Promise<{ file: string; bytes: number }> => {
+    const dir = backupsDirOf(file);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const target = join(dir, backupName(at));
+    const partial = `${target}.partial`;
+    rmSync(partial, { force: true });
+    // On the store's thread, as any statement: the daemon answers meanwhile. Verified by reading it back whole.
+    await sql`VACUUM INTO ${partial}`.execute(db);
+    try {
+      await sql`ATTACH DATABASE ${partial} AS backup`.execute(db);
+      const rows = await sql<Record<string, unknown>>`PRAGMA backup.quick_check`.execute(db);
+      await sql`DETACH DATABASE backup`.execute(db);
+      const found = rows.rows.map((r) => String(Object.values(r)[0] ?? ''));
+      if (found.length !== 1 || found[0] !== 'ok') throw new TransferWatchError('history_backup_bad', `the backup ${partial} does not pass quick_check: ${found.slice(0, 3).join('; ')}`);
+      chmodSync(partial, 0o600);
+      renameSync(partial, target);
+    } catch (err) {
+      rmSync(partial, { force: true });
+      throw err;
+    }
+    for (const old of listBackups(dir).slice(keep)) rmSync(old.file, { force: true });
+    return { file: target, bytes: statSync(target).size };
+  };
+  return {
+    db,
+    dialect: 'sqlite',
+    where: file,
+    redact: (m) => m,
+    check,
+    integrityCheck: () => dialect.integrityCheck(),
+    backup,
+    onDamage: (listener) => void damageListeners.push(listener),
+    close: () => db.destroy(),
+  };
 }
 
 /** Apply the migrations not yet applied; throws a TransferWatchError naming the one that failed. */

@@ -12,6 +12,22 @@ export const historySchema = z
     retention: duration()
       .prefault('400d')
       .refine((ms) => ms >= 3_600_000, 'retention must be at least 1h'),
+    /**
+     * SQLite only (contract 12a): how often `PRAGMA quick_check` looks at the file on the store's thread (also at every
+     * start and after a corruption error). A damaged file is replaced by its newest good backup.
+     */
+    check_interval: duration()
+      .prefault('1h')
+      .refine((ms) => ms >= 1_000, 'check_interval must be at least 1s'),
+    /** SQLite only: online backups (`VACUUM INTO`) into `state.dir/backups/`, each verified; the newest `keep` kept. */
+    backup: z
+      .strictObject({
+        interval: duration()
+          .prefault('6h')
+          .refine((ms) => ms >= 1_000, 'interval must be at least 1s'),
+        keep: z.number().int().min(1).max(100).default(4),
+      })
+      .prefault({}),
     /** `false` runs without history (nothing is written, the endpoints answer 503). */
     enabled: z.boolean().default(true),
     postgres: z

@@ -1,4 +1,5 @@
 import { matchesAll, type Matcher } from '../notify/matcher.js';
+import type { MovedAside } from './sqlite-file.js';
 import { migrateHistory, type HistoryDb, type HistoryTables, type OpenedHistoryDatabase } from './history-database.js';
 import type { AlertEventRecord, AttemptRecord, HistoryRecord, OccurrenceRecord, SilenceEventRecord } from './history-records.js';
 import { SlaLedgerStore } from './sla-ledger-store.js';
@@ -42,6 +43,11 @@ const INSERT_CHUNK = 200;
 /** Rows deleted per statement by the retention sweep, so a sweep never holds a long lock. */
 const PRUNE_CHUNK = 5_000;
 
+/** A damaged history file found (contract 12a): when, where it went, why, and the backup put in its place. */
+export interface HistoryDamage extends MovedAside {
+  at: number;
+}
+
 /**
  * The history of alerts, notifications and silences in SQL (contract section 12). Records are inserted with
  * their ids and "do nothing" on a conflict, so writing one twice (after a restart, a leader change or a retry)
@@ -57,11 +63,47 @@ export class HistoryStore {
   readonly spool: BackfillSpool;
   private schema: Promise<void> | undefined;
 
+  /** A damaged file found (and replaced), until the daemon repaired what it could (contract 12a). */
+  private damageFound: HistoryDamage | undefined;
+
   constructor(readonly opened: OpenedHistoryDatabase) {
     this.db = opened.db;
     this.ledger = new SlaLedgerStore(opened.db);
     this.flows = new FlowStore(opened.db);
     this.spool = new BackfillSpool(opened.db);
+    opened.onDamage?.((d) => {
+      this.damageFound = { ...d, at: Date.now() };
+    });
+  }
+
+  /**
+   * The damage found in the SQLite file while it is not repaired: the file moved aside, and the backup restored in its
+   * place (or none: a new, empty file). `transfer_watch_history_up` is 0 and TransferWatchHistoryDamaged fires
+   * meanwhile; the ledger's reads answer 503 with the reason.
+   */
+  get damage(): HistoryDamage | undefined {
+    return this.damageFound;
+  }
+
+  /** Mark damage known from elsewhere (a restore by hand, `history restore`, before this start). */
+  damaged(d: HistoryDamage): void {
+    this.damageFound = d;
+  }
+
+  /** What could be repaired was (the span since the backup re-judged): the store is whole again. */
+  repaired(): void {
+    this.damageFound = undefined;
+  }
+
+  /** `PRAGMA quick_check` (SQLite; nothing to check on PostgreSQL, which keeps its own durability). */
+  async integrityCheck(): Promise<string[]> {
+    return (await this.opened.integrityCheck?.()) ?? [];
+  }
+
+  /** An online backup, verified, the newest `keep` kept (SQLite); undefined on PostgreSQL (pg_dump, PITR: docs/history.md). */
+  async backup(at: number, keep: number): Promise<{ file: string; bytes: number } | undefined> {
+    await this.ensureSchema();
+    return this.opened.backup?.(at, keep);
   }
 
   /**

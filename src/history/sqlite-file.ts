@@ -1,4 +1,5 @@
-import { chmodSync, closeSync, existsSync, openSync, renameSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { SqliteDatabase } from 'kysely';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 
@@ -7,7 +8,7 @@ import { TransferWatchError, errorMessage } from '../util/errors.js';
  * Node 20. better-sqlite3 12 is not used on Node 24: its statements' finalizers abort the process there
  * (`Assertion failed: (env) != nullptr`, fixed only in its 13.x, which needs Node 22).
  */
-export async function openSqlite(file: string): Promise<{ database: SqliteDatabase; movedAside?: { to: string; reason: string } }> {
+export async function openSqlite(file: string): Promise<{ database: SqliteDatabase; movedAside?: MovedAside }> {
   let database: SqliteDatabase | undefined;
   try {
     database = await openSqliteFile(file);
@@ -21,17 +22,73 @@ export async function openSqlite(file: string): Promise<{ database: SqliteDataba
   }
 }
 
+/** A damaged file moved aside, and the backup put in its place (none: a new, empty file was started). */
+export interface MovedAside {
+  to: string;
+  reason: string;
+  restoredFrom?: { file: string; at: number } | undefined;
+}
+
 /**
- * A file found corrupt (at its opening, or by a statement while running): closed, moved aside as
- * `history.sqlite.corrupt-<time>` with its -wal and -shm (for whoever wants to recover from it), and a new one opened
- * at its path.
+ * A file found corrupt (at its opening, by a statement while running, or by an integrity check): closed, moved aside
+ * as `history.sqlite.corrupt-<time>` with its -wal and -shm (for whoever wants to recover from it), and in its place
+ * the newest backup of `backups/` that passes `quick_check` (contract 12a) — a new, empty file only when there is none.
  */
-export async function replaceCorrupt(file: string, database: SqliteDatabase | undefined, err: unknown): Promise<{ database: SqliteDatabase; movedAside: { to: string; reason: string } }> {
+export async function replaceCorrupt(file: string, database: SqliteDatabase | undefined, err: unknown): Promise<{ database: SqliteDatabase; movedAside: MovedAside }> {
   if (database) closeQuietly(database);
   const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   renameSync(file, aside);
   for (const f of [`${file}-wal`, `${file}-shm`]) if (existsSync(f)) renameSync(f, `${aside}${f.slice(file.length)}`);
+  for (const backup of listBackups(backupsDirOf(file))) {
+    copyFileSync(backup.file, file);
+    let restored: SqliteDatabase | undefined;
+    try {
+      restored = await openSqliteFile(file);
+      if (integrityProblems(restored).length === 0) return { database: restored, movedAside: { to: aside, reason: errorMessage(err), restoredFrom: backup } };
+    } catch {
+      /* a damaged backup: the next older one */
+    }
+    if (restored) closeQuietly(restored);
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
+  }
   return { database: await openSqliteFile(file), movedAside: { to: aside, reason: errorMessage(err) } };
+}
+
+/** What `PRAGMA quick_check` found wrong with an open database (none: it is sound). */
+export function integrityProblems(database: SqliteDatabase): string[] {
+  const rows = database.prepare('PRAGMA quick_check').all([]) as Array<Record<string, unknown>>;
+  const found = rows.map((r) => String(Object.values(r)[0] ?? ''));
+  return found.length === 1 && found[0] === 'ok' ? [] : found;
+}
+
+/** Where the backups of a history file are kept: `backups/` beside it (in `state.dir`). */
+export function backupsDirOf(file: string): string {
+  return join(dirname(file), 'backups');
+}
+
+const BACKUP_NAME = /^history-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z\.sqlite$/;
+
+/** The name of a backup taken at `at`: `history-20261202T031500123Z.sqlite` (sorts by time). */
+export function backupName(at: number): string {
+  return `history-${new Date(at).toISOString().replace(/[-:.]/g, '')}.sqlite`;
+}
+
+/** The backups in `dir`, newest first, with when each was taken (from its name). */
+export function listBackups(dir: string): Array<{ file: string; at: number }> {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .flatMap((name) => {
+      const m = BACKUP_NAME.exec(name);
+      if (!m) return [];
+      const [, y, mo, d, h, mi, se, ms] = m.map(Number) as number[];
+      return [{ file: join(dir, name), at: Date.UTC(y as number, (mo as number) - 1, d, h, mi, se, ms) }];
+    })
+    .sort((a, b) => b.at - a.at);
 }
 
 /** SQLITE_CORRUPT (11) or SQLITE_NOTADB (26), from either driver, anywhere in the error's causes. */

@@ -9,13 +9,18 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SqliteDatabase } from 'kysely';
-import { isCorrupt, openSqlite, replaceCorrupt } from './sqlite-file.js';
+import { integrityProblems, isCorrupt, openSqlite, replaceCorrupt, type MovedAside } from './sqlite-file.js';
 
 export interface SqliteWorkerData {
   file: string;
 }
 
-export type SqliteWorkerRequest = { id: number; op: 'open' } | { id: number; op: 'query'; sql: string; parameters: readonly unknown[] } | { id: number; op: 'close' };
+export type SqliteWorkerRequest =
+  | { id: number; op: 'open' }
+  | { id: number; op: 'query'; sql: string; parameters: readonly unknown[] }
+  | { id: number; op: 'close' }
+  /** `PRAGMA quick_check` of the open file; a damaged one is replaced (by its newest good backup) and said. */
+  | { id: number; op: 'check' };
 
 export interface SqliteWorkerError {
   message: string;
@@ -25,9 +30,9 @@ export interface SqliteWorkerError {
 }
 
 export type SqliteWorkerReply =
-  | { id: number; ok: true; rows?: unknown[]; numAffectedRows?: bigint; insertId?: bigint; movedAside?: { to: string; reason: string } }
-  /** `movedAside`: the statement found the file corrupt; it was moved aside and a new, empty one opened. */
-  | { id: number; ok: false; error: SqliteWorkerError; movedAside?: { to: string; reason: string } };
+  | { id: number; ok: true; rows?: unknown[]; numAffectedRows?: bigint; insertId?: bigint; movedAside?: MovedAside; problems?: string[] }
+  /** `movedAside`: the statement found the file corrupt; it was moved aside and its newest good backup (or a new one) opened. */
+  | { id: number; ok: false; error: SqliteWorkerError; movedAside?: MovedAside };
 
 const port = parentPort;
 const { file } = workerData as SqliteWorkerData;
@@ -66,6 +71,20 @@ async function handle(request: SqliteWorkerRequest): Promise<SqliteWorkerReply> 
       database?.close();
       database = undefined;
       return { id: request.id, ok: true };
+    case 'check': {
+      if (!database) throw new Error('the history database is not open');
+      let problems: string[];
+      try {
+        problems = integrityProblems(database);
+      } catch (err) {
+        if (!isCorrupt(err)) throw err;
+        problems = [(err as Error).message];
+      }
+      if (problems.length === 0) return { id: request.id, ok: true, problems };
+      const replaced = await replaceCorrupt(file, database, new Error(`quick_check: ${problems.slice(0, 5).join('; ')}`));
+      database = replaced.database;
+      return { id: request.id, ok: true, problems, movedAside: replaced.movedAside };
+    }
   }
 }
 

@@ -2,11 +2,12 @@ import { Worker } from 'node:worker_threads';
 import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { SqliteWorkerData, SqliteWorkerError, SqliteWorkerReply, SqliteWorkerRequest } from './sqlite-worker.js';
+import type { MovedAside } from './sqlite-file.js';
 
 export interface WorkerSqliteOptions {
   file: string;
   /** Called after each opening of the file (the first, and after a worker that died): a corrupt file moved aside. */
-  onOpen?(opened: { movedAside?: { to: string; reason: string } }): void;
+  onOpen?(opened: { movedAside?: MovedAside }): void;
   /**
    * A statement running longer fails, and its thread is left to end when it returns: SQLite cannot be interrupted
    * from outside its thread (not even by terminating it: a native call runs to its end), so the next statement
@@ -44,6 +45,15 @@ export class WorkerSqliteDialect extends SqliteDialect {
   /** Close the file and open the one at its path at the next statement (the file was deleted or replaced). */
   async reopen(): Promise<void> {
     await this.#driver?.reopen();
+  }
+
+  /**
+   * `PRAGMA quick_check` on the store's thread, between two holders of the connection (contract 12a): what it found
+   * wrong (none: sound). A damaged file is replaced at once by its newest good backup (onOpen says so).
+   */
+  async integrityCheck(): Promise<string[]> {
+    if (!this.#driver) throw new TransferWatchError('history_not_open', 'the history database is not open yet');
+    return this.#driver.integrityCheck();
   }
 }
 
@@ -124,6 +134,17 @@ class WorkerSqliteDriver implements Driver {
   releaseConnection(): Promise<void> {
     this.#mutex.unlock();
     return Promise.resolve();
+  }
+
+  async integrityCheck(): Promise<string[]> {
+    await this.#mutex.lock();
+    try {
+      const reply = await this.#send(await this.#ready(), { id: 0, op: 'check' });
+      if (reply.movedAside) this.#options.onOpen?.({ movedAside: reply.movedAside });
+      return reply.problems ?? [];
+    } finally {
+      this.#mutex.unlock();
+    }
   }
 
   /** Between two holders of the connection (never inside a transaction): close this thread's file; the next opens it anew. */

@@ -200,7 +200,7 @@ async function excuseDeadline(s: SlaSource, b: z.output<typeof excuseBody>, kt: 
 export function slaHandlers(source: () => SlaSource | string, now: () => number = Date.now) {
   const ledger = (): SlaSource => {
     const s = source();
-    if (typeof s === 'string') throw new HttpError(503, 'sla_disabled', `the SLA ledger is disabled: ${s}`);
+    if (typeof s === 'string') throw new HttpError(503, 'sla_disabled', `the SLA ledger cannot be read: ${s}`);
     return s;
   };
   const guarded = async <T>(fn: () => Promise<T>): Promise<T> => {

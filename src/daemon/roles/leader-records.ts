@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { historyDamagedCandidate } from '../../alerts/history-damaged.js';
+import { HistoryCare } from './history-care.js';
+import { SlaRejudge } from './sla-rejudge.js';
 import { retryGivenUpWindows, type BackfillRetryResult } from './sla-backfill-retry.js';
 import type { Alert } from '../../alerts/alert.js';
 import type { AlertStore } from '../../alerts/alert-store.js';
@@ -81,6 +84,8 @@ export class LeaderRecords {
   private usualTimer: NodeJS.Timeout | undefined;
   /** Reads again the windows a backfill gave up, every sla.backfill_retry while leading (contract 12a). */
   private retryTimer: NodeJS.Timeout | undefined;
+  /** The SQLite history's checks, backups and repair while leading (contract 12a). */
+  private care: HistoryCare | undefined;
   /** Counted occurrences (id and outcome → deadline), kept while they can be decided again by a replay. */
   private counted = new Map<string, number>();
   private countedSave: Promise<void> | undefined;
@@ -112,7 +117,7 @@ export class LeaderRecords {
       clock,
       logger,
       retentionMs: this.opts.config().history.retention,
-      onUp: (up) => metrics.setHistoryUp(up),
+      onUp: (up) => metrics.setHistoryUp(up && history.damage === undefined),
       onGivenUp: (kind) => metrics.observeHistoryGivenUp(kind),
       onAlertEventsRecorded: () => void this.opts.alerts().flush().catch(() => undefined),
     });
@@ -142,6 +147,13 @@ export class LeaderRecords {
     clearInterval(this.retryTimer);
     this.retryTimer = setInterval(() => void (current() ? this.retryBackfill() : undefined), this.opts.config().sla.backfill_retry);
     this.retryTimer.unref();
+    this.care?.stop();
+    const history = this.opts.history;
+    if (history) {
+      const rejudge = new SlaRejudge(() => ({ config: this.opts.config(), rules: this.opts.rules(), ledger: history.ledger, replayPoller: this.opts.replayPoller, clock: this.opts.clock, logger: this.opts.logger }));
+      this.care = new HistoryCare({ store: history, config: this.opts.config, clock: this.opts.clock, logger: this.opts.logger, rejudge: (req) => rejudge.run(req), backfill: () => this.backfill(current) });
+      this.care.start();
+    }
     this.startReports();
     clearInterval(this.usualTimer);
     this.usualTimer = setInterval(() => void this.learnUsualArrivals(), USUAL_REFRESH_MS);
@@ -197,6 +209,7 @@ export class LeaderRecords {
     clearInterval(this.flowTimer);
     clearInterval(this.usualTimer);
     clearInterval(this.retryTimer);
+    this.care?.stop();
     void this.flushFlows();
     void this.recorder?.stop();
     this.recorder = undefined;
@@ -211,6 +224,7 @@ export class LeaderRecords {
     clearInterval(this.flowTimer);
     clearInterval(this.usualTimer);
     clearInterval(this.retryTimer);
+    this.care?.stop();
     await this.flushFlows();
     await this.recorder?.drain();
     const unwritten = this.recorder?.backlog ?? 0;
@@ -370,6 +384,13 @@ export class LeaderRecords {
     const since = recorder.failingSince;
     this.opts.metrics.setHistoryBacklog(recorder.backlog);
     this.opts.alerts().setBuiltin(historyDownCandidate(history.opened.where, recorder.backlog), since !== undefined && now - since >= HISTORY_DOWN_AFTER_MS, now);
+    // TransferWatchHistoryDamaged while a damaged file is not repaired (contract 12a); history_up 0 meanwhile.
+    const damage = history.damage;
+    this.opts.alerts().setBuiltin(historyDamagedCandidate(history.opened.where, { reason: damage?.reason ?? '', movedTo: damage?.to ?? '', restoredFrom: damage?.restoredFrom }), damage !== undefined, now);
+    if (damage) {
+      this.opts.metrics.setHistoryUp(false);
+      void this.care?.repairIfDamaged();
+    } else if (recorder.up !== undefined) this.opts.metrics.setHistoryUp(recorder.up);
   }
 
   /** Scheduled SLA reports (sla.reports), sent by the leader only. */

@@ -40,7 +40,7 @@ export async function slaPage(req: IncomingMessage, deps: { sla: () => SlaSource
   if (typeof statementKey === 'string') return reply(400);
   const source = deps.sla();
   if (typeof source === 'string') {
-    data.problem = `The SLA ledger is disabled: ${source}.`;
+    data.problem = `The SLA ledger cannot be read: ${source}.`;
     return reply(503);
   }
   try {
