@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerHistoryFile } from './history-file.js';
 import { z } from 'zod';
 import { parseDuration } from '../base/duration.js';
 import { timeZone } from '../base/schema-helpers.js';
@@ -180,7 +181,8 @@ function timeFlag(name: string, text: string | undefined, now: number): number |
 }
 
 export function registerHistory(program: Command): void {
-  const history = program.command('history').description('what fired, who was told and when: the history of a running daemon');
+  const history = program.command('history').description('what fired, who was told and when: the history of a running daemon; check, back up and restore its SQLite file');
+  registerHistoryFile(history);
   for (const kind of HISTORY_KINDS) {
     const what = { alerts: 'alert events (pending, firing, resolved, silenced, inhibited ...)', notifications: 'notification attempts (sent, retrying, failed, gave_up)', silences: 'silence events (created, updated, expired)' }[kind];
     withConnection(history.command(kind).description(`list ${what}, newest first`))

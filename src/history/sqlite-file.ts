@@ -109,7 +109,8 @@ function closeQuietly(database: SqliteDatabase): void {
   }
 }
 
-async function openSqliteFile(file: string): Promise<SqliteDatabase> {
+/** A SQLite file opened as the store opens it (WAL, private mode), without checking it: `history check` looks at it as it is. */
+export async function openSqliteFile(file: string): Promise<SqliteDatabase> {
   const pragmas = [
     // WAL: readers (the page, the API) never wait for the writer; NORMAL is durable across a process kill.
     'PRAGMA journal_mode = WAL',

@@ -194,10 +194,11 @@ describe.skipIf(!existsSync(CLI)).concurrent.each(BACKENDS)('SLA ledger through 
       const cliExcuse = await runCli(['sla', 'excuse', '--url', s.url, '--rule', 'PartnerFileMissing', '--date', day, '--key', 'user=B', '--reason', 'bank strike', '--by', 'rui']);
       const [head, ...which] = cliExcuse.stdout.trim().split('\n');
       expect([cliExcuse.code, head]).toEqual([0, `excused PartnerFileMissing user=B on ${day}`]);
-      // Which deadlines of the day it took (not on time) and which not (on time), one a line, as many as B had.
+      // Which deadlines of the day it took (not on time) and which not (on time), one a line: at least those B had when
+      // the ledger was read above (a deadline every 20 s adds more meanwhile).
       expect(which.every((l) => /^ {2}(excused {5}\S+ \((late|missing|no_data)\)|not excused \S+ \(on time\))$/.test(l))).toBe(true);
-      expect(which.filter((l) => l.startsWith('  excused')).length).toBe(count('B', 'late') + count('B', 'missing') + count('B', 'no_data'));
-      expect(which.filter((l) => l.startsWith('  not excused')).length).toBe(count('B', 'on_time'));
+      expect(which.filter((l) => l.startsWith('  excused')).length).toBeGreaterThanOrEqual(count('B', 'late') + count('B', 'missing') + count('B', 'no_data'));
+      expect(which.filter((l) => l.startsWith('  not excused')).length).toBeGreaterThanOrEqual(count('B', 'on_time'));
       expect(rowOf(await report(), 'B')?.late).toBe(0);
       const cliWithdraw = await runCli(['sla', 'excuse', '--url', s.url, '--rule', 'PartnerFileMissing', '--date', day, '--key', 'user=B', '--withdraw']);
       expect(cliWithdraw.code).toBe(0);

@@ -53,10 +53,18 @@ export class HistoryCare {
     void this.check();
     this.checkTimer = setInterval(() => void this.check(), history.check_interval);
     this.checkTimer.unref();
-    const newest = listBackups(backupsDirOf(this.o.store.opened.where))[0];
-    if (newest === undefined || this.o.clock.now() - newest.at >= history.backup.interval) void this.backup();
     this.backupTimer = setInterval(() => void this.backup(), history.backup.interval);
     this.backupTimer.unref();
+  }
+
+  /**
+   * A backup now when the newest is older than history.backup.interval (or there is none): called once the start's
+   * backfill is written, so that the first backup holds the ledger it filled.
+   */
+  async backupIfStale(): Promise<void> {
+    if (this.o.store.opened.dialect !== 'sqlite' || this.stopped) return;
+    const newest = listBackups(backupsDirOf(this.o.store.opened.where))[0];
+    if (newest === undefined || this.o.clock.now() - newest.at >= this.o.config().history.backup.interval) await this.backup();
   }
 
   stop(): void {
@@ -112,6 +120,8 @@ export class HistoryCare {
         const from = new Date(since - DAY).toISOString().slice(0, 10);
         const to = new Date(clock.now() + DAY).toISOString().slice(0, 10);
         const result = await this.o.rejudge({ from, to, by: 'transfer-watch', reason: `the history database was restored from its backup of ${new Date(since).toISOString()} after damage` });
+        // A rule the backup does not know as filled (a backup taken before its backfill was written) is filled now.
+        await this.o.backfill();
         logger.warn(
           {
             backup_taken_at: new Date(since).toISOString(),

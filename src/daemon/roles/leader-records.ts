@@ -142,6 +142,7 @@ export class LeaderRecords {
     // gave up are read again.
     void this.backfill(current).then(async () => {
       if (current()) await this.retryBackfill();
+      if (current()) await this.care?.backupIfStale();
       await this.learnUsualArrivals();
     });
     clearInterval(this.retryTimer);
