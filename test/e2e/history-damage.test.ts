@@ -86,4 +86,40 @@ describe.skipIf(!existsSync(CLI))('a damaged SQLite history', () => {
       await s.cleanup();
     }
   }, 180_000);
+
+  it('history backup and history restore by hand: the next start judges the ledger since the backup again', async () => {
+    const s = await Scenario.create('history-restore');
+    try {
+      const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
+      const day = (back: number) => new Date(today - back * DAY).toISOString().slice(0, 10);
+      s.inject([3, 2].map((back) => success(today - back * DAY + 7 * 3_600_000, { USUARIO: 'BANK1', NOMEARQUIVO: `EXTRATO_BANK1_${day(back)}.RET`, INSTANCE: 'PROD01' })));
+      s.write({
+        rules: [{ name: 'StatementMissing', type: 'missing_file', match: { file: ['EXTRATO_*'] }, deadline: '0 8 * * *', timezone: 'UTC', window: '8h', for_each: { label: 'user', values: ['BANK1'] } }],
+        receivers: [{ name: 'null', console: {} }],
+        route: { receiver: 'null', group_by: ['alertname'], group_wait: '1s', group_interval: '5s', repeat_interval: '1h' },
+        poll: { max_window: '1d' },
+        extra: { sla: { backfill: '5d' }, history: { backup: { interval: '1h', keep: 3 } } },
+      });
+      const first = await s.start();
+      await first.waitForLog((l) => l['msg'] === 'SLA backfill done', 60_000);
+      await first.kill('SIGTERM');
+      const backedUp = await runCli(['history', 'backup', '--config', s.configFile]);
+      expect(backedUp.code, backedUp.stderr).toBe(0);
+      expect(backedUp.stdout).toMatch(/^backed up to \S+backups\/history-\d{8}T\d{9}Z\.sqlite \(\d+ bytes, verified\)\n$/);
+      const restored = await runCli(['history', 'restore', '--config', s.configFile]);
+      expect(restored.code, restored.stderr).toBe(0);
+      expect(restored.stdout).toContain('The next start of the daemon judges the SLA ledger since the backup again');
+      expect(existsSync(join(s.stateDir, 'history.restored.json'))).toBe(true);
+      expect(readdirSync(s.stateDir).some((f) => f.startsWith('history.sqlite.replaced-'))).toBe(true);
+
+      const second = await s.start();
+      const repaired = await second.waitForLog((l) => String(l['msg']).startsWith('the history database is repaired'), 60_000);
+      expect(repaired['ledger_judged']).toBeGreaterThanOrEqual(1);
+      expect(existsSync(join(s.stateDir, 'history.restored.json'))).toBe(false);
+      const listed = occurrencesSchema.parse(await (await fetch(`${s.url}/api/v1/sla/occurrences?from=${day(3)}&to=${day(2)}`)).json()).occurrences;
+      expect(listed.map((o) => `${o.local_date} ${o.outcome}`)).toEqual([`${day(3)} on_time`, `${day(2)} on_time`]);
+    } finally {
+      await s.cleanup();
+    }
+  }, 120_000);
 });
