@@ -24,6 +24,9 @@ import { LeadingRole } from './roles/leading-role.js';
 import { SharedView, type HistoryStatus } from './roles/shared-view.js';
 import { SourcePollingRole } from './roles/source-polling-role.js';
 import { ReplicaGauges } from './roles/replica-gauges.js';
+import type { HistoryStore } from '../history/history-store.js';
+import type { HistoryReader } from '../http/history-routes.js';
+import { HttpError } from '../http/http-error.js';
 import { SlaRejudge } from './roles/sla-rejudge.js';
 import { retryGivenUpWindows } from './roles/sla-backfill-retry.js';
 
@@ -263,7 +266,7 @@ export class Daemon {
           }),
         ),
         statusPage: () => this.view.statusPageData(),
-        history: this.history.store ?? this.history.why,
+        history: this.history.store ? historyWhileWhole(this.history.store) : this.history.why,
         sla: () => {
           const store = this.history.store;
           if (!store) return this.history.why ?? 'no history';
@@ -448,4 +451,23 @@ export class Daemon {
     await this.http?.close();
     return { historyRecordsUnwritten };
   }
+}
+
+/**
+ * The history's reads, answered 503 with the reason while a damaged file is being repaired (contract 12a): the alert and
+ * notification history of a restored backup lacks the span since it, and is not shown as if it were whole.
+ */
+function historyWhileWhole(store: HistoryStore): HistoryReader {
+  const whole = <T>(read: () => Promise<T>): Promise<T> => {
+    const damage = store.damage;
+    if (!damage) return read();
+    return Promise.reject(
+      new HttpError(503, 'history_restoring', `the history database was found damaged at ${new Date(damage.at).toISOString()} and is being repaired${damage.restoredFrom ? ` from its backup of ${new Date(damage.restoredFrom.at).toISOString()}` : ''}; try again in a minute`, { 'Retry-After': '30' }),
+    );
+  };
+  return {
+    alertEvents: (q) => whole(() => store.alertEvents(q)),
+    attempts: (q) => whole(() => store.attempts(q)),
+    silenceEvents: (q) => whole(() => store.silenceEvents(q)),
+  };
 }

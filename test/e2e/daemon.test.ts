@@ -86,7 +86,7 @@ describe.skipIf(!existsSync(CLI)).concurrent('transfer-watch run (acceptance, is
       const stopping = s.daemon!;
       const code = await Promise.race([stopping.kill('SIGTERM'), sleep(10_000).then(() => 'still running after 10 s')]);
       expect(code).toBe(0);
-      expect(stopping.logs.some((l) => l['msg'] === 'stopped')).toBe(true);
+      expect(stopping.logs.some((l) => l['msg'] === 'stopped'), JSON.stringify(stopping.logs.slice(-4))).toBe(true);
       expect(readdirSync(s.stateDir).length).toBeGreaterThan(0);
       await s.start();
       const afterTerm = await s.alerts();

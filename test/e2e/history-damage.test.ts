@@ -65,12 +65,15 @@ describe.skipIf(!existsSync(CLI))('a damaged SQLite history', () => {
       expect(checked.stdout).toMatch(/backups \(newest first\):\n {2}\d{4}-\d\d-\d\dT[\d:.]+Z {2}\S+backups\/history-\d{8}T\d{9}Z\.sqlite/);
 
       // The next start: found, restored, judged again — slowly here (the service answers late), so it can be seen.
-      s.sim.setFaults({ delayMs: 400 });
+      s.sim.setFaults({ delayMs: 1_500 });
       const second = await s.start();
       await second.waitForLog((l) => String(l['msg']).startsWith('the history database is damaged: moved aside, its newest good backup restored'), 30_000);
       const refused = await fetch(`${s.url}/api/v1/sla/report?from=${day(9)}&to=${day(2)}`);
       expect(refused.status).toBe(503);
       expect(await refused.text()).toContain('restored from its backup of');
+      const history = await fetch(`${s.url}/api/v1/history/alerts`);
+      expect(history.status).toBe(503);
+      expect(await history.text()).toContain('is being repaired from its backup of');
       await eventually(async () => (await s.metric('transfer_watch_history_up')) === 0, 10_000);
       await eventually(async () => alertsSchema.parse(await (await fetch(`${s.url}/api/v1/alerts`)).json()).alerts.some((a) => a.labels['alertname'] === 'TransferWatchHistoryDamaged'), 20_000, 200);
       s.sim.setFaults({ delayMs: 0 });

@@ -91,7 +91,7 @@ describe('the SQLite history file', () => {
     );
     expect(String((err as Error | undefined)?.message)).toMatch(/malformed|corrupt/i);
     expect(readdirSync(dir).some((f) => f.startsWith('history.sqlite.corrupt-'))).toBe(true);
-    expect(lines.join('\n')).toContain('the history database is corrupt: moved aside, a new one is started');
+    expect(lines.join('\n')).toContain('the history database is damaged: moved aside, and no good backup to restore: a new, empty one is started');
     // The next write makes the new file's tables and is kept there.
     await store.write([silenceEvent('after')]);
     expect((await store.silenceEvents({ ...all, to: Date.now() + 1 })).items.map((e) => e.id)).toEqual(['after']);

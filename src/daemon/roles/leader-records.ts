@@ -227,6 +227,8 @@ export class LeaderRecords {
     clearInterval(this.retryTimer);
     this.care?.stop();
     await this.flushFlows();
+    // Twice: a drain already running when asked does not take what came after it started (it runs once more after).
+    await this.recorder?.drain();
     await this.recorder?.drain();
     const unwritten = this.recorder?.backlog ?? 0;
     await this.recorder?.stop();
