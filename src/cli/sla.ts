@@ -4,7 +4,7 @@ import { TransferWatchError, errorMessage } from '../util/errors.js';
 import { connection, daemonClient, unreachable, withConnection, type ConnectionFlags, type DaemonClientOptions } from './daemon-http-client.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { terminalCell } from './history.js';
-import { coverageText } from '../sla/sla-report.js';
+import { reportTableCells } from '../sla/sla-report.js';
 import { latenessText } from '../sla/lateness-text.js';
 import { keyFromPairs, keyText } from '../sla/occurrence.js';
 
@@ -109,7 +109,6 @@ async function call(client: DaemonClientOptions, method: 'GET' | 'POST' | 'DELET
   return { text: res.body, headers: res.headers };
 }
 
-const pct = (v: number | null): string => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
 function table(rows: string[][]): string {
   const safe = rows.map((r) => r.map(terminalCell));
   const widths = safe[0]?.map((_, i) => Math.max(...safe.map((r) => (r[i] ?? '').length))) ?? [];
@@ -123,23 +122,7 @@ export async function slaReport(client: DaemonClientOptions, o: { from: string; 
   const answer = z.looseObject({ rows: z.array(rowSchema) }).parse(JSON.parse(text));
   const rows = answer.rows;
   if (o.format === 'json') return `${JSON.stringify({ ...answer, from: o.from, to: o.to, rows }, null, 2)}\n`;
-  return table([
-    ['RULE', 'KEY', 'ON TIME', 'LATE', 'MISSING', 'EXCUSED', 'NO DATA', 'ON-TIME RATE', 'OBJECTIVE', 'BUDGET LEFT', 'LATE P95', 'COVERAGE'],
-    ...rows.map((r) => [
-      r.rule,
-      keyText(r.key),
-      String(r.on_time),
-      String(r.late),
-      String(r.missing),
-      String(r.excused),
-      String(r.no_data),
-      pct(r.on_time_ratio),
-      pct(r.objective),
-      pct(r.budget_remaining),
-      r.lateness_p95_seconds === null ? '–' : latenessText(r.lateness_p95_seconds),
-      coverageText(r),
-    ]),
-  ]);
+  return table(reportTableCells(rows, '–'));
 }
 
 export async function slaOccurrences(client: DaemonClientOptions, o: { from: string; to: string; rule?: string | undefined; outcome?: string | undefined; format: Format }): Promise<string> {

@@ -185,10 +185,13 @@ export function monthsOf(from: string, to: string): Array<{ month: string; from:
 }
 
 
-/** The report as a plain-text table (email bodies, Slack code blocks, the CLI). */
-export function reportTable(rows: readonly SlaReportRow[]): string {
-  const pct = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
-  const lines = [
+/** What a report table shows of a row (the API's rows, and the CLI's parse of them). */
+export type ReportTableRow = Pick<SlaReportRow, 'rule' | 'key' | 'on_time' | 'late' | 'missing' | 'excused' | 'no_data' | 'on_time_ratio' | 'objective' | 'budget_remaining' | 'lateness_p95_seconds'> & CoverageFields;
+
+/** The report's cells, header first: what the email, Slack and the CLI show alike (`none` for a figure there is not). */
+export function reportTableCells(rows: readonly ReportTableRow[], none = '-'): string[][] {
+  const pct = (v: number | null): string => (v === null ? none : `${(v * 100).toFixed(1)}%`);
+  return [
     ['RULE', 'KEY', 'ON TIME', 'LATE', 'MISSING', 'EXCUSED', 'NO DATA', 'ON-TIME RATE', 'OBJECTIVE', 'BUDGET LEFT', 'LATE P95', 'COVERAGE'],
     ...rows.map((r) => [
       r.rule,
@@ -201,10 +204,15 @@ export function reportTable(rows: readonly SlaReportRow[]): string {
       pct(r.on_time_ratio),
       pct(r.objective),
       pct(r.budget_remaining),
-      r.lateness_p95_seconds === null ? '-' : latenessText(r.lateness_p95_seconds),
+      r.lateness_p95_seconds === null ? none : latenessText(r.lateness_p95_seconds),
       coverageText(r),
     ]),
   ];
+}
+
+/** The report as a plain-text table (email bodies, Slack code blocks). */
+export function reportTable(rows: readonly SlaReportRow[]): string {
+  const lines = reportTableCells(rows);
   const widths = lines[0]?.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? '').length))) ?? [];
   return lines.map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')).join('\n') + '\n';
 }

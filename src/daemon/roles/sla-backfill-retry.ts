@@ -5,8 +5,8 @@ import type { Poller } from '../../poller/poller.js';
 import type { PollStream } from '../../poller/poll-stream.js';
 import { RESULT_OF } from '../../poller/stream-kind.js';
 import type { RuleDefinition } from '../../rules/registry.js';
-import { RuleEngine } from '../../rules/rule-engine.js';
-import { BusinessCalendar } from '../../sla/business-calendar.js';
+import type { RuleEngine } from '../../rules/rule-engine.js';
+import { ledgerEngine, rereadSuccesses } from './ledger-engine.js';
 import type { OccurrenceRecord } from '../../sla/occurrence.js';
 import type { Clock } from '../../util/clock.js';
 import { errorFields, errorMessageWithCode } from '../../util/errors.js';
@@ -100,15 +100,7 @@ export async function retryGivenUpWindows(o: BackfillRetryOptions): Promise<Back
 async function judgeAround(o: BackfillRetryOptions, windows: readonly SpooledWindow[], now: number): Promise<OccurrenceRecord[] | undefined> {
   const rules = o.rules.filter((r) => r.type === 'missing_file');
   if (rules.length === 0) return [];
-  const engineOf = (): RuleEngine =>
-    new RuleEngine([...rules], {
-      clock: o.clock,
-      logger: o.logger,
-      sources: o.config.sources.map((s) => s.name),
-      displayTimezone: o.config.display_timezone,
-      keepHistory: true,
-      calendars: new Map(Object.entries(o.config.calendars).map(([name, c]) => [name, new BusinessCalendar(c)])),
-    });
+  const engineOf = (): RuleEngine => ledgerEngine(rules, o);
   const reach = engineOf().rulesReach();
   // Windows close together are judged on one read.
   const spans: Array<{ start: number; end: number }> = [];
@@ -123,11 +115,7 @@ async function judgeAround(o: BackfillRetryOptions, windows: readonly SpooledWin
     const from = span.start - reach;
     const until = Math.min(now, span.end + reach);
     try {
-      for (const source of o.config.sources) {
-        for (const stream of o.replayPoller(source).streams) {
-          if (RESULT_OF[stream.kind] === 'success') await stream.reread(from, until, (t) => void engine.observe(t));
-        }
-      }
+      await rereadSuccesses(o, engine, from, until);
     } catch (err) {
       o.logger.warn({ err: errorFields(err), from: new Date(from).toISOString(), until: new Date(until).toISOString() }, 'SLA backfill: the history around windows given up could not be read; tried again at the next round');
       return undefined;

@@ -3,8 +3,8 @@ import type { HistoryStore } from '../../history/history-store.js';
 import type { TransferWatchMetrics } from '../../metrics/transfer-watch-metrics.js';
 import type { Poller } from '../../poller/poller.js';
 import type { RuleDefinition } from '../../rules/registry.js';
-import { RuleEngine } from '../../rules/rule-engine.js';
-import { BusinessCalendar } from '../../sla/business-calendar.js';
+import type { RuleEngine } from '../../rules/rule-engine.js';
+import { ledgerEngine } from './ledger-engine.js';
 import type { Clock } from '../../util/clock.js';
 import { errorFields, errorMessageWithCode } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
@@ -251,14 +251,7 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
   if (planned === undefined) return undefined;
   const { plan, streams, resumed } = planned;
   const flows = new FlowSummaries();
-  const engine = new RuleEngine([...pending], {
-    clock: o.clock,
-    logger: o.logger,
-    sources: o.config.sources.map((s) => s.name),
-    displayTimezone: o.config.display_timezone,
-    keepHistory: true,
-    calendars: new Map(Object.entries(o.config.calendars).map(([name, c]) => [name, new BusinessCalendar(c)])),
-  });
+  const engine = ledgerEngine(pending, o);
   const kept = new Map<string, Transfer[]>();
   let records = 0;
   const observe = (source: BackfillPlan['sources'][number], transfers: readonly Transfer[]): void => {

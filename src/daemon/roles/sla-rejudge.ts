@@ -2,13 +2,11 @@ import type { Config, SourceConfig } from '../../config/schema.js';
 import type { SlaLedgerStore } from '../../history/sla-ledger-store.js';
 import type { RejudgeRequest, RejudgeResult } from '../../http/sla-routes.js';
 import type { Poller } from '../../poller/poller.js';
-import { RESULT_OF } from '../../poller/stream-kind.js';
 import type { RuleDefinition } from '../../rules/registry.js';
-import { RuleEngine } from '../../rules/rule-engine.js';
-import { BusinessCalendar } from '../../sla/business-calendar.js';
 import type { OccurrenceRecord } from '../../sla/occurrence.js';
 import type { Clock } from '../../util/clock.js';
-import { TransferWatchError, errorFields, errorMessageWithCode } from '../../util/errors.js';
+import { TransferWatchError, errorFields, errorMessage } from '../../util/errors.js';
+import { ledgerEngine, rereadSuccesses } from './ledger-engine.js';
 import type { Logger } from '../../util/logger.js';
 
 /** Local dates are of each rule's zone: the instants read reach this far either side of the dates in UTC. */
@@ -58,14 +56,7 @@ export class SlaRejudge {
       throw new TransferWatchError('sla_rule_unknown', req.rule === undefined ? 'no missing_file rule is configured: nothing to re-judge' : `no missing_file rule "${req.rule}" is configured`);
     }
     const now = o.clock.now();
-    const engine = new RuleEngine([...rules], {
-      clock: o.clock,
-      logger: o.logger,
-      sources: o.config.sources.map((s) => s.name),
-      displayTimezone: o.config.display_timezone,
-      keepHistory: true,
-      calendars: new Map(Object.entries(o.config.calendars).map(([name, c]) => [name, new BusinessCalendar(c)])),
-    });
+    const engine = ledgerEngine(rules, o);
     const first = Date.parse(`${req.from}T00:00:00Z`) - ZONE_REACH_MS;
     const last = Date.parse(`${req.to}T23:59:59.999Z`) + ZONE_REACH_MS;
     // The windows of the first deadlines (and, where windows overlap, what the deadlines before took), and the closes
@@ -75,16 +66,11 @@ export class SlaRejudge {
     const readUntil = Math.min(now, last + reach);
     if (readFrom >= readUntil) throw new TransferWatchError('sla_rejudge_future', `${req.from} is not in the past: nothing to re-judge`);
     o.logger.info({ rules: rules.map((r) => r.name), from: req.from, to: req.to, read_from: new Date(readFrom).toISOString(), read_until: new Date(readUntil).toISOString(), by: req.by }, 'SLA rejudge: reading the service history');
-    let transfers = 0;
-    for (const source of o.config.sources) {
-      for (const stream of o.replayPoller(source).streams) {
-        if (RESULT_OF[stream.kind] !== 'success') continue;
-        try {
-          transfers += await stream.reread(readFrom, readUntil, (t) => void engine.observe(t));
-        } catch (err) {
-          throw new TransferWatchError('sla_rejudge_unread', `the history of source "${source.name}" (${stream.kind}) could not be read between ${new Date(readFrom).toISOString()} and ${new Date(readUntil).toISOString()}: ${errorMessageWithCode(err)}; nothing was changed`);
-        }
-      }
+    let transfers: number;
+    try {
+      transfers = await rereadSuccesses(o, engine, readFrom, readUntil);
+    } catch (err) {
+      throw new TransferWatchError('sla_rejudge_unread', `${errorMessage(err)}; nothing was changed`, { cause: err });
     }
     const judged: OccurrenceRecord[] = [];
     let open = 0;
