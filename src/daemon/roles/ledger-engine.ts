@@ -8,6 +8,15 @@ import type { Clock } from '../../util/clock.js';
 import { TransferWatchError, errorMessageWithCode } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
 
+/** What a read of the service's history for the ledger needs: the config, the rules to judge, a poller to re-read with. */
+export interface LedgerReadOptions {
+  config: Config;
+  rules: readonly RuleDefinition[];
+  replayPoller: (source: SourceConfig) => Poller;
+  clock: Clock;
+  logger: Logger;
+}
+
 /**
  * A rule engine that judges the ledger over a span of the service's history, as the live rules do — the backfill's,
  * a re-judgement's, a given-up window's read at last: every arrival kept (the span is read, not lived through), the

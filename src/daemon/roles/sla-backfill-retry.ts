@@ -1,16 +1,11 @@
-import type { Config, SourceConfig } from '../../config/schema.js';
 import type { HistoryStore } from '../../history/history-store.js';
 import type { SpooledWindow } from '../../history/backfill-spool.js';
-import type { Poller } from '../../poller/poller.js';
 import type { PollStream } from '../../poller/poll-stream.js';
 import { RESULT_OF } from '../../poller/stream-kind.js';
-import type { RuleDefinition } from '../../rules/registry.js';
 import type { RuleEngine } from '../../rules/rule-engine.js';
-import { ledgerEngine, rereadSuccesses } from './ledger-engine.js';
+import { ledgerEngine, rereadSuccesses, type LedgerReadOptions } from './ledger-engine.js';
 import type { OccurrenceRecord } from '../../sla/occurrence.js';
-import type { Clock } from '../../util/clock.js';
 import { errorFields, errorMessageWithCode } from '../../util/errors.js';
-import type { Logger } from '../../util/logger.js';
 
 /**
  * The backfill's windows given up (read WINDOW_ATTEMPTS times without an answer), kept in the database under this
@@ -18,13 +13,8 @@ import type { Logger } from '../../util/logger.js';
  */
 export const GIVEN_UP_WINDOWS = '@given-up';
 
-export interface BackfillRetryOptions {
-  config: Config;
-  rules: readonly RuleDefinition[];
+export interface BackfillRetryOptions extends LedgerReadOptions {
   store: HistoryStore;
-  replayPoller: (source: SourceConfig) => Poller;
-  clock: Clock;
-  logger: Logger;
 }
 
 /** What one round of reading the given-up windows again did. */

@@ -1,13 +1,9 @@
-import type { Config, SourceConfig } from '../../config/schema.js';
 import type { HistoryStore } from '../../history/history-store.js';
 import type { TransferWatchMetrics } from '../../metrics/transfer-watch-metrics.js';
-import type { Poller } from '../../poller/poller.js';
 import type { RuleDefinition } from '../../rules/registry.js';
 import type { RuleEngine } from '../../rules/rule-engine.js';
-import { ledgerEngine } from './ledger-engine.js';
-import type { Clock } from '../../util/clock.js';
+import { ledgerEngine, type LedgerReadOptions } from './ledger-engine.js';
 import { errorFields, errorMessageWithCode } from '../../util/errors.js';
-import type { Logger } from '../../util/logger.js';
 import type { Transfer } from '../../source/transfer.js';
 import { streamProgress } from './source-polling-role.js';
 import { RESULT_OF } from '../../poller/stream-kind.js';
@@ -32,13 +28,8 @@ export const WINDOW_ATTEMPTS = 8;
 const READ_RETRY_MS = 10_000;
 const READ_RETRY_MAX_MS = 600_000;
 
-export interface SlaBackfillOptions {
-  config: Config;
-  rules: readonly RuleDefinition[];
+export interface SlaBackfillOptions extends LedgerReadOptions {
   store: HistoryStore;
-  replayPoller: (source: SourceConfig) => Poller;
-  clock: Clock;
-  logger: Logger;
   metrics: TransferWatchMetrics;
   /** False once this leadership ended: the backfill stops (the next leader does it, as it is not marked done). */
   current: () => boolean;

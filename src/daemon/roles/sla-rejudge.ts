@@ -1,26 +1,16 @@
-import type { Config, SourceConfig } from '../../config/schema.js';
 import type { SlaLedgerStore } from '../../history/sla-ledger-store.js';
 import type { RejudgeRequest, RejudgeResult } from '../../http/sla-routes.js';
-import type { Poller } from '../../poller/poller.js';
-import type { RuleDefinition } from '../../rules/registry.js';
 import type { OccurrenceRecord } from '../../sla/occurrence.js';
-import type { Clock } from '../../util/clock.js';
 import { TransferWatchError, errorFields, errorMessage } from '../../util/errors.js';
-import { ledgerEngine, rereadSuccesses } from './ledger-engine.js';
-import type { Logger } from '../../util/logger.js';
+import { ledgerEngine, rereadSuccesses, type LedgerReadOptions } from './ledger-engine.js';
 
 /** Local dates are of each rule's zone: the instants read reach this far either side of the dates in UTC. */
 const ZONE_REACH_MS = 14 * 3_600_000;
 /** Changes listed in the answer at most (every one is counted). */
 const CHANGES_LISTED = 200;
 
-export interface SlaRejudgeOptions {
-  config: Config;
-  rules: readonly RuleDefinition[];
+export interface SlaRejudgeOptions extends LedgerReadOptions {
   ledger: SlaLedgerStore;
-  replayPoller: (source: SourceConfig) => Poller;
-  clock: Clock;
-  logger: Logger;
 }
 
 /**
