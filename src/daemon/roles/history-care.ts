@@ -122,6 +122,7 @@ export class HistoryCare {
         const result = await this.o.rejudge({ from, to, by: 'transfer-watch', reason: `the history database was restored from its backup of ${new Date(since).toISOString()} after damage` });
         // A rule the backup does not know as filled (a backup taken before its backfill was written) is filled now.
         await this.o.backfill();
+        this.done();
         logger.warn(
           {
             backup_taken_at: new Date(since).toISOString(),
@@ -135,6 +136,7 @@ export class HistoryCare {
         );
       } else {
         await this.o.backfill();
+        this.done();
         logger.warn(
           { damage_found_at: new Date(damage.at).toISOString(), moved_to: damage.to, backfill: this.o.config().sla.backfill },
           this.o.config().sla.backfill > 0
@@ -142,11 +144,15 @@ export class HistoryCare {
             : 'the history database was replaced by a new one without a backup and sla.backfill is 0: the SLA ledger and the history before are lost (the damaged file is kept aside)',
         );
       }
-      store.repaired();
-      this.forgetRestoreByHand();
     } catch (err) {
       logger.error({ err: errorFields(err) }, 'the damaged history database could not be repaired yet; tried again at the next history.check_interval');
     }
+  }
+
+  /** Repaired (before it is said): the store is whole again, and a restore by hand's mark is dropped. */
+  private done(): void {
+    this.o.store.repaired();
+    rmSync(join(dirname(this.o.store.opened.where), RESTORED_MARKER), { force: true });
   }
 
   /** A restore by `transfer-watch history restore` while the daemon was stopped: repaired as one found running. */
@@ -160,9 +166,5 @@ export class HistoryCare {
       this.o.logger.warn({ err: errorFields(err), marker }, 'the mark of a restore by hand cannot be read; its span is not re-judged (transfer-watch sla rejudge can)');
       rmSync(marker, { force: true });
     }
-  }
-
-  private forgetRestoreByHand(): void {
-    rmSync(join(dirname(this.o.store.opened.where), RESTORED_MARKER), { force: true });
   }
 }
