@@ -66,7 +66,7 @@ export function heardOf(requests: readonly CapturedRequest[]): Map<string, Heard
   const heard = new Map<string, Heard[]>(PARTNERS.map((p) => [p, []]));
   for (const r of requests) {
     for (const a of webhookPayloadSchema.parse(JSON.parse(r.body)).alerts) {
-      const late = /\(deadline (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) UTC\)$/.exec(a.annotations['resolution'] ?? '');
+      const late = /\(deadline (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) UTC(?:, \+\w+)?\)$/.exec(a.annotations['resolution'] ?? '');
       heard.get(a.labels['user'] ?? '')?.push({ status: a.status, startsAt: Date.parse(a.startsAt), lateFor: late ? Date.parse(`${(late[1] ?? '').replace(' ', 'T')}Z`) : undefined });
     }
   }
