@@ -36,7 +36,8 @@ async function startWithWebConfig(s: Scenario, webConfig: string): Promise<Daemo
   const config = parse(readFileSync(s.configFile, 'utf8')) as Record<string, Record<string, unknown>>;
   config['server'] = { ...config['server'], web_config_file: webConfig };
   writeFileSync(s.configFile, stringify(config));
-  return startDaemonProcess(s.configFile, { timeoutMs: 30_000 });
+  // Tracked: the scenario's cleanup ends it before removing its folder (left running, it went on writing its state).
+  return s.track(await startDaemonProcess(s.configFile, { timeoutMs: 30_000 }));
 }
 
 describe.skipIf(!existsSync(CLI) || !HAVE_CURL).concurrent('the daemon behind its own TLS and basic auth (issue 14)', () => {

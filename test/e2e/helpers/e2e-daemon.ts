@@ -106,6 +106,12 @@ export class Scenario {
     return d;
   }
 
+  /** A daemon this scenario's test started itself (another way than `start`): cleanup ends it with the others. */
+  track(d: DaemonProcess): DaemonProcess {
+    this.daemons.push(d);
+    return d;
+  }
+
   get url(): string {
     if (!this.daemon) throw new Error('daemon not started');
     return this.daemon.url;
