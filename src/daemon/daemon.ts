@@ -26,9 +26,8 @@ import { SourcePollingRole } from './roles/source-polling-role.js';
 import { ReplicaGauges } from './roles/replica-gauges.js';
 import type { HistoryStore } from '../history/history-store.js';
 import type { HistoryReader } from '../http/history-routes.js';
+import type { RejudgeRequest } from '../http/sla-routes.js';
 import { HttpError } from '../http/http-error.js';
-import { SlaRejudge } from './roles/sla-rejudge.js';
-import { retryGivenUpWindows } from './roles/sla-backfill-retry.js';
 
 export type { ApiAlert } from './roles/shared-view.js';
 
@@ -78,8 +77,6 @@ export class Daemon {
   private history!: HistoryAvailability;
   /** The flow summary's report for the API, the page and the metric (contract section 13); none without a history. */
   private flowView: FlowView | undefined;
-  /** `sla rejudge` (contract 11c), on this replica: one at a time. */
-  private rejudge: SlaRejudge | undefined;
   /** The gauges every replica keeps from the shared history (the ledger's figures, the flows). */
   private gauges: ReplicaGauges | undefined;
   /** A reader's last word on the history database (the leader's recorder has its own). */
@@ -277,25 +274,16 @@ export class Daemon {
               ? `the history database was found damaged at ${new Date(damage.at).toISOString()} and restored from its backup of ${new Date(damage.restoredFrom.at).toISOString()}; the ledger since then is being judged again from the service history (try again in a minute)`
               : `the history database was found damaged at ${new Date(damage.at).toISOString()} and had no backup; the ledger is being filled again from the service history`;
           }
+          const rejudge = this.leading.records.rejudge;
           return {
             ledger: store.ledger,
             objective: (rule: string) => slaObjective(this.setup.rules, rule),
             due: (rule: string, from: string, to: string) => dueOfRule(this.setup.rules, this.setup.config.calendars, rule, from, to, clock.now()),
             holidays: (from: string, to: string) => holidaysOfRules(this.setup.rules, this.setup.config.calendars, from, to),
             lines: () => ledgerLines(this.setup.rules),
-            rejudge: (req) => {
-              this.rejudge ??= new SlaRejudge(() => ({
-                config: this.setup.config,
-                rules: this.setup.rules,
-                ledger: store.ledger,
-                replayPoller: (source) => this.polling.replayPoller(source),
-                clock,
-                logger,
-              }));
-              return this.rejudge.run(req);
-            },
-            retryBackfill: () =>
-              retryGivenUpWindows({ config: this.setup.config, rules: this.setup.rules, store, replayPoller: (source) => this.polling.replayPoller(source), clock, logger }),
+            // The process's one re-judgement (a repair's too), and the given-up windows' reads, on any replica.
+            ...(rejudge ? { rejudge: (req: RejudgeRequest) => rejudge.run(req) } : {}),
+            retryBackfill: () => this.leading.records.retryGivenUp(),
           };
         },
         pageInfo: () => ({ timezone: this.setup.config.display_timezone, version: this.opts.version }),

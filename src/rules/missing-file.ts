@@ -111,6 +111,8 @@ const MAX_HISTORY = 35 * DAY;
 const MAX_SKIPPED = 400;
 /** Where windows overlap, at most this many deadlines before one are followed for the files they took (11c). */
 const MAX_CHAIN = 64;
+/** Deadlines whose chain (`chainBefore`) is kept: those an evaluation looks at, and a few more. */
+const CHAINS_KEPT = 8;
 
 /** What one candidate says, for one expected key: a candidate is rebuilt only when this changed. */
 interface Finding {
@@ -174,6 +176,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
    * repeating "not received yet".
    */
   private warned = new Map<string, number>();
+  /** The last few deadlines' chains (`chainBefore`), oldest first. */
+  private readonly chains = new Map<number, readonly number[]>();
   /** The deadline whose warning's last words were last given per key (by this process, or for its predecessor's). */
   private readonly warningEnded = new Map<string, number>();
   /**
@@ -350,15 +354,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
    */
   private available(list: readonly number[], d: number): { times: readonly number[]; index?: number[] } {
     const window = this.rule.window;
-    const chain: number[] = [];
-    for (let p = this.previousDeadlines(d - 1, 1)[0]; p !== undefined && p > d - window && chain.length < MAX_CHAIN; p = this.previousDeadlines(p - 1, 1)[0]) {
-      chain.unshift(p);
-    }
+    const chain = this.chainBefore(d);
     if (chain.length === 0 || list.length === 0) return { times: list };
-    // Deadlines before the first one whose window reaches d's: they may have taken files of the chain's first.
-    for (let p = this.previousDeadlines((chain[0] as number) - 1, 1)[0]; p !== undefined && p > d - 2 * window && chain.length < MAX_CHAIN; p = this.previousDeadlines(p - 1, 1)[0]) {
-      chain.unshift(p);
-    }
     const taken = new Uint8Array(list.length);
     for (let j = 0; j < chain.length; j++) {
       const p = chain[j] as number;
@@ -380,6 +377,30 @@ export class MissingFileEvaluator implements RuleEvaluator {
       }
     }
     return { times, index };
+  }
+
+  /**
+   * The deadlines before `d` that take files before it where windows overlap (see `available`), oldest first; none
+   * where `d`'s window does not reach back to the deadline before it (the default). The same for every key, and asked
+   * for each key at every evaluation: the last few are kept.
+   */
+  private chainBefore(d: number): readonly number[] {
+    const cached = this.chains.get(d);
+    if (cached) return cached;
+    const window = this.rule.window;
+    const chain: number[] = [];
+    for (let p = this.previousDeadlines(d - 1, 1)[0]; p !== undefined && p > d - window && chain.length < MAX_CHAIN; p = this.previousDeadlines(p - 1, 1)[0]) {
+      chain.unshift(p);
+    }
+    if (chain.length > 0) {
+      // Deadlines before the first one whose window reaches d's: they may have taken files of the chain's first.
+      for (let p = this.previousDeadlines((chain[0] as number) - 1, 1)[0]; p !== undefined && p > d - 2 * window && chain.length < MAX_CHAIN; p = this.previousDeadlines(p - 1, 1)[0]) {
+        chain.unshift(p);
+      }
+    }
+    if (this.chains.size >= CHAINS_KEPT) this.chains.delete(this.chains.keys().next().value as number);
+    this.chains.set(d, chain);
+    return chain;
   }
 
   evaluate(now: number, data: DataCompleteness): RuleEvaluation {
@@ -737,15 +758,14 @@ export class MissingFileEvaluator implements RuleEvaluator {
     });
     if (arrivedAt !== undefined) {
       // Whatever the rule's own templates say, a late arrival is always spelled out with its time and zone.
-      candidate.annotations['resolution'] = `arrived late at ${formatTime(arrivedAt, shown)} (deadline ${formatTime(deadline, tz)}, ${latenessText((arrivedAt - deadline) / 1000)})`;
+      candidate.annotations['resolution'] = `arrived late at ${values['arrived_at']} (deadline ${values['deadline']}, ${values['lateness']})`;
     }
     return candidate;
   }
 
   private prune(oldestDeadline: number): void {
     // Where windows overlap, what the deadlines before took decides what the oldest kept one has (`available`).
-    const before = this.previousDeadlines(oldestDeadline - 1, 1)[0];
-    const overlapping = before !== undefined && before > oldestDeadline - this.rule.window;
+    const overlapping = this.chainBefore(oldestDeadline).length > 0;
     const keepAfter = oldestDeadline - (overlapping ? 2 : 1) * this.rule.window;
     for (const [key, list] of this.arrivals) {
       const drop = indexAfter(list, keepAfter);

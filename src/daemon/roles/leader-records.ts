@@ -3,6 +3,7 @@ import { historyDamagedCandidate } from '../../alerts/history-damaged.js';
 import { HistoryCare } from './history-care.js';
 import { SlaRejudge } from './sla-rejudge.js';
 import { retryGivenUpWindows, type BackfillRetryResult } from './sla-backfill-retry.js';
+import type { LedgerReadOptions } from './ledger-engine.js';
 import type { Alert } from '../../alerts/alert.js';
 import type { AlertStore } from '../../alerts/alert-store.js';
 import { HISTORY_DOWN_AFTER_MS, historyDownCandidate } from '../../alerts/history-down.js';
@@ -19,7 +20,7 @@ import type { Poller } from '../../poller/poller.js';
 import type { RuleDefinition } from '../../rules/registry.js';
 import type { OccurrenceRecord } from '../../sla/occurrence.js';
 import type { Clock } from '../../util/clock.js';
-import { errorFields, isFencedError } from '../../util/errors.js';
+import { TransferWatchError, errorFields, isFencedError } from '../../util/errors.js';
 import type { Logger } from '../../util/logger.js';
 import { backfillSlaLedger, type HandedOverRead } from './sla-backfill.js';
 import { SlaReportSchedules } from './sla-report-schedule.js';
@@ -90,7 +91,21 @@ export class LeaderRecords {
   private counted = new Map<string, number>();
   private countedSave: Promise<void> | undefined;
 
-  constructor(private readonly opts: LeaderRecordsOptions) {}
+  /**
+   * `sla rejudge` on this process (contract 11c): the API's and a damaged store's repair share it, so that one runs at
+   * a time. Undefined without a history.
+   */
+  readonly rejudge: SlaRejudge | undefined;
+
+  constructor(private readonly opts: LeaderRecordsOptions) {
+    const history = opts.history;
+    this.rejudge = history ? new SlaRejudge(() => ({ ...this.ledgerReads(), ledger: history.ledger })) : undefined;
+  }
+
+  /** What the ledger's reads of the service history need (a re-judgement, the given-up windows' reads). */
+  private ledgerReads(): LedgerReadOptions {
+    return { config: this.opts.config(), rules: this.opts.rules(), replayPoller: this.opts.replayPoller, clock: this.opts.clock, logger: this.opts.logger };
+  }
 
   /** Whether there is a history to write (alert events are then recorded by the alert store). */
   get enabled(): boolean {
@@ -150,8 +165,8 @@ export class LeaderRecords {
     this.retryTimer.unref();
     this.care?.stop();
     const history = this.opts.history;
-    if (history) {
-      const rejudge = new SlaRejudge(() => ({ config: this.opts.config(), rules: this.opts.rules(), ledger: history.ledger, replayPoller: this.opts.replayPoller, clock: this.opts.clock, logger: this.opts.logger }));
+    const rejudge = this.rejudge;
+    if (history && rejudge) {
       this.care = new HistoryCare({ store: history, config: this.opts.config, clock: this.opts.clock, logger: this.opts.logger, rejudge: (req) => rejudge.run(req), backfill: () => this.backfill(current) });
       this.care.start();
     }
@@ -273,17 +288,20 @@ export class LeaderRecords {
     }
   }
 
-  /** One round of reading again the source windows a backfill gave up (a failure is said, and tried at the next). */
-  async retryBackfill(): Promise<BackfillRetryResult | undefined> {
+  /** One round of reading again the source windows a backfill gave up, now (`sla backfill --retry`); throws when it cannot. */
+  async retryGivenUp(): Promise<BackfillRetryResult> {
     const history = this.opts.history;
-    if (!history) return undefined;
-    try {
-      await history.ensureSchema();
-      return await retryGivenUpWindows({ config: this.opts.config(), rules: this.opts.rules(), store: history, replayPoller: this.opts.replayPoller, clock: this.opts.clock, logger: this.opts.logger });
-    } catch (err) {
+    if (!history) throw new TransferWatchError('history_disabled', 'there is no history: no backfill to read again');
+    await history.ensureSchema();
+    return retryGivenUpWindows({ ...this.ledgerReads(), store: history });
+  }
+
+  /** The round at a start and every sla.backfill_retry: a failure is said, and tried at the next. */
+  private async retryBackfill(): Promise<void> {
+    if (!this.opts.history) return;
+    await this.retryGivenUp().catch((err: unknown) => {
       this.opts.logger.warn({ err: errorFields(err) }, 'SLA backfill: could not read again the windows it gave up; tried again at the next sla.backfill_retry');
-      return undefined;
-    }
+    });
   }
 
   /**

@@ -104,7 +104,8 @@ export class LeadingRole {
   private lastEvaluatedAt = Number.NEGATIVE_INFINITY;
   private stopping = false;
   /** What the leader writes to the history and the ledger, and the scheduled SLA reports. */
-  private readonly records: LeaderRecords;
+  /** What this process writes down while it leads; its re-judgement and given-up windows' reads serve the API on any replica. */
+  readonly records: LeaderRecords;
   /** How the rules' state is taken up by this process (see RuleContinuity). */
   private readonly continuity: RuleContinuity;
 
