@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { CompiledQuery, SqliteAdapter, SqliteDialect, type DatabaseConnection, type DialectAdapter, type Driver, type QueryResult } from 'kysely';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
 import type { SqliteWorkerData, SqliteWorkerError, SqliteWorkerReply, SqliteWorkerRequest } from './sqlite-worker.js';
 import type { MovedAside } from './sqlite-file.js';
@@ -37,6 +37,15 @@ export class WorkerSqliteDialect extends SqliteDialect {
     this.#options = options;
   }
 
+  /**
+   * SQLite's DDL is transactional, but Kysely's adapter says not, so its migrator ran each migration's statements
+   * unguarded: a daemon killed inside a migration left a table made and the migration unrecorded, and every later
+   * start failed on "table … already exists". Said so, the migrator runs all pending migrations in one transaction.
+   */
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+
   override createDriver(): Driver {
     this.#driver = new WorkerSqliteDriver(this.#options);
     return this.#driver;
@@ -54,6 +63,12 @@ export class WorkerSqliteDialect extends SqliteDialect {
   async integrityCheck(): Promise<string[]> {
     if (!this.#driver) throw new TransferWatchError('history_not_open', 'the history database is not open yet');
     return this.#driver.integrityCheck();
+  }
+}
+
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
   }
 }
 

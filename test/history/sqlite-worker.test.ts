@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Kysely, sql } from 'kysely';
+import { Kysely, Migrator, sql, type Migration } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateHistory, openHistoryDatabase } from '../../src/history/history-database.js';
 import { historySchema } from '../../src/history/history-schema.js';
@@ -77,5 +77,33 @@ describe('the SQLite history on a worker thread', () => {
     } finally {
       await db.destroy();
     }
+  });
+  it('a migration that stops half-way leaves nothing behind: the next start applies it whole', async () => {
+    const file = path.join(dir, 'half-migrated.sqlite');
+    const migrate = async (first: Migration): Promise<unknown> => {
+      const db = new Kysely<Record<string, never>>({ dialect: new WorkerSqliteDialect({ file }) });
+      try {
+        const { error } = await new Migrator({ db, provider: { getMigrations: () => Promise.resolve({ '0001_made': first }) } }).migrateToLatest();
+        return error;
+      } finally {
+        await db.destroy();
+      }
+    };
+    // As a daemon killed inside its first start's migration: its first table made, the rest not.
+    const stopped = await migrate({
+      up: async (db) => {
+        await sql`CREATE TABLE made (x INTEGER)`.execute(db);
+        throw new Error('killed here');
+      },
+    });
+    expect(stopped).toMatchObject({ message: 'killed here' });
+    // Kysely ran SQLite's migrations unguarded, and this failed on "table made already exists".
+    const error = await migrate({
+      up: async (db) => {
+        await sql`CREATE TABLE made (x INTEGER)`.execute(db);
+        await sql`CREATE INDEX made_x ON made (x)`.execute(db);
+      },
+    });
+    expect(error).toBeUndefined();
   });
 });
