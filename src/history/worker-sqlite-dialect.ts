@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { CompiledQuery, SqliteAdapter, SqliteDialect, type DatabaseConnection, type DialectAdapter, type Driver, type QueryResult } from 'kysely';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
+import { reassertHeapSettings } from '../util/heap-growth.js';
 import type { SqliteWorkerData, SqliteWorkerError, SqliteWorkerReply, SqliteWorkerRequest } from './sqlite-worker.js';
 import type { MovedAside } from './sqlite-file.js';
 
@@ -286,10 +287,16 @@ function spawnSqliteWorker(data: SqliteWorkerData): Worker {
   // A small young generation: the thread's garbage is results copied out, collected often rather than let grow
   // (the daemon's resident memory under looping reports, issue 43).
   const resourceLimits = { maxYoungGenerationSizeMb: 4 };
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: data, resourceLimits });
-  const script = new URL('./sqlite-worker.ts', import.meta.url).href;
-  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(script)}); });`;
-  return new Worker(boot, { eval: true, workerData: data, resourceLimits });
+  let worker: Worker;
+  if (!import.meta.url.endsWith('.ts')) worker = new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: data, resourceLimits });
+  else {
+    const script = new URL('./sqlite-worker.ts', import.meta.url).href;
+    const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(script)}); });`;
+    worker = new Worker(boot, { eval: true, workerData: data, resourceLimits });
+  }
+  // Node 20 resets V8's flags while a thread starts: the CLI's heap settings are set again once it has.
+  worker.once('online', () => reassertHeapSettings());
+  return worker;
 }
 
 /** One holder of the connection at a time (Kysely's SqliteDriver does the same). */

@@ -10,6 +10,27 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
  */
 export const HEAP_GROWING_PERCENT = 25;
 
+/**
+ * The flags this process set, by name, last value: V8's flags are the process's, and Node 20 sets them back to the
+ * command line's when a worker thread starts (the history store's thread undid every setting here: the new space
+ * grew to 32 MB again, 20 MB of the shipped-rules line's peak). `reassertHeapSettings` sets them again.
+ */
+const applied = new Map<string, string>();
+
+/** setFlagsFromString, remembered for `reassertHeapSettings`. */
+function setProcessFlags(flags: string): void {
+  setFlagsFromString(flags);
+  applied.set(flags.replace(/=.*$/, ''), flags);
+}
+
+/**
+ * Sets again what this module set, after a worker thread has started (its `online` event: Node resets the flags
+ * while the thread starts, so not before). A process that set nothing sets nothing.
+ */
+export function reassertHeapSettings(setFlags: (flags: string) => void = setFlagsFromString): void {
+  for (const flags of applied.values()) setFlags(flags);
+}
+
 const FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
 
 /**
@@ -19,7 +40,7 @@ const FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
  * command line can set (the container image does). NODE_OPTIONS cannot carry the flag, so only the command line
  * is looked at. Returns whether it was set.
  */
-export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv, setFlags: (flags: string) => void = setFlagsFromString): boolean {
+export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv, setFlags: (flags: string) => void = setProcessFlags): boolean {
   if (execArgv.some((arg) => FLAG.test(arg))) return false;
   setFlags(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   return true;
@@ -39,7 +60,7 @@ const PRETENURING_FLAG = /^--(no[-_])?allocation[-_]site[-_]pretenuring(=|$)/;
  * fourteenth round). V8 reads the flag when it decides, so setting it after start works. NODE_OPTIONS cannot
  * carry it, so only the command line is looked at. Returns whether it was set.
  */
-export function stopPretenuring(execArgv: readonly string[] = process.execArgv, setFlags: (flags: string) => void = setFlagsFromString): boolean {
+export function stopPretenuring(execArgv: readonly string[] = process.execArgv, setFlags: (flags: string) => void = setProcessFlags): boolean {
   if (execArgv.some((arg) => PRETENURING_FLAG.test(arg))) return false;
   setFlags('--no-allocation-site-pretenuring');
   return true;
@@ -107,7 +128,7 @@ function processControls(): YoungGenerationControls {
   return {
     execArgv: process.execArgv,
     nodeOptions: process.env['NODE_OPTIONS'],
-    setFlags: setFlagsFromString,
+    setFlags: setProcessFlags,
     newSpaceSize: () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0,
     afterGc: (check) => {
       const observer = new PerformanceObserver(() => check());
