@@ -36,4 +36,18 @@ export interface Alert {
    * evaluation it was active at. Absent while the condition holds. Not persisted: recomputed at each evaluation.
    */
   held?: { until: number; clearedAt: number; keepFiringFor: number };
+  /**
+   * Who acknowledged it (contract 14): set by the notifier on what it hands on (messages, `/api/v1/alerts`) from the
+   * acknowledgements it holds; a resolved alert keeps the ack it had when it resolved. Never stored with the alert.
+   */
+  ack?: AlertAck;
+}
+
+/** An acknowledgement as an alert carries it. */
+export interface AlertAck {
+  id: string;
+  by: string;
+  /** Epoch ms. */
+  at: number;
+  comment: string;
 }

@@ -167,3 +167,39 @@ export function connection(o: ConnectionFlags): DaemonClientOptions {
     ...(o.caFile !== undefined ? { caFile: o.caFile } : {}),
   };
 }
+
+/** The daemon answered a request with an error status (exit 1), as opposed to not answering at all (exit 2). */
+export class DaemonRequestError extends TransferWatchError {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super('daemon_request', message);
+    this.name = 'DaemonRequestError';
+  }
+}
+
+/**
+ * One JSON request to the daemon: its body parsed (undefined when empty), or a DaemonRequestError naming the method,
+ * the path (without its query) and the daemon's `error`, or an unreachable error.
+ */
+export async function callDaemon(opts: DaemonClientOptions, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+  const client = daemonClient(opts);
+  let res;
+  try {
+    res = await client.http(`${client.base}${path}`, { method, ...(body === undefined ? {} : { json: body }) });
+  } catch (err) {
+    throw unreachable(client.base, err);
+  }
+  let parsed: unknown;
+  try {
+    parsed = res.body ? (JSON.parse(res.body) as unknown) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (res.statusCode < 200 || res.statusCode >= 300) {
+    const error = z.object({ error: z.string() }).safeParse(parsed);
+    throw new DaemonRequestError(`${method} ${client.base}${path.split('?')[0] ?? ''}: HTTP ${res.statusCode}: ${error.success ? error.data.error : res.body.slice(0, 200)}`, res.statusCode);
+  }
+  return parsed;
+}

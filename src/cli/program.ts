@@ -8,6 +8,7 @@ import { registerTestRules } from './test-rules.js';
 import { registerQuery } from './query.js';
 import { registerSimulate } from './simulate.js';
 import { registerSilence } from './silence.js';
+import { registerAck } from './ack.js';
 import { registerHistory } from './history.js';
 import { registerSla } from './sla.js';
 import { registerCalendar } from './calendar.js';
@@ -35,6 +36,7 @@ export async function runProgram(argv: readonly string[]): Promise<void> {
   registerQuery(program);
   registerSimulate(program);
   registerSilence(program);
+  registerAck(program);
   registerHistory(program);
   registerSla(program);
   registerCalendar(program);

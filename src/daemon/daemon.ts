@@ -249,6 +249,13 @@ export class Daemon {
         reload: () => this.reload(),
         silences: apiTime.silenceApi(silences),
         pageSilences: silences,
+        acks: {
+          list: () => this.leading.notifier.acks.list(),
+          get: (id: string) => this.leading.notifier.acks.get(id),
+          // The alerts firing as this replica knows them (a follower: as the leader last wrote them).
+          create: (input: unknown) => this.leading.notifier.acks.create(input, this.leading.alerts.alerts().filter((a) => a.state === 'firing')),
+          remove: (id: string, by: string) => this.leading.notifier.acks.remove(id, by),
+        },
         alertmanager: apiTime.alertmanagerView(
           createAlertmanagerView({
             now: () => clock.now(),

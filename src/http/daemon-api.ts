@@ -46,6 +46,17 @@ export interface AlertmanagerView {
 }
 
 import type { CalendarConfig } from '../sla/business-calendar.js';
+import type { ApiAck } from '../notify/ack/ack.js';
+
+/** What `/api/v1/acks` maps onto. */
+export interface AckApi {
+  list(): ApiAck[];
+  get(id: string): ApiAck | undefined;
+  /** Acknowledge the firing alerts the body selects; throws AckError (400, or 404 when none fires). */
+  create(input: unknown): Promise<ApiAck>;
+  /** Take an ack back; false: no such ack (404). */
+  remove(id: string, by: string): Promise<boolean>;
+}
 
 export interface DaemonApi {
   /** True once config and state are loaded, false while starting or shutting down. */
@@ -57,6 +68,8 @@ export interface DaemonApi {
   /** Reload config and rules; keeps the last good ones on error. */
   reload(): Promise<{ ok: boolean; error?: string }>;
   silences: SilenceApi;
+  /** Acknowledgements (`/api/v1/acks`, contract 14); absent: those paths are 404. */
+  acks?: AckApi;
   /** The silences the status page's forms create, in the daemon's own time (default: `silences`). */
   pageSilences?: SilenceApi;
   /** Alertmanager's API v2 under `/api/v2/` (absent: those paths are 404). */

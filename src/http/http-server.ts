@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { TransferWatchError, errorFields } from '../util/errors.js';
 import type { Logger } from '../util/logger.js';
 import { alertmanagerV2Routes, type V2Route } from './alertmanager-v2-routes.js';
-import type { DaemonApi, MetricsSource } from './daemon-api.js';
+import type { AckApi, DaemonApi, MetricsSource } from './daemon-api.js';
+import { AckError } from '../notify/ack/ack.js';
 import { HttpError } from './http-error.js';
 import { readBody, readJsonBody, refuseLargeBodyOfRead } from './read-body.js';
 import { readRunbook } from './runbook-pages.js';
@@ -265,6 +266,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
     ...slaRoutes(api, heavy, now),
     ...calendarRoutes(api, now),
     ...(api.alertmanager ? alertmanagerV2Routes(api.alertmanager, api.silences).map(toRoute) : []),
+    ...(api.acks ? ackRoutes(api.acks) : []),
     route('/api/v1/silences/:id', {
       GET: async (_req, params) => {
         const silence = api.silences.get(params['id'] ?? '');
@@ -274,6 +276,42 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
       DELETE: async (_req, params) => {
         const expired = await api.silences.expire(params['id'] ?? '');
         if (!expired) throw new HttpError(404, 'silence_not_found', 'silence not found');
+        return json(200, { status: 'success' });
+      },
+    }),
+  ];
+}
+
+/**
+ * `/api/v1/acks` (contract 14): writes as silences' (§10: authenticated or loopback, never cross-site); the ack's
+ * `by` is the authenticated user when there is one, as a silence's author is.
+ */
+function ackRoutes(acks: AckApi): Route[] {
+  return [
+    route('/api/v1/acks', {
+      GET: async () => json(200, { acks: acks.list() }),
+      POST: async (req) => {
+        const input = await readJsonBody(req);
+        if (input === undefined) throw new HttpError(400, 'http_empty_body', 'request body is empty; expected an acknowledgement as JSON');
+        const user = authenticatedUser(req);
+        const body = user !== undefined && typeof input === 'object' && input !== null && !Array.isArray(input) ? { ...input, by: user } : input;
+        try {
+          return json(201, await acks.create(body));
+        } catch (err) {
+          if (err instanceof AckError) throw new HttpError(err.code === 'ack_no_alert' ? 404 : 400, err.code, err.message);
+          throw err;
+        }
+      },
+    }),
+    route('/api/v1/acks/:id', {
+      GET: async (_req, params) => {
+        const ack = acks.get(params['id'] ?? '');
+        if (ack === undefined) throw new HttpError(404, 'ack_not_found', 'acknowledgement not found');
+        return json(200, ack);
+      },
+      DELETE: async (req, params) => {
+        const by = authenticatedUser(req) ?? new URL(req.url ?? '/', 'http://x').searchParams.get('by') ?? 'api';
+        if (!(await acks.remove(params['id'] ?? '', by))) throw new HttpError(404, 'ack_not_found', 'acknowledgement not found');
         return json(200, { status: 'success' });
       },
     }),

@@ -9,7 +9,7 @@ export interface NotificationSettings {
 }
 
 /** The message data for one group and receiver: firing alerts first, then resolved ones. */
-export function buildNotification(settings: NotificationSettings, receiver: string, group: AlertGroup, alerts: readonly Alert[]): Notification {
+export function buildNotification(settings: NotificationSettings, receiver: string, group: Pick<AlertGroup, 'key' | 'labels'>, alerts: readonly Alert[]): Notification {
   const ordered = [...alerts.filter((a) => a.state === 'firing'), ...alerts.filter((a) => a.state !== 'firing')];
   return {
     receiver,

@@ -24,6 +24,11 @@ export interface Notification {
    * integrations): a receiver can drop the duplicate a crash while sending may cause. Set when queued.
    */
   idempotencyKey?: string;
+  /**
+   * Contract 14: this message escalates a group nobody acknowledged — step `step` of `of` of its route's `escalate`,
+   * the group first told to `receiver` at `since` (epoch ms).
+   */
+  escalation?: { step: number; of: number; since: number; receiver: string } | undefined;
 }
 
 /** What an integration reports when a send fails. */

@@ -23,6 +23,8 @@ import type { Integration } from './notification.js';
 import type { NotifyConfig } from './notify-config.js';
 import type { ReceiverConfig } from './receiver-schema.js';
 import type { TemplateSet } from './templates/template-set.js';
+import { AckStore } from './ack/ack-store.js';
+import { EscalationLog } from './escalate/escalation-log.js';
 
 export type { SilenceApi } from './mute/silence.js';
 export type { AlertStatus } from './mute/mute-stage.js';
@@ -50,6 +52,12 @@ export interface NotifierOptions {
   silenceState?: StateStore;
   /** After this process changed a silence (other replicas are told to reload). */
   onSilencesChanged?: () => void;
+  /** Where acknowledgements live when not in `state` (every replica takes them; see src/ha/). */
+  ackState?: StateStore;
+  /** After this process changed an acknowledgement (other replicas are told to reload). */
+  onAcksChanged?: () => void;
+  /** An escalation step queued (contract 14): for the history. */
+  onEscalated?: (e: { groupKey: string; step: number; receiver: string; fingerprints: string[]; since: number; at: number }) => void;
   /**
    * Asked right before each send: false leaves the notification in the outbox unsent (this process is no longer
    * the one that sends, e.g. it lost its lease while paused). Default: always true.
@@ -79,6 +87,10 @@ interface Pipeline {
  */
 export class Notifier {
   readonly silences: SilenceApi;
+  /** Acknowledgements (contract 14): taken by any replica's API, obeyed by the one that notifies. */
+  readonly acks: AckStore;
+  private readonly escalations: EscalationLog;
+  private readonly onEscalated: NotifierOptions['onEscalated'];
   private readonly silenceStore: SilenceStore;
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -121,6 +133,12 @@ export class Notifier {
       { maxSilences: opts.config.server.max_silences, maxSizeBytes: opts.config.server.max_silence_size_bytes },
     );
     this.silences = this.silenceStore;
+    this.acks = new AckStore(opts.clock, opts.ackState ?? opts.silenceState ?? opts.state, opts.logger, () => {
+      opts.onAcksChanged?.();
+      this.schedule();
+    });
+    this.escalations = new EscalationLog(opts.state, opts.logger);
+    this.onEscalated = opts.onEscalated;
     this.server = opts.config.server;
     this.pipeline = this.buildPipeline(opts.config);
     this.dispatcher = new Dispatcher(this.pipeline.route);
@@ -157,7 +175,20 @@ export class Notifier {
 
   async restore(): Promise<void> {
     await this.silenceStore.restore();
+    await this.acks.restore();
+    await this.escalations.restore();
     await this.deliver.restore();
+  }
+
+  /** The firing alerts as the notifier knows them now (what an ack can select). */
+  firing(): Alert[] {
+    return this.dispatcher.firingAlerts();
+  }
+
+  /** The alert with the ack that holds it, if any (a resolved one: the ack it had when it resolved). */
+  withAck(alert: Alert): Alert {
+    const ack = this.acks.ackOf(alert.fingerprint, { resolved: alert.state === 'resolved' });
+    return ack ? { ...alert, ack } : alert;
   }
 
   start(): void {
@@ -172,9 +203,10 @@ export class Notifier {
     this.schedule();
   }
 
-  /** Load the silences again (another replica changed them). */
+  /** Load the silences and the acknowledgements again (another replica changed them: one signal tells both). */
   async reloadSilences(): Promise<void> {
     await this.silenceStore.restore();
+    await this.acks.restore();
   }
 
   /**
@@ -239,6 +271,9 @@ export class Notifier {
     const now = this.clock.now();
     const { flush, resend } = this.dispatcher.due(now);
     if (flush.length > 0 || resend.length > 0) await this.flushGroups(flush, resend, now);
+    await this.escalate(now);
+    await this.acks.settle(new Set(this.dispatcher.firingAlerts().map((a) => a.fingerprint)));
+    await this.escalations.persist();
     await this.silenceStore.retryPersist();
     await this.deliver.sendDue();
     this.schedule();
@@ -273,6 +308,7 @@ export class Notifier {
     const firing = this.dispatcher.firingAlerts();
     const deliveries: NewDelivery[] = [];
     const passes: Array<[AlertGroup, boolean]> = [...flush.map((g): [AlertGroup, boolean] => [g, false]), ...resend.map((g): [AlertGroup, boolean] => [g, true])];
+    const acknowledged = new Set(firing.filter((a) => this.acks.ackOf(a.fingerprint) !== undefined).map((a) => a.fingerprint));
     for (const [group, resendOnly] of passes) {
       const reported = new Map(group.alerts);
       const receiver = group.route.options.receiver;
@@ -289,6 +325,8 @@ export class Notifier {
             sendResolved: integration.sendResolved,
             repeatIntervalMs: Math.min(group.route.options.repeatIntervalMs, integration.resendInterval ?? Infinity),
             now,
+            // An acknowledged alert is not repeated (contract 14); Alertmanager's resends are its liveness, not a page.
+            acknowledged: integration.resendInterval === undefined ? acknowledged : new Set(),
           });
           if (decision.action === 'forget') await this.deliver.remember(key, { firing: decision.firing, resolved: decision.resolved, sentAt: now });
           if (decision.action !== 'send') continue;
@@ -296,7 +334,7 @@ export class Notifier {
             key,
             receiver,
             integration: integration.kind,
-            notification: buildNotification(this.pipeline.settings, receiver, group, decision.alerts),
+            notification: buildNotification(this.pipeline.settings, receiver, group, decision.alerts.map((a) => this.withAck(a))),
             firing: decision.firing,
             resolved: decision.resolved,
             createdAt: now,
@@ -306,11 +344,68 @@ export class Notifier {
           });
         }
       }
+      // An escalating route's clock starts at the group's first notification of a firing alert.
+      if (group.route.options.escalate.length > 0 && deliveries.some((d) => d.notification.groupKey === group.key && d.firing.length > 0)) this.escalations.begin(group.key, now);
       group.nextResendAt = now + minResend(integrations);
       if (resendOnly) continue;
       // A muted route keeps its resolved alerts: their resolution is told once the route is active again.
       this.dispatcher.flushed(group, alerts.mutedBy.length > 0 ? new Map() : reported, now);
     }
+    await this.deliver.enqueue(deliveries);
+  }
+
+  /**
+   * Contract 14: each group of an escalating route that fires with an alert nobody acknowledged is told to the next
+   * step's receiver once `after` has passed since its first notification; one send per step (the escalation log,
+   * in the state store, is what a leader taking over reads). A group with nothing firing ends its episode; an ack of
+   * every firing alert holds the steps (taken back, they go on).
+   */
+  private async escalate(now: number): Promise<void> {
+    const firing = this.dispatcher.firingAlerts();
+    const deliveries: NewDelivery[] = [];
+    const groups = new Map(this.dispatcher.groupList().map((g) => [g.key, g]));
+    for (const key of this.escalations.keys()) {
+      const g = groups.get(key);
+      if (!g || !g.alerts.some((a) => a.state === 'firing')) this.escalations.end(key);
+    }
+    for (const g of groups.values()) {
+      const steps = g.route.options.escalate;
+      const entry = this.escalations.get(g.key);
+      if (steps.length === 0 || !entry) continue;
+      const visible = this.pipeline.mute.filter(g.route, g.alerts, firing, now);
+      if (visible.mutedBy.length > 0) continue;
+      const alive = visible.visible.filter((a) => a.state === 'firing');
+      const unacknowledged = alive.filter((a) => this.acks.ackOf(a.fingerprint) === undefined);
+      if (unacknowledged.length === 0) continue;
+      for (const [i, step] of steps.entries()) {
+        if (entry.sent.includes(i)) continue;
+        if (now < entry.since + step.afterMs) break;
+        const notification = {
+          ...buildNotification(this.pipeline.settings, step.receiver, g, alive.map((a) => this.withAck(a))),
+          escalation: { step: i + 1, of: steps.length, since: entry.since, receiver: g.receiver },
+        };
+        const fingerprints = alive.map((a) => a.fingerprint).sort();
+        for (const integration of this.integrationsOf(step.receiver)) {
+          deliveries.push({
+            key: nflogKey(step.receiver, integration.kind, `${g.key}#escalation:${i}`),
+            receiver: step.receiver,
+            integration: integration.kind,
+            notification,
+            firing: fingerprints,
+            resolved: [],
+            createdAt: now,
+            attempts: 0,
+            nextAttemptAt: now,
+            giveUpAt: now + this.giveUpAfterMs,
+          });
+        }
+        this.escalations.markSent(g.key, i);
+        this.logger.info({ group: g.key, step: i + 1, receiver: step.receiver, unacknowledged_since: new Date(entry.since).toISOString() }, 'escalated: nobody acknowledged the group');
+        this.onEscalated?.({ groupKey: g.key, step: i + 1, receiver: step.receiver, fingerprints: unacknowledged.map((a) => a.fingerprint), since: entry.since, at: now });
+      }
+    }
+    // The steps are queued (durable in the outbox) before they are marked in the log's write: a stop between the two
+    // sends a step again rather than never.
     await this.deliver.enqueue(deliveries);
   }
 

@@ -579,6 +579,9 @@ export class LeadingRole {
       },
       silenceState: cluster.sharedState,
       onSilencesChanged: () => void cluster.silencesChanged(),
+      // Acknowledgements are shared as silences are, and their changes told on the same signal.
+      ackState: cluster.sharedState,
+      onAcksChanged: () => void cluster.silencesChanged(),
       // Exactly one sender: only while the leader lease is ours, as the store says right before the send.
       claim: () => cluster.coordinator.confirm(LEADER_LEASE),
     });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Clock } from '../../util/clock.js';
 import { LEADER_LEASE, sourceLease, type Cluster } from '../../cluster/cluster.js';
-import type { Alert } from '../../alerts/alert.js';
+import type { Alert, AlertAck } from '../../alerts/alert.js';
 import type { StreamStatus } from '../../poller/poll-stream.js';
 import type { StatusPageData } from '../../http/status-page/status-page-data.js';
 import type { LoadedSetup } from '../load-setup.js';
@@ -21,6 +21,8 @@ export interface ApiAlert {
   mutedBy: string[];
   /** Its condition cleared; `keep_firing_for` keeps it firing until then (RFC 3339). Absent otherwise. */
   keptFiringUntil?: string;
+  /** Who acknowledged it (contract 14); absent while nobody has. */
+  ack?: { id: string; by: string; at: string; comment: string };
 }
 
 /** Which replica this is, who leads and who polls each source (status API `ha`, page `cluster`). */
@@ -174,6 +176,7 @@ export class SharedView {
         inhibitedBy: s.inhibitedBy,
         mutedBy: s.mutedBy,
         ...(a.held ? { keptFiringUntil: new Date(a.held.until).toISOString() } : {}),
+        ...ackJson(notifier.acks.ackOf(a.fingerprint)),
       };
     });
   }
@@ -288,4 +291,9 @@ export class SharedView {
 
 function historyFields({ history, ...store }: HistoryStatus): { history: HistoryStatus['history']; historyStore: Omit<HistoryStatus, 'history'> } {
   return { history, historyStore: store };
+}
+
+/** `"ack":{"by","at","comment","id"}` of an acknowledged alert (contract 14), nothing otherwise. */
+function ackJson(ack: AlertAck | undefined): { ack?: { id: string; by: string; at: string; comment: string } } {
+  return ack ? { ack: { id: ack.id, by: ack.by, at: new Date(ack.at).toISOString(), comment: ack.comment } } : {};
 }

@@ -18,6 +18,8 @@ export interface DedupInput {
   sendResolved: boolean;
   repeatIntervalMs: number;
   now: number;
+  /** Firing alerts someone acknowledged (contract 14): their repeat is held; what changes is still told. */
+  acknowledged?: ReadonlySet<string>;
 }
 
 /**
@@ -63,7 +65,10 @@ export class DedupStage {
     const stillBelieved = alerts.hiddenFiring.filter((a) => believed.has(a.fingerprint)).map((a) => a.fingerprint);
     const firingIds = [...new Set([...firing.map((a) => a.fingerprint), ...stillBelieved])].sort();
     const resolvedIds = resolved.map((a) => a.fingerprint).sort();
-    if (!needsUpdate(ref, firing, resolvedIds, new Set(stillBelieved), sendResolved, repeatIntervalMs, now)) return { action: 'skip' };
+    // The repeat interval runs only while some firing alert is not acknowledged.
+    const acknowledged = input.acknowledged;
+    const repeatMs = acknowledged && firing.length > 0 && firing.every((a) => acknowledged.has(a.fingerprint)) ? Infinity : repeatIntervalMs;
+    if (!needsUpdate(ref, firing, resolvedIds, new Set(stillBelieved), sendResolved, repeatMs, now)) return { action: 'skip' };
     const told = sendResolved ? [...firing, ...resolved] : firing;
     // A message about nothing (what the receiver believes is over but no longer known here) is never sent.
     if (told.length === 0) return { action: 'forget', firing: firingIds, resolved: resolvedIds };

@@ -40,6 +40,7 @@ const alertSchema = z.object({
   samples: z.array(
     z.object({ time: z.number(), file: z.string(), code: z.number(), message: z.string(), user: z.string(), instance: z.string() }),
   ),
+  ack: z.object({ id: z.string(), by: z.string(), at: z.number(), comment: z.string() }).optional(),
 });
 const notificationSchema = z.object({
   receiver: z.string(),
@@ -52,6 +53,7 @@ const notificationSchema = z.object({
   externalUrl: z.string(),
   displayTimezone: z.string(),
   idempotencyKey: z.string().optional(),
+  escalation: z.object({ step: z.number().int(), of: z.number().int(), since: z.number(), receiver: z.string() }).optional(),
 });
 const entrySchema = z.object({
   id: z.number().int(),

@@ -16,6 +16,7 @@ export interface RouteInput {
   continue?: boolean | undefined;
   mute_time_intervals?: string[] | undefined;
   active_time_intervals?: string[] | undefined;
+  escalate?: Array<{ after: string; receiver: string }> | undefined;
   routes?: RouteInput[] | undefined;
 }
 
@@ -29,6 +30,7 @@ export interface RouteConfig {
   continue: boolean;
   mute_time_intervals: string[];
   active_time_intervals: string[];
+  escalate?: Array<{ after: number; receiver: string }> | undefined;
   routes: RouteConfig[];
 }
 
@@ -42,6 +44,15 @@ export const routeSchema: z.ZodType<RouteConfig, RouteInput> = z.strictObject({
   continue: z.boolean().default(false),
   mute_time_intervals: z.array(z.string()).default([]),
   active_time_intervals: z.array(z.string()).default([]),
+  /**
+   * Contract 14: a firing group not acknowledged `after` its first notification is notified to `receiver` too, once
+   * per step. Not inherited (a child route says its own).
+   */
+  escalate: z
+    .array(z.strictObject({ after: duration(), receiver: z.string().min(1) }))
+    .max(10)
+    .default([])
+    .refine((steps) => steps.every((s, i) => i === 0 || s.after > (steps[i - 1]?.after ?? 0)), 'each escalation step must come after the one before it'),
   get routes() {
     return z.array(routeSchema).default([]);
   },

@@ -28,6 +28,8 @@ export interface RouteOptions {
   /** Not inherited (as in Alertmanager). */
   muteTimeIntervals: string[];
   activeTimeIntervals: string[];
+  /** Contract 14: receivers told of a group nobody acknowledged, each `afterMs` after its first notification. */
+  escalate: Array<{ afterMs: number; receiver: string }>;
 }
 
 /** A node of the routing tree, with its parsed matchers and inherited options. */
@@ -122,7 +124,12 @@ function rootOptions(config: RouteConfig, receiver: string): RouteOptions {
     repeatIntervalMs: config.repeat_interval ?? DEFAULT_REPEAT_INTERVAL_MS,
     muteTimeIntervals: config.mute_time_intervals,
     activeTimeIntervals: config.active_time_intervals,
+    escalate: escalationSteps(config),
   };
+}
+
+function escalationSteps(config: RouteConfig): RouteOptions['escalate'] {
+  return (config.escalate ?? []).map((s) => ({ afterMs: s.after, receiver: s.receiver }));
 }
 
 function buildNode(
@@ -145,6 +152,9 @@ function buildNode(
   const inherited = parent?.options;
   const receiver = config.receiver ?? inherited?.receiver ?? '';
   if (!receivers.has(receiver)) throw new RouteError(`${where}.receiver: unknown receiver "${receiver}"`);
+  for (const [i, step] of (config.escalate ?? []).entries()) {
+    if (!receivers.has(step.receiver)) throw new RouteError(`${where}.escalate[${i}].receiver: unknown receiver "${step.receiver}"`);
+  }
   for (const name of [...config.mute_time_intervals, ...config.active_time_intervals]) {
     if (!intervals.has(name)) throw new RouteError(`${where}: unknown time interval "${name}" (define it under mute_time_intervals)`);
   }
@@ -159,6 +169,7 @@ function buildNode(
         repeatIntervalMs: config.repeat_interval ?? inherited.repeatIntervalMs,
         muteTimeIntervals: config.mute_time_intervals,
         activeTimeIntervals: config.active_time_intervals,
+        escalate: escalationSteps(config),
       }
     : rootOptions(config, receiver);
   // The index keeps two siblings with the same matchers apart.

@@ -33,6 +33,7 @@ export function alertLines(a: AlertContext, style: TextStyle): string[] {
   if (a.deadline && !alreadyTold(a, a.deadline)) lines.push(`Deadline: ${a.deadline}`);
   if (a.previousPhase) lines.push(`Before: ${a.previousPhase}`);
   if (a.status === 'resolved' && a.arrivedAt && !alreadyTold(a, a.arrivedAt)) lines.push(`Resolved: the file arrived late, at ${a.arrivedAt}`);
+  if (a.ack) lines.push(`Acknowledged by ${a.ack}`);
   if (a.runbookUrl) lines.push(`Runbook: ${style.link(a.runbookUrl, 'runbook')}`);
   if (a.hasSamples) {
     // Samples are failures for most rules; duplicate_file and size_anomaly show successful transfers.

@@ -55,6 +55,8 @@ export interface AlertContext {
   previousPhase: string;
   /** missing_file resolved: when the late file arrived, with zone. */
   arrivedAt: string;
+  /** Contract 14: `ana at 2026-12-02 07:20:00 UTC: on it` while acknowledged (or when it resolved so); else empty. */
+  ack: string;
   /** Rule-specific values as given by the rule (strings escaped). */
   values: Record<string, string | number>;
   /** Up to 5 sample failed transfers. */
@@ -109,7 +111,10 @@ export function transferText(s: SampleContext, file: string = s.file): string {
 export function titleOf(n: Notification, escape: Escaper = (v) => v): string {
   const firing = n.alerts.filter((a) => a.state !== 'resolved').length;
   const name = escape(alertnameOf(n));
-  const head = n.status === 'firing' ? `[FIRING:${firing}] ${name}` : `[RESOLVED] ${name}`;
+  const status = n.status === 'firing' ? `[FIRING:${firing}] ${name}` : `[RESOLVED] ${name}`;
+  // Contract 14: an escalation says so first, and since when nobody acknowledged.
+  const e = n.escalation;
+  const head = e ? `[ESCALATION ${e.step}/${e.of}: unacknowledged since ${formatTime(e.since, n.displayTimezone)}] ${status}` : status;
   const labels = labelsText(n.commonLabels, new Set(['alertname']), escape);
   return labels ? `${head} {${labels}}` : head;
 }
@@ -216,6 +221,7 @@ function alertContext(a: Alert, n: Notification, escape: Escaper): AlertContext 
     deadline: deadline !== undefined ? formatTime(deadline, ruleZone) : '',
     previousPhase: '',
     arrivedAt: arrivedAt !== undefined ? formatTime(arrivedAt, tz) : '',
+    ack: a.ack ? `${escape(a.ack.by)} at ${formatTime(a.ack.at, tz)}${a.ack.comment ? `: ${escape(a.ack.comment)}` : ''}` : '',
     values: Object.fromEntries(
       Object.entries(a.values).map(([k, v]) => [k, typeof v === 'string' ? escape(v) : v]),
     ),

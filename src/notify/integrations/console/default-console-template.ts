@@ -23,6 +23,7 @@ export function defaultConsoleLine(ctx: TemplateContext): string {
     }
     if (first.previousPhase) parts.push(`(${first.previousPhase})`);
     if (first.status === 'resolved' && first.arrivedAt && !alreadyTold(first, first.arrivedAt)) parts.push(`(arrived late at ${first.arrivedAt})`);
+    if (first.ack) parts.push(`(acknowledged by ${first.ack})`);
     if (first.endsAt) parts.push(`(resolved at ${first.endsAt})`);
     else if (!first.sinceIsDeadline) parts.push(`(since ${first.startsAt})`);
     if (first.runbookUrl) parts.push(`runbook: ${first.runbookUrl}`);

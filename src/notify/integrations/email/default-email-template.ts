@@ -43,6 +43,7 @@ function alertHtml(a: AlertContext): string {
   if (a.deadline && !alreadyTold(a, a.deadline)) row('Deadline', a.deadline);
   if (a.previousPhase) row('Before', a.previousPhase);
   if (a.status === 'resolved' && a.arrivedAt && !alreadyTold(a, a.arrivedAt)) row('Resolved', `the file arrived late, at ${a.arrivedAt}`);
+  if (a.ack) row('Acknowledged', `by ${a.ack}`);
   if (a.runbookUrl) row('Runbook', `<a href="${a.runbookUrl}">${a.runbookUrl}</a>`);
   if (!a.sinceIsDeadline) row('Active since', a.startsAt);
   if (a.endsAt) row('Resolved at', a.endsAt);
