@@ -2,6 +2,7 @@ import { chmodSync, closeSync, copyFileSync, existsSync, openSync, readdirSync, 
 import { dirname, join } from 'node:path';
 import type { SqliteDatabase } from 'kysely';
 import { TransferWatchError, errorMessage } from '../util/errors.js';
+import { walDamage } from './wal-check.js';
 
 /**
  * The SQLite driver: Node's own `node:sqlite` where the runtime has it (Node 22.13 and later), better-sqlite3 on
@@ -10,6 +11,10 @@ import { TransferWatchError, errorMessage } from '../util/errors.js';
  */
 export async function openSqlite(file: string): Promise<{ database: SqliteDatabase; movedAside?: MovedAside }> {
   let database: SqliteDatabase | undefined;
+  // Opened, a damaged write-ahead log would be replayed up to its damage and the rest dropped without a word: it is
+  // moved aside whole instead, as a damaged file is, and the newest good backup takes its place.
+  const wal = walDamage(file);
+  if (wal) return replaceCorrupt(file, undefined, new Error(wal));
   try {
     database = await openSqliteFile(file);
     // A file that is not a database, or whose schema is damaged, fails here (or at its pragmas): it is moved aside, as

@@ -10,6 +10,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SqliteDatabase } from 'kysely';
 import { integrityProblems, isCorrupt, openSqlite, replaceCorrupt, type MovedAside } from './sqlite-file.js';
+import { walDamage } from './wal-check.js';
 
 export interface SqliteWorkerData {
   file: string;
@@ -80,6 +81,9 @@ async function handle(request: SqliteWorkerRequest): Promise<SqliteWorkerReply> 
         if (!isCorrupt(err)) throw err;
         problems = [(err as Error).message];
       }
+      // quick_check reads the log through its index and never sees a damaged frame; the next start would drop it.
+      const wal = walDamage(file);
+      if (wal) problems.push(wal);
       if (problems.length === 0) return { id: request.id, ok: true, problems };
       const replaced = await replaceCorrupt(file, database, new Error(`quick_check: ${problems.slice(0, 5).join('; ')}`));
       database = replaced.database;
