@@ -4,7 +4,7 @@ import { z } from 'zod';
  * A step in an alert's life as the history records it (contract section 12). The alert store journals these with
  * the transitions they describe (see AlertStore); src/history/ writes them to the database.
  */
-export const ALERT_EVENTS = ['pending', 'firing', 'resolved', 'silenced', 'unsilenced', 'inhibited', 'uninhibited'] as const;
+export const ALERT_EVENTS = ['pending', 'firing', 'resolved', 'silenced', 'unsilenced', 'inhibited', 'uninhibited', 'acknowledged', 'unacknowledged', 'escalated'] as const;
 export type AlertEventKind = (typeof ALERT_EVENTS)[number];
 
 const labels = z.record(z.string(), z.string());
@@ -19,6 +19,11 @@ export const alertEventSchema = z.object({
   annotations: labels,
   silence_id: z.string().nullable(),
   inhibited_by: z.string().nullable(),
+  /**
+   * Contract 14: `acknowledged`/`unacknowledged` carry `{ack_id, by, comment}`, `escalated` `{step, of, receiver,
+   * since}` (since: the group's first notification, epoch ms). Absent for the other events.
+   */
+  detail: z.record(z.string(), z.union([z.string(), z.number()])).nullable().optional(),
 });
 export type AlertEventRecord = z.infer<typeof alertEventSchema>;
 

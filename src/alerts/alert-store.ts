@@ -4,7 +4,7 @@ import type { Clock } from '../util/clock.js';
 import { errorFields, isFencedError } from '../util/errors.js';
 import { sameItems } from '../util/same-items.js';
 import type { Logger } from '../util/logger.js';
-import type { Alert, AlertState } from './alert.js';
+import type { Alert, AlertAck, AlertState } from './alert.js';
 import type { AlertCandidate, AlertChange, RuleEvaluation } from './alert-candidate.js';
 import { fingerprint } from './fingerprint.js';
 import { SOURCE_DOWN_RULE, sourceDownCandidate } from './source-down.js';
@@ -51,6 +51,8 @@ const storedAlertSchema = z.object({
   inhibitedBy: z.array(z.string()).optional(),
   /** When its first firing notification was delivered (time to notify is observed once per firing). */
   notifiedAt: z.number().optional(),
+  /** The ack recorded in the history for its firing since `firedAt` (acknowledged/unacknowledged events). */
+  ack: z.object({ id: z.string(), firedAt: z.number() }).optional(),
 });
 /**
  * `journal`: history events not yet written to the history database. They are saved in the same snapshot as
@@ -182,6 +184,38 @@ export class AlertStore {
   }
 
   /**
+   * The ack that holds a firing alert now (contract 14), as the notifier says: a change is an acknowledged or
+   * unacknowledged event naming the ack, who and why. Returns when the alert fired, the first time an ack of its
+   * current firing is recorded (time to acknowledge is observed then), else undefined.
+   */
+  setAcked(fp: string, ack: AlertAck | undefined, now: number, endedBy: (ackId: string) => string | undefined): number | undefined {
+    const stored = this.byFingerprint.get(fp);
+    if (!stored || stored.state !== 'firing' || stored.firedAt === undefined) return undefined;
+    const was = stored.ack && stored.ack.firedAt === stored.firedAt ? stored.ack.id : undefined;
+    if (was === ack?.id) return undefined;
+    if (was !== undefined && ack === undefined) {
+      this.record(stored, 'unacknowledged', now, { detail: { ack_id: was, by: endedBy(was) ?? '' } });
+      stored.ack = undefined;
+      this.dirty = true;
+      return undefined;
+    }
+    if (ack === undefined) return undefined;
+    // Recorded at the ack's own time: a follower took it, the leader saw it at its next evaluation.
+    this.record(stored, 'acknowledged', Math.min(ack.at, now), { detail: { ack_id: ack.id, by: ack.by, comment: ack.comment } });
+    stored.ack = { id: ack.id, firedAt: stored.firedAt };
+    this.dirty = true;
+    return was === undefined ? stored.firedAt : undefined;
+  }
+
+  /** An escalation step was queued for these alerts (contract 14): an escalated event each. */
+  escalated(fps: readonly string[], detail: Record<string, string | number>, at: number): void {
+    for (const fp of fps) {
+      const stored = this.byFingerprint.get(fp);
+      if (stored && stored.state === 'firing') this.record(stored, 'escalated', at, { detail });
+    }
+  }
+
+  /**
    * A firing notification carrying the alert was delivered. Returns when the alert fired the first time this
    * is said of its current firing (time to notify is observed then), else undefined.
    */
@@ -193,7 +227,7 @@ export class AlertStore {
     return stored.firedAt;
   }
 
-  private record(stored: StoredAlert, event: AlertEventKind, at: number, about: { silence_id?: string; inhibited_by?: string } = {}): void {
+  private record(stored: StoredAlert, event: AlertEventKind, at: number, about: { silence_id?: string; inhibited_by?: string; detail?: Record<string, string | number> } = {}): void {
     if (!this.recordHistory) return;
     if (this.journal.length >= MAX_JOURNALED_EVENTS) {
       this.journal.shift();
@@ -205,7 +239,7 @@ export class AlertStore {
     }
     this.journal.push({
       kind: 'alert',
-      id: alertEventId(stored.fingerprint, event, at, about.silence_id ?? about.inhibited_by ?? ''),
+      id: alertEventId(stored.fingerprint, event, at, about.silence_id ?? about.inhibited_by ?? eventDetailKey(about.detail)),
       at,
       event,
       fingerprint: stored.fingerprint,
@@ -213,6 +247,7 @@ export class AlertStore {
       annotations: { ...stored.annotations },
       silence_id: about.silence_id ?? null,
       inhibited_by: about.inhibited_by ?? null,
+      ...(about.detail ? { detail: about.detail } : {}),
     });
     this.dirty = true;
   }
@@ -536,4 +571,10 @@ function toAlert(a: StoredAlert): Alert {
     values: { ...a.values },
     samples: a.samples.map((s) => ({ ...s })),
   };
+}
+
+/** What tells two events of one alert at one instant apart: an ack's id, an escalation's step. */
+function eventDetailKey(detail: Record<string, string | number> | undefined): string {
+  if (!detail) return '';
+  return String(detail['ack_id'] ?? (detail['step'] !== undefined ? `step${detail['step']}` : ''));
 }

@@ -1,3 +1,4 @@
+import { registerHistoryOncall } from './history-oncall.js';
 import type { Command } from 'commander';
 import { registerHistoryFile } from './history-file.js';
 import { z } from 'zod';
@@ -183,6 +184,7 @@ function timeFlag(name: string, text: string | undefined, now: number): number |
 export function registerHistory(program: Command): void {
   const history = program.command('history').description('what fired, who was told and when: the history of a running daemon; check, back up and restore its SQLite file');
   registerHistoryFile(history);
+  registerHistoryOncall(history);
   for (const kind of HISTORY_KINDS) {
     const what = { alerts: 'alert events (pending, firing, resolved, silenced, inhibited ...)', notifications: 'notification attempts (sent, retrying, failed, gave_up)', silences: 'silence events (created, updated, expired)' }[kind];
     withConnection(history.command(kind).description(`list ${what}, newest first`))

@@ -464,5 +464,6 @@ function historyWhileWhole(store: HistoryStore): HistoryReader {
     alertEvents: (q) => whole(() => store.alertEvents(q)),
     attempts: (q) => whole(() => store.attempts(q)),
     silenceEvents: (q) => whole(() => store.silenceEvents(q)),
+    oncall: (q) => whole(() => store.oncall(q)),
   };
 }

@@ -21,6 +21,8 @@ export interface HistoryTables {
     annotations: string;
     silence_id: string | null;
     inhibited_by: string | null;
+    /** JSON: an ack's or an escalation's facts (migration 0009). */
+    detail: string | null;
   };
   notification_attempts: {
     id: string;

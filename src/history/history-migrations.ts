@@ -235,4 +235,14 @@ export const HISTORY_MIGRATIONS: Record<string, Migration> = {
       await db.schema.alterTable('sla_excuse_events').dropColumn('detail').execute();
     },
   },
+  '0009_alert_event_detail': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      // Acknowledgements and escalations are steps of an alert's life (contract 14): who, with which comment, which
+      // step to which receiver, as JSON beside the mute fields.
+      await db.schema.alterTable('alert_events').addColumn('detail', 'text').execute();
+    },
+    async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('alert_events').dropColumn('detail').execute();
+    },
+  },
 };

@@ -2,6 +2,7 @@ import { matchesAll, type Matcher } from '../notify/matcher.js';
 import type { MovedAside } from './sqlite-file.js';
 import { migrateHistory, type HistoryDb, type HistoryTables, type OpenedHistoryDatabase } from './history-database.js';
 import type { AlertEventRecord, AttemptRecord, HistoryRecord, OccurrenceRecord, SilenceEventRecord } from './history-records.js';
+import { firingsOf, oncallRows, type OncallGrouping, type OncallRow } from './oncall-report.js';
 import { SlaLedgerStore } from './sla-ledger-store.js';
 import { FlowStore } from './flow-store.js';
 import { BackfillSpool } from './backfill-spool.js';
@@ -38,6 +39,8 @@ export interface HistoryPage<T> {
  * early with a cursor to go on from, instead of reading the whole range (the request stays fast and small).
  */
 export const MAX_SCANNED_ROWS = 20_000;
+/** Alert events the on-call report reads at most: a year of a busy estate's firings, acks and resolutions. */
+export const MAX_ONCALL_EVENTS = 500_000;
 /** Rows inserted per statement (PostgreSQL's parameter limit is 65,535; SQLite's 32,766). */
 const INSERT_CHUNK = 200;
 /** Rows deleted per statement by the retention sweep, so a sweep never holds a long lock. */
@@ -179,7 +182,7 @@ export class HistoryStore {
       if (after) query = query.where((eb) => eb.or([eb('at', '<', after.at), eb.and([eb('at', '=', after.at), eb('id', '<', after.id)])]));
       return query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     }, (row) => {
-      const record = alertEventSchema.parse({ kind: 'alert', ...row, at: Number(row.at), labels: JSON.parse(row.labels), annotations: JSON.parse(row.annotations) });
+      const record = alertEventSchema.parse({ kind: 'alert', ...row, at: Number(row.at), labels: JSON.parse(row.labels), annotations: JSON.parse(row.annotations), detail: row.detail ? JSON.parse(row.detail) : null });
       return matchesAll(q.matchers, record.labels) ? record : undefined;
     });
   }
@@ -221,6 +224,41 @@ export class HistoryStore {
       });
       return attemptMatches(record, q.matchers) ? record : undefined;
     });
+  }
+
+  /**
+   * How fast people respond (contract 14): the firings that began in [from, to] with their acknowledgement,
+   * escalation and resolution (read until now), grouped by `by`. At most MAX_ONCALL_EVENTS events are read (a span
+   * of more says `truncated`).
+   */
+  async oncall(q: { from: number; to: number; by: OncallGrouping }): Promise<{ rows: OncallRow[]; truncated: boolean }> {
+    await this.checkFile();
+    const rows = await this.db
+      .selectFrom('alert_events')
+      .select(['fingerprint', 'at', 'event', 'labels'])
+      .where('at', '>=', q.from)
+      .where('event', 'in', ['firing', 'acknowledged', 'escalated', 'resolved'])
+      .orderBy('at')
+      .limit(MAX_ONCALL_EVENTS + 1)
+      .execute();
+    const truncated = rows.length > MAX_ONCALL_EVENTS;
+    const events = rows.slice(0, MAX_ONCALL_EVENTS).map((r) => ({ fingerprint: r.fingerprint, at: Number(r.at), event: r.event, labels: JSON.parse(r.labels) as Record<string, string> }));
+    const firings = firingsOf(events, q.from, q.to);
+    const receivers = new Map<string, string[]>();
+    if (q.by === 'receiver' && firings.length > 0) {
+      // The receivers told of each alert by its route (an escalation's receiver is told later, and is not who answers).
+      const told = await this.db
+        .selectFrom('attempt_alerts as aa')
+        .innerJoin('notification_attempts as na', 'na.id', 'aa.attempt_id')
+        .select(['aa.fingerprint', 'na.receiver'])
+        .where('aa.at', '>=', q.from)
+        .where('na.status', '=', 'firing')
+        .where('na.title', 'not like', '[ESCALATION%')
+        .groupBy(['aa.fingerprint', 'na.receiver'])
+        .execute();
+      for (const t of told) receivers.set(t.fingerprint, [...(receivers.get(t.fingerprint) ?? []), t.receiver]);
+    }
+    return { rows: oncallRows(firings, q.by, receivers), truncated };
   }
 
   /** Silence events, newest first; matchers apply to `silence_id`, `event` and `created_by`. */
@@ -345,6 +383,7 @@ function alertRow(r: AlertEventRecord): HistoryTables['alert_events'] {
     annotations: JSON.stringify(r.annotations),
     silence_id: r.silence_id === null ? null : dbText(r.silence_id),
     inhibited_by: r.inhibited_by,
+    detail: r.detail ? dbText(JSON.stringify(r.detail)) : null,
   };
 }
 

@@ -1,3 +1,4 @@
+import { ONCALL_GROUPINGS, type OncallGrouping, type OncallRow } from '../history/oncall-report.js';
 import type { IncomingMessage } from 'node:http';
 import { csvLine } from '../base/csv.js';
 import type { AlertEventRecord, AttemptRecord, SilenceEventRecord } from '../history/history-records.js';
@@ -10,6 +11,39 @@ export interface HistoryReader {
   alertEvents(q: HistoryQuery): Promise<HistoryPage<AlertEventRecord>>;
   attempts(q: HistoryQuery): Promise<HistoryPage<AttemptRecord>>;
   silenceEvents(q: HistoryQuery): Promise<HistoryPage<SilenceEventRecord>>;
+  /** MTTA and MTTR by group (contract 14). */
+  oncall(q: OncallQuery): Promise<{ rows: OncallRow[]; truncated: boolean }>;
+}
+
+export interface OncallQuery {
+  from: number;
+  to: number;
+  by: OncallGrouping;
+}
+
+/** The on-call report's span when none is given: the last 30 days. */
+export const DEFAULT_ONCALL_SPAN_MS = 30 * 86_400_000;
+
+/**
+ * `/api/v1/history/oncall?from&to&by` (contract 14): RFC 3339 times (default: the last 30 days), `by` one of
+ * alertname (default), receiver, user. Anything else is a 400 naming the parameter.
+ */
+export function parseOncallRequest(req: IncomingMessage, now: number): OncallQuery {
+  const params = new URL(req.url ?? '/', 'http://localhost').searchParams;
+  for (const key of new Set(params.keys())) if (!['from', 'to', 'by'].includes(key)) throw bad(`unknown parameter "${key.slice(0, 100)}" (known: from, to, by)`);
+  const time = (name: 'from' | 'to', fallback: number): number => {
+    const raw = params.get(name);
+    if (raw === null || raw === '') return fallback;
+    const ms = RFC3339.test(raw) ? Date.parse(raw) : NaN;
+    if (Number.isNaN(ms)) throw bad(`${name}: "${raw.slice(0, 100)}" is not an RFC 3339 time (e.g. 2026-11-25T08:00:00Z)`);
+    return ms;
+  };
+  const to = time('to', now);
+  const from = time('from', to - DEFAULT_ONCALL_SPAN_MS);
+  if (from > to) throw bad(`from (${new Date(from).toISOString()}) is after to (${new Date(to).toISOString()})`);
+  const by = params.get('by') ?? 'alertname';
+  if (!(ONCALL_GROUPINGS as readonly string[]).includes(by)) throw bad(`by: "${by.slice(0, 100)}" must be one of ${ONCALL_GROUPINGS.join(', ')}`);
+  return { from, to, by: by as OncallGrouping };
 }
 
 export const DEFAULT_HISTORY_LIMIT = 100;
@@ -95,7 +129,7 @@ function bad(message: string): HttpError {
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function alertEventJson(e: AlertEventRecord): Record<string, unknown> {
-  return { at: iso(e.at), event: e.event, fingerprint: e.fingerprint, labels: e.labels, annotations: e.annotations, silence_id: e.silence_id, inhibited_by: e.inhibited_by };
+  return { at: iso(e.at), event: e.event, fingerprint: e.fingerprint, labels: e.labels, annotations: e.annotations, silence_id: e.silence_id, inhibited_by: e.inhibited_by, ...(e.detail ? { detail: e.detail } : {}) };
 }
 
 export function attemptJson(a: AttemptRecord): Record<string, unknown> {

@@ -20,6 +20,7 @@ import {
   attemptsCsv,
   encodeCursor,
   parseHistoryRequest,
+  parseOncallRequest,
   silenceEventJson,
   silenceEventsCsv,
   type HistoryReader,
@@ -352,6 +353,20 @@ function historyRoutes(history: HistoryReader | string | undefined, logger: Logg
     route('/api/v1/history/alerts', { GET: page((h, q) => h.alertEvents(q), 'events', alertEventJson, alertEventsCsv) }),
     route('/api/v1/history/notifications', { GET: page((h, q) => h.attempts(q), 'attempts', attemptJson, attemptsCsv) }),
     route('/api/v1/history/silences', { GET: page((h, q) => h.silenceEvents(q), 'events', silenceEventJson, silenceEventsCsv) }),
+    route('/api/v1/history/oncall', {
+      GET: async (req) => {
+        if (history === undefined || typeof history === 'string') throw new HttpError(503, 'history_disabled', `the history is disabled: ${history ?? 'not configured'}`);
+        const q = parseOncallRequest(req, now());
+        try {
+          const report = await heavy.run(req, () => history.oncall(q));
+          return json(200, { from: new Date(q.from).toISOString(), to: new Date(q.to).toISOString(), by: q.by, ...report });
+        } catch (err) {
+          if (err instanceof HttpError) throw err;
+          logger.warn({ err: errorFields(err), path: pathOf(req.url) }, 'history query failed');
+          throw new HttpError(503, 'history_unavailable', 'the history database does not answer; try again later', { 'Retry-After': '10' });
+        }
+      },
+    }),
   ];
 }
 

@@ -192,6 +192,12 @@ export const METRICS = {
     ['alertname'],
     'From an alert firing to the first delivered notification carrying it, once per firing.',
   ),
+  alertTimeToAck: def(
+    'transfer_watch_alert_time_to_ack_seconds',
+    'histogram',
+    ['alertname'],
+    'From an alert firing to its first acknowledgement (contract 14), once per firing.',
+  ),
   alertDuration: def(
     'transfer_watch_alert_duration_seconds',
     'histogram',

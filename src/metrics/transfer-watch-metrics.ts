@@ -106,7 +106,7 @@ export class TransferWatchMetrics {
   private backfillWindows: Gauge<string> | undefined;
   private flows: Gauge<string> | undefined;
   private sla: { labelNames: string[]; occurrences: Counter<string>; lateness: Histogram<string>; objective: Gauge<string>; onTime: Gauge<string>; budget: Gauge<string> } | undefined;
-  private readonly history: { up: Gauge<string>; backlog: Gauge<string>; givenUp: Counter<string>; timeToNotify: Histogram<string>; duration: Histogram<string> } | undefined;
+  private readonly history: { up: Gauge<string>; backlog: Gauge<string>; givenUp: Counter<string>; timeToNotify: Histogram<string>; timeToAck: Histogram<string>; duration: Histogram<string> } | undefined;
 
   constructor(opts: TransferWatchMetricsOptions) {
     this.registry = new Registry();
@@ -172,6 +172,8 @@ export class TransferWatchMetrics {
           backlog: gauge(METRICS.historyBacklog),
           givenUp: new Counter({ name: METRICS.historyGivenUp.name, help: METRICS.historyGivenUp.help, labelNames: METRICS.historyGivenUp.labels, registers }),
           timeToNotify: new Histogram({ name: METRICS.alertTimeToNotify.name, help: METRICS.alertTimeToNotify.help, labelNames: METRICS.alertTimeToNotify.labels, buckets: TIME_TO_NOTIFY_BUCKETS, registers }),
+          // A page answered in a minute and one answered at the end of a night are told apart.
+          timeToAck: new Histogram({ name: METRICS.alertTimeToAck.name, help: METRICS.alertTimeToAck.help, labelNames: METRICS.alertTimeToAck.labels, buckets: TIME_TO_NOTIFY_BUCKETS, registers }),
           duration: new Histogram({ name: METRICS.alertDuration.name, help: METRICS.alertDuration.help, labelNames: METRICS.alertDuration.labels, buckets: ALERT_DURATION_BUCKETS, registers }),
         }
       : undefined;
@@ -514,6 +516,7 @@ export class TransferWatchMetrics {
     if (!this.history) return;
     for (const alertname of names) {
       this.history.timeToNotify.zero({ alertname });
+      this.history.timeToAck.zero({ alertname });
       this.history.duration.zero({ alertname });
     }
   }
@@ -521,6 +524,11 @@ export class TransferWatchMetrics {
   /** From firing to the first delivered notification, in seconds. */
   observeTimeToNotify(alertname: string, seconds: number): void {
     this.history?.timeToNotify.observe(this.guard.admit(METRICS.alertTimeToNotify, { alertname }), Math.max(0, seconds));
+  }
+
+  /** From firing to the first acknowledgement, in seconds (contract 14). */
+  observeTimeToAck(alertname: string, seconds: number): void {
+    this.history?.timeToAck.observe(this.guard.admit(METRICS.alertTimeToAck, { alertname }), Math.max(0, seconds));
   }
 
   /** From firing to resolution, in seconds. */

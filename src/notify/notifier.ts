@@ -57,7 +57,7 @@ export interface NotifierOptions {
   /** After this process changed an acknowledgement (other replicas are told to reload). */
   onAcksChanged?: () => void;
   /** An escalation step queued (contract 14): for the history. */
-  onEscalated?: (e: { groupKey: string; step: number; receiver: string; fingerprints: string[]; since: number; at: number }) => void;
+  onEscalated?: (e: { groupKey: string; step: number; of: number; receiver: string; fingerprints: string[]; since: number; at: number }) => void;
   /**
    * Asked right before each send: false leaves the notification in the outbox unsent (this process is no longer
    * the one that sends, e.g. it lost its lease while paused). Default: always true.
@@ -108,6 +108,8 @@ export class Notifier {
   private timer: NodeJS.Timeout | undefined;
   private started = false;
   private stopped = false;
+  /** Whether the alerts were handed over once: before, nothing is known to fire, and no ack is settled on that. */
+  private updated = false;
   /** User templates; replaced on reload, read when integrations are (re)built. */
   private templates: TemplateSet | undefined;
 
@@ -222,6 +224,7 @@ export class Notifier {
 
   /** The full current alert set: pending alerts are ignored; firing and recently resolved are grouped. */
   update(alerts: Alert[]): void {
+    this.updated = true;
     this.dispatcher.update(alerts, this.clock.now());
     this.schedule();
   }
@@ -272,7 +275,7 @@ export class Notifier {
     const { flush, resend } = this.dispatcher.due(now);
     if (flush.length > 0 || resend.length > 0) await this.flushGroups(flush, resend, now);
     await this.escalate(now);
-    await this.acks.settle(new Set(this.dispatcher.firingAlerts().map((a) => a.fingerprint)));
+    if (this.updated) await this.acks.settle(new Set(this.dispatcher.firingAlerts().map((a) => a.fingerprint)));
     await this.escalations.persist();
     await this.silenceStore.retryPersist();
     await this.deliver.sendDue();
@@ -401,7 +404,7 @@ export class Notifier {
         }
         this.escalations.markSent(g.key, i);
         this.logger.info({ group: g.key, step: i + 1, receiver: step.receiver, unacknowledged_since: new Date(entry.since).toISOString() }, 'escalated: nobody acknowledged the group');
-        this.onEscalated?.({ groupKey: g.key, step: i + 1, receiver: step.receiver, fingerprints: unacknowledged.map((a) => a.fingerprint), since: entry.since, at: now });
+        this.onEscalated?.({ groupKey: g.key, step: i + 1, of: steps.length, receiver: step.receiver, fingerprints: unacknowledged.map((a) => a.fingerprint), since: entry.since, at: now });
       }
     }
     // The steps are queued (durable in the outbox) before they are marked in the log's write: a stop between the two

@@ -21,6 +21,7 @@ describe('heavy reads of the history database', () => {
       alertEvents: () => slow({ items: [], next: null }),
       attempts: () => slow({ items: [], next: null }),
       silenceEvents: () => slow({ items: [], next: null }),
+      oncall: () => slow({ rows: [], truncated: false }),
     };
     const server = await startHttpServer({
       listen: '127.0.0.1:0',
@@ -55,6 +56,7 @@ describe('heavy reads of the history database', () => {
       },
       attempts: async () => ({ items: [], next: null }),
       silenceEvents: async () => ({ items: [], next: null }),
+      oncall: async () => ({ rows: [], truncated: false }),
     };
     const server = await startHttpServer({
       listen: '127.0.0.1:0',

@@ -389,6 +389,10 @@ export class LeaderRecords {
       if (a.state !== 'firing') continue;
       const status = notifier.alertStatus(a);
       store.setMuted(a.fingerprint, status.silencedBy, status.inhibitedBy, now);
+      // Acknowledgements (contract 14): the alert's timeline, and how long it waited for someone.
+      const ack = notifier.acks.ackOf(a.fingerprint);
+      const firedAt = store.setAcked(a.fingerprint, ack, now, (id) => notifier.acks.get(id)?.endedBy ?? undefined);
+      if (firedAt !== undefined && ack) this.opts.metrics.observeTimeToAck(a.labels['alertname'] ?? '', (ack.at - firedAt) / 1000);
     }
     try {
       await recorder.silences(notifier.silences.list(), now);

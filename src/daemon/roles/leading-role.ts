@@ -582,6 +582,8 @@ export class LeadingRole {
       // Acknowledgements are shared as silences are, and their changes told on the same signal.
       ackState: cluster.sharedState,
       onAcksChanged: () => void cluster.silencesChanged(),
+      // In each alert's timeline (journaled with the alert state, written to the history with it).
+      onEscalated: (e) => this.alerts.escalated(e.fingerprints, { step: e.step, of: e.of, receiver: e.receiver, since: e.since }, e.at),
       // Exactly one sender: only while the leader lease is ours, as the store says right before the send.
       claim: () => cluster.coordinator.confirm(LEADER_LEASE),
     });

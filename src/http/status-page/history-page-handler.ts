@@ -76,8 +76,9 @@ export async function historyPage(req: IncomingMessage, deps: HistoryPageDeps): 
         cursor = undefined;
       }
       const from = now - parseDuration(since);
-      const [page, silences] = await Promise.all([history.alertEvents({ matchers, from, to: now, limit: RESULTS_LIMIT, cursor }), silenceEvents(history, now)]);
+      const [page, silences, oncall] = await Promise.all([history.alertEvents({ matchers, from, to: now, limit: RESULTS_LIMIT, cursor }), silenceEvents(history, now), history.oncall({ from, to: now, by: 'alertname' })]);
       data.results = { events: page.items, next: encodeCursor(page.next) };
+      data.oncall = oncall.rows;
       data.silences = silences;
       data.silencesInRange = silences.filter((e) => e.at >= from);
     }

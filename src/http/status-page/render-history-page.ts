@@ -1,3 +1,4 @@
+import { spanText, type OncallRow } from '../../history/oncall-report.js';
 import { formatTime } from '../../util/format-time.js';
 import type { AlertEventRecord, AttemptRecord, SilenceEventRecord } from '../../history/history-records.js';
 import { html, type SafeHtml } from './safe-html.js';
@@ -26,6 +27,8 @@ export interface HistoryPageData {
   silences?: SilenceEventRecord[];
   /** The silence events of the searched range (with a search, not a timeline). */
   silencesInRange?: SilenceEventRecord[];
+  /** How fast alerts of the searched span were acknowledged and resolved, by alert name (contract 14). */
+  oncall?: OncallRow[];
   /** Why there is nothing to show (history disabled, database down, a bad filter). */
   problem?: string;
 }
@@ -60,6 +63,9 @@ function silenceText(id: string, silences: ReadonlyMap<string, SilenceEventRecor
 function eventText(e: AlertEventRecord, silences: ReadonlyMap<string, SilenceEventRecord>): SafeHtml {
   if (e.event === 'silenced' || e.event === 'unsilenced') return html`${e.event} <span class="muted">by silence ${silenceText(e.silence_id ?? '', silences)}</span>`;
   if (e.event === 'inhibited' || e.event === 'uninhibited') return html`${e.event} <span class="muted">by alert ${e.inhibited_by ?? ''}</span>`;
+  const d = e.detail ?? {};
+  if (e.event === 'acknowledged' || e.event === 'unacknowledged') return html`${e.event} <span class="muted">by ${String(d['by'] ?? '')}${d['comment'] ? `: “${String(d['comment'])}”` : ''}</span>`;
+  if (e.event === 'escalated') return html`${e.event} <span class="muted">step ${String(d['step'] ?? '')} of ${String(d['of'] ?? '')} to ${String(d['receiver'] ?? '')}</span>`;
   return html`${e.event}`;
 }
 
@@ -118,6 +124,16 @@ function resultsSection(results: NonNullable<HistoryPageData['results']>, data: 
 }
 
 /** `/history`: search past alerts by labels and time, or one alert's timeline. Server-rendered, no script. */
+/** MTTA and MTTR by alert name over the searched span: how fast people answered (contract 14). */
+function oncallSection(rows: readonly OncallRow[], data: HistoryPageData): SafeHtml {
+  const body = rows.length
+    ? html`<table><thead><tr><th>Alert</th><th>Firings</th><th>Acknowledged</th><th>Escalated</th><th>Time to acknowledge p50 / p95</th><th>Time to resolve p50 / p95</th></tr></thead><tbody>${rows.map(
+        (r) => html`<tr><td>${r.group || '(none)'}</td><td>${String(r.alerts)}</td><td>${String(r.acknowledged)}</td><td>${String(r.escalated)}</td><td>${spanText(r.mtta_seconds.p50)} / ${spanText(r.mtta_seconds.p95)}</td><td>${spanText(r.mttr_seconds.p50)} / ${spanText(r.mttr_seconds.p95)}</td></tr>`,
+      )}</tbody></table>`
+    : html`<p class="muted">No alert fired in the last ${data.search.since}.</p>`;
+  return html`<section id="oncall" data-section="oncall"><h2>On-call response, last ${data.search.since}</h2>${body}<p class="muted"><a href="/api/v1/history/oncall">by receiver or partner (JSON: ?by=receiver, ?by=user)</a></p></section>`;
+}
+
 export function renderHistoryPage(data: HistoryPageData, nonce: string): string {
   const options = SINCE_CHOICES.map((s) => html`<option value="${s}"${s === data.search.since ? html` selected` : ''}>last ${s}</option>`);
   return html`<!doctype html>
@@ -131,6 +147,7 @@ export function renderHistoryPage(data: HistoryPageData, nonce: string): string 
 ${data.problem ? html`<p class="notice error" role="status">${data.problem}</p>` : ''}
 ${data.timeline ? timelineSection(data.timeline, data) : ''}
 ${data.results ? resultsSection(data.results, data) : ''}
+${data.results && data.oncall ? oncallSection(data.oncall, data) : ''}
 ${data.results && data.silencesInRange ? silencesSection(data.silencesInRange, data) : ''}
 </main>
 <footer class="muted">transfer-watch ${data.version} · times in ${data.timezone} · <a href="/api/v1/history/alerts">alert history (JSON)</a> · <a href="/api/v1/history/notifications">notification history (JSON)</a></footer>

@@ -126,32 +126,35 @@ export class AckStore {
   }
 
   /**
-   * The ack holding this alert, if any: the active one; with `resolved`, also one that ended because its alerts
-   * resolved (not one taken back), so that the resolution names who had it.
+   * The ack holding this alert, if any: the active one; with `resolved`, also the one that held it when it resolved
+   * (not one taken back), so that the resolution names who had it.
    */
   ackOf(fingerprint: string, opts: { resolved?: boolean } = {}): AckMark | undefined {
     let found: StoredAck | undefined;
     for (const a of this.acks.values()) {
-      if (!a.fingerprints.includes(fingerprint)) continue;
-      const holds = a.endedAt === undefined || (opts.resolved === true && a.endedBy === undefined);
-      if (holds && (!found || a.at > found.at)) found = a;
+      const holds = a.endedAt === undefined && a.fingerprints.includes(fingerprint);
+      const held = opts.resolved === true && a.endedBy === undefined && (a.resolved ?? []).includes(fingerprint);
+      if ((holds || held) && (!found || a.at > found.at)) found = a;
     }
     return found ? { id: found.id, by: found.by, at: found.at, comment: found.comment } : undefined;
   }
 
   /**
-   * The leader's word on which alerts still fire: an ack whose alerts have all stopped firing has ended (its alerts
-   * resolved). Written only when something ended.
+   * The notifier's word on which alerts fire: an alert that stopped firing leaves its ack (it resolved: if it fires
+   * again, that is news), and an ack left with none has ended. Written only when something changed.
    */
   async settle(firing: ReadonlySet<string>): Promise<void> {
     const now = this.clock.now();
-    const ended = [...this.acks.values()].filter((a) => a.endedAt === undefined && !a.fingerprints.some((fp) => firing.has(fp)));
-    if (ended.length === 0 && !this.stale) return;
+    const changed = [...this.acks.values()].some((a) => a.endedAt === undefined && a.fingerprints.some((fp) => !firing.has(fp)));
+    if (!changed && !this.stale) return;
     try {
       await this.change((acks) => {
-        for (const e of ended) {
-          const current = acks.get(e.id);
-          if (current && current.endedAt === undefined && !current.fingerprints.some((fp) => firing.has(fp))) acks.set(e.id, { ...current, endedAt: now });
+        for (const [id, a] of acks) {
+          if (a.endedAt !== undefined) continue;
+          const over = a.fingerprints.filter((fp) => !firing.has(fp));
+          if (over.length === 0) continue;
+          const left = a.fingerprints.filter((fp) => firing.has(fp));
+          acks.set(id, { ...a, fingerprints: left, resolved: [...new Set([...(a.resolved ?? []), ...over])], ...(left.length === 0 ? { endedAt: now } : {}) });
         }
       });
       this.stale = false;

@@ -12,8 +12,10 @@ import type { SilenceMatcher } from '../mute/silence.js';
  */
 export interface StoredAck {
   id: string;
-  /** The alerts it holds: those firing when it was made. */
+  /** The alerts it holds: those firing when it was made, while they fire. */
   fingerprints: string[];
+  /** Its alerts that resolved while it held them (their resolution names it). */
+  resolved?: string[] | undefined;
   /** What selected them, as given (none when given by fingerprint). */
   matchers: SilenceMatcher[];
   by: string;
@@ -26,7 +28,8 @@ export interface StoredAck {
 
 export const storedAckSchema = z.object({
   id: z.string().min(1),
-  fingerprints: z.array(z.string()).min(1),
+  fingerprints: z.array(z.string()),
+  resolved: z.array(z.string()).optional(),
   matchers: z.array(z.object({ name: z.string(), value: z.string(), isRegex: z.boolean(), isEqual: z.boolean() })),
   by: z.string(),
   comment: z.string(),

@@ -18,6 +18,8 @@ export interface WebhookPayload {
   commonAnnotations: Record<string, string>;
   externalURL: string;
   alerts: WebhookAlert[];
+  /** Contract 14: this message escalates a group nobody acknowledged (absent otherwise; not Alertmanager's). */
+  escalation?: { step: number; of: number; unacknowledgedSince: string; firstReceiver: string };
 }
 
 export interface WebhookAlert {
@@ -40,6 +42,8 @@ function extraAnnotations(a: AlertContext | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!a.isMissingFile && a.count !== undefined && a.windowText) out['window'] = a.windowText;
   if (a.hasSamples) out['transfers'] = a.samples.map((s) => transferText(s)).join('\n');
+  // Contract 14: who acknowledged it (`ana at 2026-12-02 07:20:00 UTC: calling the bank`).
+  if (a.ack) out['acknowledged'] = a.ack;
   return out;
 }
 
@@ -58,6 +62,7 @@ export function webhookPayload(n: Notification, maxAlerts: number): WebhookPaylo
     commonLabels: n.commonLabels,
     commonAnnotations: n.commonAnnotations,
     externalURL: n.externalUrl,
+    ...(n.escalation ? { escalation: { step: n.escalation.step, of: n.escalation.of, unacknowledgedSince: new Date(n.escalation.since).toISOString(), firstReceiver: n.escalation.receiver } } : {}),
     alerts: kept.map((a) => {
       const resolved = a.state === 'resolved';
       return {

@@ -1,0 +1,100 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startCaptureServer, type CapturedRequest } from '../helpers/capture-server.js';
+import { CLI, eventually, runCli } from '../helpers/daemon-process.js';
+import { Scenario, failure, sleep } from './helpers/e2e-daemon.js';
+
+/**
+ * Contract 14 through the built daemon and CLI: two partners' error bursts fire; `transfer-watch ack` acknowledges
+ * one. The acknowledged group is not repeated and not escalated, and its resolution names who acknowledged; the
+ * other is repeated and escalated once to the duty manager. The history has the acknowledged and escalated events,
+ * `/api/v1/history/oncall` and `history oncall` the figures, `/metrics` the time to acknowledge.
+ */
+
+if (!existsSync(CLI) && process.env['CI'] === 'true') throw new Error(`${CLI} not built (npm test runs "npm run build" first)`);
+
+const payloadSchema = z.object({
+  status: z.string(),
+  escalation: z.object({ step: z.number(), of: z.number(), unacknowledgedSince: z.string(), firstReceiver: z.string() }).optional(),
+  alerts: z.array(z.object({ status: z.string(), labels: z.record(z.string(), z.string()), annotations: z.record(z.string(), z.string()) })),
+});
+type Payload = z.infer<typeof payloadSchema>;
+const payloads = (requests: readonly CapturedRequest[]): Payload[] => requests.map((r) => payloadSchema.parse(JSON.parse(r.body)));
+const of = (list: readonly Payload[], user: string, status = 'firing'): Payload[] => list.filter((p) => p.status === status && p.alerts.some((a) => a.labels['user'] === user));
+
+const alertsSchema = z.object({ alerts: z.array(z.object({ labels: z.record(z.string(), z.string()), ack: z.object({ by: z.string(), comment: z.string(), at: z.string(), id: z.string() }).optional() })) });
+const eventsSchema = z.object({ events: z.array(z.object({ event: z.string(), labels: z.record(z.string(), z.string()), detail: z.record(z.string(), z.union([z.string(), z.number()])).optional() })) });
+const oncallSchema = z.object({
+  rows: z.array(z.object({ group: z.string(), alerts: z.number(), acknowledged: z.number(), escalated: z.number(), mtta_seconds: z.object({ p50: z.number().nullable() }) })),
+});
+
+describe.skipIf(!existsSync(CLI))('on-call: acknowledge and escalate through the daemon', () => {
+  it('an ack by the CLI holds repeats and escalation of its group, the other escalates once, and the history measures both', async () => {
+    const s = await Scenario.create('oncall');
+    const oncall = await startCaptureServer();
+    const manager = await startCaptureServer();
+    try {
+      s.write({
+        rules: [{ name: 'PartnerErrors', type: 'error_burst', match: { user: ['BANK*'] }, group_by: ['user'], threshold: 3, window: '25s', severity: 'critical' }],
+        receivers: [
+          { name: 'oncall', webhook: { url: `${oncall.url}/hook` } },
+          { name: 'duty-manager', webhook: { url: `${manager.url}/hook` } },
+        ],
+        route: { receiver: 'oncall', group_by: ['alertname', 'user'], group_wait: '1s', group_interval: '2s', repeat_interval: '5s', escalate: [{ after: '8s', receiver: 'duty-manager' }] },
+      });
+      await s.start();
+      const now = Date.now();
+      s.inject(['BANK1', 'BANK2'].flatMap((user) => [0, 1, 2].map((k) => failure(now - 2_000 + k * 100, { USUARIO: user, NOMEARQUIVO: `/in/${user}/RET_${k}.RET` }))));
+      await eventually(() => of(payloads(oncall.requests), 'BANK1').length >= 1 && of(payloads(oncall.requests), 'BANK2').length >= 1, 30_000);
+
+      const acked = await runCli(['ack', '--url', s.url, '--filter', 'user="BANK1"', '--comment', 'calling the bank', '--by', 'ana']);
+      expect(acked.code, acked.stderr).toBe(0);
+      expect(acked.stdout).toMatch(/^\S+: 1 alert acknowledged by ana\n$/);
+      const shown = alertsSchema.parse(await (await fetch(`${s.url}/api/v1/alerts`)).json()).alerts;
+      expect(shown.find((a) => a.labels['user'] === 'BANK1')?.ack).toMatchObject({ by: 'ana', comment: 'calling the bank' });
+      expect(shown.find((a) => a.labels['user'] === 'BANK2')?.ack).toBeUndefined();
+      const ackedAt = Date.now();
+
+      // Past the escalation's delay and two repeat intervals.
+      await eventually(() => manager.requests.length >= 1, 30_000);
+      await sleep(6_000);
+      const toOncall = payloads(oncall.requests);
+      const toManager = payloads(manager.requests);
+      expect(of(toOncall, 'BANK2').length, 'the group nobody acknowledged is repeated').toBeGreaterThanOrEqual(2);
+      expect(of(toOncall, 'BANK1').length, 'the acknowledged group is not repeated').toBe(1);
+      expect(toManager.map((p) => [p.alerts.map((a) => a.labels['user']).join(','), p.escalation?.step, p.escalation?.firstReceiver])).toEqual([['BANK2', 1, 'oncall']]);
+      expect(Date.parse(toManager[0]?.escalation?.unacknowledgedSince ?? '')).toBeLessThan(ackedAt);
+
+      // BANK1 resolves when its burst leaves the window: told, naming who acknowledged.
+      await eventually(() => of(payloads(oncall.requests), 'BANK1', 'resolved').length >= 1, 60_000, 500);
+      const resolution = of(payloads(oncall.requests), 'BANK1', 'resolved')[0]?.alerts.find((a) => a.labels['user'] === 'BANK1');
+      expect(resolution?.annotations['acknowledged']).toMatch(/^ana at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: calling the bank$/);
+
+      // The history: the alert's timeline has the ack and the escalation; the on-call figures count them.
+      await eventually(async () => {
+        const events = eventsSchema.parse(await (await fetch(`${s.url}/api/v1/history/alerts?limit=1000`)).json()).events;
+        return events.some((e) => e.event === 'acknowledged' && e.labels['user'] === 'BANK1' && e.detail?.['by'] === 'ana') && events.some((e) => e.event === 'escalated' && e.labels['user'] === 'BANK2' && e.detail?.['receiver'] === 'duty-manager');
+      }, 30_000, 500);
+      const report = oncallSchema.parse(await (await fetch(`${s.url}/api/v1/history/oncall?by=user`)).json());
+      const row = (user: string) => report.rows.find((r) => r.group === user);
+      expect(row('BANK1')).toMatchObject({ alerts: 1, acknowledged: 1, escalated: 0 });
+      expect(row('BANK1')?.mtta_seconds.p50).toBeGreaterThan(0);
+      expect(row('BANK2')).toMatchObject({ alerts: 1, acknowledged: 0, escalated: 1 });
+      const cli = await runCli(['history', 'oncall', '--url', s.url, '--by', 'user']);
+      expect(cli.code, cli.stderr).toBe(0);
+      expect(cli.stdout).toMatch(/^USER +ALERTS +ACKED +ESCALATED +MTTA P50/m);
+      expect(cli.stdout).toMatch(/^BANK2 +1 +0 +1 +- /m);
+      expect(await s.metric('transfer_watch_alert_time_to_ack_seconds_count', { alertname: 'PartnerErrors' })).toBe(1);
+
+      // An ack of nothing firing is a 404 that says so.
+      const none = await runCli(['ack', '--url', s.url, '--filter', 'user="NOBODY"', '--by', 'ana']);
+      expect(none.code).toBe(1);
+      expect(none.stderr).toContain('HTTP 404: no firing alert matches');
+    } finally {
+      await s.cleanup();
+      await oncall.close();
+      await manager.close();
+    }
+  }, 150_000);
+});
