@@ -182,7 +182,8 @@ export class HistoryStore {
       if (after) query = query.where((eb) => eb.or([eb('at', '<', after.at), eb.and([eb('at', '=', after.at), eb('id', '<', after.id)])]));
       return query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     }, (row) => {
-      const record = alertEventSchema.parse({ kind: 'alert', ...row, at: Number(row.at), labels: JSON.parse(row.labels), annotations: JSON.parse(row.annotations), detail: row.detail ? JSON.parse(row.detail) : null });
+      const { detail, ...rest } = row;
+      const record = alertEventSchema.parse({ kind: 'alert', ...rest, at: Number(row.at), labels: JSON.parse(row.labels), annotations: JSON.parse(row.annotations), ...(detail ? { detail: JSON.parse(detail) } : {}) });
       return matchesAll(q.matchers, record.labels) ? record : undefined;
     });
   }

@@ -192,7 +192,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
     return rendering;
   };
   const flows = flowHandlers({ flows: () => api.flows?.() ?? 'not configured', info: () => api.pageInfo?.() ?? { timezone: 'UTC', version: '' }, logger });
-  const statusPage = api.statusPage ? new StatusPageHandler({ data: api.statusPage.bind(api), silences: api.pageSilences ?? api.silences }) : undefined;
+  const statusPage = api.statusPage ? new StatusPageHandler({ data: api.statusPage.bind(api), silences: api.pageSilences ?? api.silences, acks: api.acks }) : undefined;
   return [
     route('/', {
       GET: async (req) => (statusPage ? statusPage.page(req) : { status: 200, contentType: HTML_TYPE, body: indexPage() }),
@@ -201,6 +201,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
       ? [
           route('/-/ui/silences', { POST: (req) => statusPage.silence(req) }),
           route('/-/ui/silences/expire', { POST: (req) => statusPage.expire(req) }),
+          route('/-/ui/acks', { POST: (req) => statusPage.ack(req) }),
         ]
       : []),
     route('/metrics', {

@@ -57,6 +57,10 @@ function records(now: number): Partial<ServiceRecord>[] {
 
 const occurrencesSchema = z.object({ occurrences: z.array(z.object({ key: z.record(z.string(), z.string()), local_date: z.string(), outcome: z.string() })) });
 
+const alertsSchema = z.object({
+  alerts: z.array(z.object({ labels: z.record(z.string(), z.string()), state: z.string(), silenced: z.boolean(), ack: z.object({ by: z.string(), comment: z.string() }).optional() })),
+});
+
 const silencesSchema = z.object({
   silences: z.array(z.object({ id: z.string(), comment: z.string(), createdBy: z.string(), matchers: z.array(z.object({ name: z.string(), value: z.string() })), status: z.object({ state: z.string() }) })),
 });
@@ -321,6 +325,28 @@ describe.skipIf(missing !== undefined)('status page in headless Chromium', () =>
     const refused = await fetch(`${url}/sla?key=BANK3`);
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain('key=BANK3: expected LABEL=VALUE (e.g. key=user=BANK1).');
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+  it('acknowledges a group from its button with a note: shown on each alert, in /api/v1/alerts, and the button gone', async () => {
+    if (!page || !daemon) throw new Error('not started');
+    const url = daemon.url;
+    await page.goto(url);
+    const group = page.locator('div.group', { has: page.locator('h3', { hasText: /^RejectedFile/ }) }).first();
+    const firing = alertsSchema.parse(await (await fetch(`${url}/api/v1/alerts`)).json()).alerts.filter((a) => a.labels['alertname'] === 'RejectedFile' && a.state === 'firing' && !a.silenced);
+    expect(firing.length).toBeGreaterThan(0);
+    await group.locator('details.ack summary').click();
+    await group.locator('form.ack-form input[name=author]').fill('night-shift <b>ana</b>');
+    await group.locator('form.ack-form input[name=comment]').fill('calling BANK1, INC-43');
+    await Promise.all([page.waitForURL(/notice=acknowledged/), group.locator('form.ack-form button[type=submit]').click()]);
+    expect(await page.locator('.notice').textContent()).toContain('Acknowledged');
+
+    const acked = alertsSchema.parse(await (await fetch(`${url}/api/v1/alerts`)).json()).alerts.filter((a) => a.labels['alertname'] === 'RejectedFile' && a.state === 'firing' && !a.silenced);
+    expect(acked.map((a) => a.ack?.by)).toEqual(firing.map(() => 'night-shift <b>ana</b>'));
+    expect(acked.every((a) => a.ack?.comment === 'calling BANK1, INC-43')).toBe(true);
+    const after = page.locator('div.group', { has: page.locator('h3', { hasText: /^RejectedFile/ }) }).first();
+    expect(await after.locator('h3').textContent()).toContain(`${firing.length} acknowledged`);
+    expect(await after.locator('p.acked').first().textContent()).toMatch(/^Acknowledged by night-shift <b>ana<\/b> at .+: calling BANK1, INC-43$/);
+    expect(await after.locator('details.ack').count()).toBe(0);
     expect(pageErrors).toEqual([]);
   }, 60_000);
 });

@@ -231,6 +231,7 @@ export class SharedView {
           silencedBy: s.silencedBy,
           inhibitedBy: s.inhibitedBy,
           ...(a.held ? { held: a.held } : {}),
+          ...pageAck(notifier.acks.ackOf(a.fingerprint)),
         };
       }),
       expectations: leader?.expectations ?? [],
@@ -296,4 +297,8 @@ function historyFields({ history, ...store }: HistoryStatus): { history: History
 /** `"ack":{"by","at","comment","id"}` of an acknowledged alert (contract 14), nothing otherwise. */
 function ackJson(ack: AlertAck | undefined): { ack?: { id: string; by: string; at: string; comment: string } } {
   return ack ? { ack: { id: ack.id, by: ack.by, at: new Date(ack.at).toISOString(), comment: ack.comment } } : {};
+}
+
+function pageAck(ack: AlertAck | undefined): { ack?: { by: string; at: number; comment: string } } {
+  return ack ? { ack: { by: ack.by, at: ack.at, comment: ack.comment } } : {};
 }

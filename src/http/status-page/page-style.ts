@@ -13,7 +13,7 @@ h1{font-size:1.3rem;margin:.2rem 0}h2{font-size:1.1rem;margin:1.2rem 0 .4rem;bor
 ul{list-style:none;padding:0;margin:0}
 .alert,.silence,.send{background:var(--card);border:1px solid var(--line);border-radius:.4rem;padding:.5rem .6rem;margin:.4rem 0;overflow-wrap:anywhere}
 .alert.firing{border-left:4px solid var(--red)}.alert.pending{border-left:4px solid var(--amber)}.alert.silenced{opacity:.8;border-left-color:var(--muted)}
-.summary{margin:.3rem 0}.since{color:var(--muted)}
+.summary{margin:.3rem 0}.since{color:var(--muted)}.acked{margin:.3rem 0;color:var(--green)}
 .badge{display:inline-block;font-size:.78rem;padding:0 .4rem;border-radius:.8rem;border:1px solid currentColor;white-space:nowrap}
 .badge.firing,.badge.missing,.badge.down,.badge.failed,.badge.gave_up{color:var(--red)}.badge.pending,.badge.retrying,.badge.late,.badge.awaiting_data,.badge.in_jeopardy{color:var(--amber)}
 .badge.arrived,.badge.up,.badge.sent{color:var(--green)}.badge.silenced,.badge.not_due,.badge.sev,.badge.inhibited{color:var(--muted)}

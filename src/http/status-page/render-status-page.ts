@@ -19,6 +19,8 @@ export interface RenderOptions {
 
 /** Where the page's forms post; the HTTP server routes these. */
 export const SILENCE_ACTION = '/-/ui/silences';
+/** The page's acknowledge form (contract 14). */
+export const ACK_ACTION = '/-/ui/acks';
 export const EXPIRE_ACTION = '/-/ui/silences/expire';
 
 /** Alerts listed per alertname; beyond it the page says how many more (the JSON API lists all). Keeps the page small. */
@@ -30,6 +32,7 @@ export const SILENCE_DURATIONS = ['30m', '1h', '2h', '4h', '8h', '1d', '3d'] as 
 const NOTICES: Record<string, string> = {
   silenced: 'Silence created.',
   expired: 'Silence expired.',
+  acknowledged: 'Acknowledged: no repeats and no escalation for these alerts while they fire; their resolution is still told.',
 };
 
 /** What each status means, shown next to it (the page must explain itself to someone paged at night). */
@@ -96,6 +99,23 @@ export function groupAlerts(alerts: readonly StatusPageAlert[]): Array<{ alertna
     .sort((a, b) => rank(a.alerts) - rank(b.alerts) || a.alertname.localeCompare(b.alertname));
 }
 
+/**
+ * Acknowledge the group's firing alerts nobody acknowledged yet (contract 14), with a note: named by fingerprint, so
+ * an alert that joins the group later is news.
+ */
+function ackForm(alertname: string, alerts: readonly StatusPageAlert[], csrfToken: string, user: string | undefined): SafeHtml | '' {
+  const open = alerts.filter((a) => a.state === 'firing' && a.ack === undefined);
+  if (open.length === 0) return '';
+  return html`<details class="action ack"><summary>Acknowledge…</summary>
+<form method="post" action="${ACK_ACTION}" class="ack-form">
+<input type="hidden" name="csrf" value="${csrfToken}">
+${open.map((a) => html`<input type="hidden" name="fingerprint" value="${a.fingerprint}">`)}
+${user === undefined ? html`<label>Your name <input type="text" name="author" required maxlength="100" autocomplete="name"></label>` : html`<span class="muted">as ${user}</span>`}
+<label>Note <input type="text" name="comment" maxlength="500" placeholder="on it, calling the bank…"></label>
+<button type="submit">Acknowledge ${open.length === 1 ? 'this alert' : `these ${open.length} alerts`} of ${alertname}</button>
+</form></details>`;
+}
+
 function silenceForm(alert: StatusPageAlert, csrfToken: string, user: string | undefined): SafeHtml {
   const options = SILENCE_DURATIONS.map((d) => html`<option value="${d}"${d === '2h' ? html` selected` : ''}>${d}</option>`);
   return html`<details class="action"><summary>Silence…</summary>
@@ -135,6 +155,7 @@ ${summary || alert.annotations['runbook_url'] ? html`<p class="summary">${summar
 ${labelChips(alert.labels, ['alertname', 'severity'])}
 ${alert.held ? html`<p class="held">Below its threshold since ${time(alert.held.clearedAt, data.timezone, data.now)}; kept firing until ${time(alert.held.until, data.timezone, data.now)} by keep_firing_for (${formatDuration(alert.held.keepFiringFor)}), so a short lull does not resolve and page again.</p>` : ''}
 ${alert.inhibitedBy.length > 0 ? html`<p class="silenced-by">Inhibited by ${alert.inhibitedBy.length} firing alert${alert.inhibitedBy.length === 1 ? '' : 's'} (inhibit_rules): not notified while ${alert.inhibitedBy.length === 1 ? 'it fires' : 'they fire'}.</p>` : ''}
+${alert.ack ? html`<p class="acked">Acknowledged by ${alert.ack.by} at ${time(alert.ack.at, data.timezone, data.now)}${alert.ack.comment ? `: ${alert.ack.comment}` : ''}</p>` : ''}
 ${silences.map((s) => html`<p class="silenced-by">Silenced by ${s.createdBy} until ${time(Date.parse(s.endsAt), data.timezone, data.now)}: ${s.comment}</p>`)}
 ${silenced ? '' : silenceForm(alert, csrfToken, user)}
 <p class="muted"><a href="/history?fingerprint=${encodeURIComponent(alert.fingerprint)}">History of this alert</a> (its transitions and every notification attempt)</p>
@@ -145,7 +166,9 @@ function alertGroupsHtml(alerts: readonly StatusPageAlert[], data: StatusPageDat
   return groupAlerts(alerts).map((g) => {
           const firing = g.alerts.filter((a) => a.state === 'firing').length;
           const pending = g.alerts.length - firing;
-          return html`<div class="group"><h3>${g.alertname} <span class="muted">${firing} firing${pending > 0 ? `, ${pending} pending` : ''}</span></h3>
+          const acked = g.alerts.filter((a) => a.ack !== undefined).length;
+          return html`<div class="group"><h3>${g.alertname} <span class="muted">${firing} firing${pending > 0 ? `, ${pending} pending` : ''}${acked > 0 ? `, ${acked} acknowledged` : ''}</span></h3>
+${ackForm(g.alertname, g.alerts, csrfToken, user)}
 <ul class="alerts">${g.alerts.slice(0, MAX_ALERTS_PER_GROUP).map((a) => renderAlert(a, data, csrfToken, user))}</ul>${
             g.alerts.length > MAX_ALERTS_PER_GROUP
               ? html`<p class="muted">${g.alerts.length - MAX_ALERTS_PER_GROUP} more not shown; see <a href="/api/v1/alerts">/api/v1/alerts</a>.</p>`

@@ -18,6 +18,8 @@ export interface StatusPageAlert {
   inhibitedBy: string[];
   /** Held firing by keep_firing_for after its condition cleared (see Alert.held). */
   held?: { until: number; clearedAt: number; keepFiringFor: number };
+  /** Who acknowledged it (contract 14). */
+  ack?: { by: string; at: number; comment: string };
 }
 
 export interface StatusPageStream {

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { authenticatedUser } from '../security/http-security.js';
 import { parseDuration } from '../../base/duration.js';
 import { errorMessage } from '../../util/errors.js';
-import type { SilenceApi } from '../daemon-api.js';
+import type { AckApi, SilenceApi } from '../daemon-api.js';
 import { readBody } from '../read-body.js';
 import { CsrfGuard } from './csrf-guard.js';
 import { renderStatusPage } from './render-status-page.js';
@@ -21,6 +21,8 @@ export interface PageReply {
 export interface StatusPageDeps {
   data(): StatusPageData;
   silences: SilenceApi;
+  /** The acknowledgements the page's forms make (contract 14); absent: no form. */
+  acks?: AckApi | undefined;
   /** Tests pin the token; by default a random one per process. */
   csrf?: CsrfGuard;
 }
@@ -111,6 +113,24 @@ export class StatusPageHandler {
       throw err;
     }
     return redirect('silenced');
+  }
+
+  /** Acknowledge the alerts the group's form names (by fingerprint), with its note (contract 14). */
+  async ack(req: IncomingMessage): Promise<PageReply> {
+    const form = await readForm(req);
+    if (!(form instanceof URLSearchParams)) return form;
+    const refused = this.csrf.reject(req, form.get('csrf') ?? undefined);
+    if (refused) return messagePage(403, 'Forbidden', `The request was refused (${refused}). Reload the status page and try again.`);
+    if (!this.deps.acks) return messagePage(404, 'Not available', 'Acknowledgements are not available here.');
+    const fingerprints = form.getAll('fingerprint').slice(0, 10_000);
+    try {
+      await this.deps.acks.create({ fingerprints, by: authenticatedUser(req) ?? form.get('author') ?? '', comment: form.get('comment') ?? '' });
+    } catch (err) {
+      if (typeof err === 'object' && err !== null && 'code' in err && err.code === 'ack_no_alert') return messagePage(404, 'Nothing to acknowledge', 'These alerts no longer fire; nothing was acknowledged.');
+      if (typeof err === 'object' && err !== null && 'code' in err && err.code === 'ack_invalid') return messagePage(400, 'Not acknowledged', errorMessage(err));
+      throw err;
+    }
+    return redirect('acknowledged');
   }
 
   async expire(req: IncomingMessage): Promise<PageReply> {
