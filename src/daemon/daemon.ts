@@ -255,6 +255,7 @@ export class Daemon {
           // The alerts firing as this replica knows them (a follower: as the leader last wrote them).
           create: (input: unknown) => this.leading.notifier.acks.create(input, this.leading.alerts.alerts().filter((a) => a.state === 'firing')),
           remove: (id: string, by: string) => this.leading.notifier.acks.remove(id, by),
+          verifyLink: (token: string) => this.leading.notifier.links?.verify(token),
         },
         alertmanager: apiTime.alertmanagerView(
           createAlertmanagerView({

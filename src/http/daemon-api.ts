@@ -56,6 +56,8 @@ export interface AckApi {
   create(input: unknown): Promise<ApiAck>;
   /** Take an ack back; false: no such ack (404). */
   remove(id: string, by: string): Promise<boolean>;
+  /** The alerts a message's acknowledge link names, or undefined for a link this cluster did not sign. */
+  verifyLink(token: string): { fingerprints: string[]; at: number } | undefined;
 }
 
 export interface DaemonApi {

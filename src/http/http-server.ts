@@ -1,3 +1,4 @@
+import { ACK_LINK_PATH, AckLinkPage } from './status-page/ack-link-page.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { TlsOptions } from 'node:tls';
@@ -269,6 +270,7 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
     ...calendarRoutes(api, now),
     ...(api.alertmanager ? alertmanagerV2Routes(api.alertmanager, api.silences).map(toRoute) : []),
     ...(api.acks ? ackRoutes(api.acks) : []),
+    ...(api.acks ? ackLinkRoutes(api.acks, api) : []),
     route('/api/v1/silences/:id', {
       GET: async (_req, params) => {
         const silence = api.silences.get(params['id'] ?? '');
@@ -282,6 +284,16 @@ function buildRoutes(opts: HttpServerOptions): Route[] {
       },
     }),
   ];
+}
+
+/** The confirmation page of a message's acknowledge link (contract 14): GET shows, POST acknowledges. */
+function ackLinkRoutes(acks: AckApi, api: DaemonApi): Route[] {
+  const linkPage = new AckLinkPage({
+    acks,
+    firing: () =>
+      (api.alerts() as Array<{ fingerprint: string; labels: Record<string, string>; annotations: Record<string, string>; state: string; ack?: { by: string; comment: string } }>).filter((a) => a.state === 'firing'),
+  });
+  return [route(ACK_LINK_PATH, { GET: async (req) => linkPage.show(req), POST: (req) => linkPage.acknowledge(req) })];
 }
 
 /**
@@ -518,9 +530,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
   function protect(req: IncomingMessage, method: string, segments: string[]): void {
     if (method === 'POST' || method === 'DELETE') {
       const path = `/${segments.join('/')}`;
-      const kind: WriteKind = path.startsWith('/-/ui/') ? 'form' : path === '/-/reload' || method === 'DELETE' ? 'empty' : 'json';
+      const kind: WriteKind = path === ACK_LINK_PATH ? 'signed' : path.startsWith('/-/ui/') ? 'form' : path === '/-/reload' || method === 'DELETE' ? 'empty' : 'json';
       security.guard.checkWrite(req, kind);
-    } else if (segments.length === 0 || (segments.length === 1 && (segments[0] === 'history' || segments[0] === 'sla'))) {
+    } else if (segments.length === 0 || (segments.length === 1 && (segments[0] === 'history' || segments[0] === 'sla')) || `/${segments.join('/')}` === ACK_LINK_PATH) {
       // Pages people open in a browser: a rebinding host must not read them.
       security.guard.checkHost(req);
     }

@@ -29,6 +29,11 @@ export interface Notification {
    * the group first told to `receiver` at `since` (epoch ms).
    */
   escalation?: { step: number; of: number; since: number; receiver: string } | undefined;
+  /**
+   * Contract 14: a signed link to the daemon's confirmation page that acknowledges this message's firing alerts
+   * (`server.external_url` set, and some alert not acknowledged yet); mail shows it.
+   */
+  ackUrl?: string | undefined;
 }
 
 /** What an integration reports when a send fails. */

@@ -19,12 +19,13 @@ import { MuteStage, type AlertStatus } from './mute/mute-stage.js';
 import type { SilenceApi } from './mute/silence.js';
 import { SilenceStore } from './mute/silence-store.js';
 import { TimeIntervals } from './mute/time-intervals.js';
-import type { Integration } from './notification.js';
+import type { Integration, Notification } from './notification.js';
 import type { NotifyConfig } from './notify-config.js';
 import type { ReceiverConfig } from './receiver-schema.js';
 import type { TemplateSet } from './templates/template-set.js';
 import { AckStore } from './ack/ack-store.js';
 import { EscalationLog } from './escalate/escalation-log.js';
+import { AckLinks } from './ack/ack-links.js';
 
 export type { SilenceApi } from './mute/silence.js';
 export type { AlertStatus } from './mute/mute-stage.js';
@@ -91,6 +92,9 @@ export class Notifier {
   readonly acks: AckStore;
   private readonly escalations: EscalationLog;
   private readonly onEscalated: NotifierOptions['onEscalated'];
+  /** Signs and checks the acknowledge links of messages (loaded with the rest of the state at `restore`). */
+  links: AckLinks | undefined;
+  private readonly linkState: StateStore;
   private readonly silenceStore: SilenceStore;
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -140,6 +144,7 @@ export class Notifier {
       this.schedule();
     });
     this.escalations = new EscalationLog(opts.state, opts.logger);
+    this.linkState = opts.ackState ?? opts.silenceState ?? opts.state;
     this.onEscalated = opts.onEscalated;
     this.server = opts.config.server;
     this.pipeline = this.buildPipeline(opts.config);
@@ -179,6 +184,7 @@ export class Notifier {
     await this.silenceStore.restore();
     await this.acks.restore();
     await this.escalations.restore();
+    this.links ??= await AckLinks.load(this.linkState);
     await this.deliver.restore();
   }
 
@@ -337,7 +343,7 @@ export class Notifier {
             key,
             receiver,
             integration: integration.kind,
-            notification: buildNotification(this.pipeline.settings, receiver, group, decision.alerts.map((a) => this.withAck(a))),
+            notification: this.withAckLink(buildNotification(this.pipeline.settings, receiver, group, decision.alerts.map((a) => this.withAck(a))), now),
             firing: decision.firing,
             resolved: decision.resolved,
             createdAt: now,
@@ -355,6 +361,17 @@ export class Notifier {
       this.dispatcher.flushed(group, alerts.mutedBy.length > 0 ? new Map() : reported, now);
     }
     await this.deliver.enqueue(deliveries);
+  }
+
+  /**
+   * A firing message's acknowledge link (contract 14): only with `server.external_url` (a link to the address the
+   * daemon happens to listen on would not reach it from a mail client), naming its firing alerts nobody acknowledged.
+   */
+  private withAckLink(n: Notification, now: number): Notification {
+    if (!this.server.external_url || !this.links) return n;
+    const open = n.alerts.filter((a) => a.state === 'firing' && a.ack === undefined).map((a) => a.fingerprint);
+    if (open.length === 0) return n;
+    return { ...n, ackUrl: `${this.pipeline.settings.externalUrl}/-/ack?t=${this.links.sign(open, now)}` };
   }
 
   /**
@@ -383,10 +400,10 @@ export class Notifier {
       for (const [i, step] of steps.entries()) {
         if (entry.sent.includes(i)) continue;
         if (now < entry.since + step.afterMs) break;
-        const notification = {
-          ...buildNotification(this.pipeline.settings, step.receiver, g, alive.map((a) => this.withAck(a))),
-          escalation: { step: i + 1, of: steps.length, since: entry.since, receiver: g.receiver },
-        };
+        const notification = this.withAckLink(
+          { ...buildNotification(this.pipeline.settings, step.receiver, g, alive.map((a) => this.withAck(a))), escalation: { step: i + 1, of: steps.length, since: entry.since, receiver: g.receiver } },
+          now,
+        );
         const fingerprints = alive.map((a) => a.fingerprint).sort();
         for (const integration of this.integrationsOf(step.receiver)) {
           deliveries.push({

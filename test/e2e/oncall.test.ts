@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { createServer } from 'node:net';
 import { startCaptureServer, type CapturedRequest } from '../helpers/capture-server.js';
+import { mimeParts, startSmtpCapture } from '../helpers/smtp-capture.js';
 import { CLI, eventually, runCli } from '../helpers/daemon-process.js';
 import { Scenario, failure, sleep } from './helpers/e2e-daemon.js';
 
@@ -13,6 +15,20 @@ import { Scenario, failure, sleep } from './helpers/e2e-daemon.js';
  */
 
 if (!existsSync(CLI) && process.env['CI'] === 'true') throw new Error(`${CLI} not built (npm test runs "npm run build" first)`);
+
+const SMTP_PASSWORD = 'smtp-Pa55-never-logged';
+
+/** A port free now, for a daemon whose external_url must name it before it starts. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
 
 const payloadSchema = z.object({
   status: z.string(),
@@ -97,4 +113,62 @@ describe.skipIf(!existsSync(CLI))('on-call: acknowledge and escalate through the
       await manager.close();
     }
   }, 150_000);
+  it('acknowledges from the link of an email: GET only shows (a mail scanner acknowledges nothing), the form POST acknowledges, the repeats stop', async () => {
+    const s = await Scenario.create('oncall-email');
+    const smtp = await startSmtpCapture(s.dir, { username: 'watch', password: SMTP_PASSWORD });
+    const port = await freePort();
+    try {
+      s.write({
+        rules: [{ name: 'PartnerErrors', type: 'error_burst', match: { user: ['BANK*'] }, group_by: ['user'], threshold: 3, window: '1h', severity: 'critical' }],
+        receivers: [
+          {
+            name: 'oncall-mail',
+            email: {
+              smtp: { host: '127.0.0.1', port: smtp.port, secure: false, require_tls: true, username: 'watch', password: SMTP_PASSWORD, tls: { ca_file: smtp.caFile } },
+              from: 'transfer-watch@example.com',
+              to: ['oncall@example.com'],
+            },
+          },
+        ],
+        route: { receiver: 'oncall-mail', group_by: ['alertname', 'user'], group_wait: '1s', group_interval: '2s', repeat_interval: '4s' },
+        extra: { server: { listen: `127.0.0.1:${port}`, external_url: `http://127.0.0.1:${port}` } },
+      });
+      await s.start();
+      const now = Date.now();
+      s.inject([0, 1, 2].map((k) => failure(now - 2_000 + k * 100, { USUARIO: 'BANK7', NOMEARQUIVO: `/in/BANK7/RET_${k}.RET` })));
+      await eventually(() => smtp.mails.length >= 1, 30_000);
+      const parts = mimeParts(smtp.mails[0]!.raw);
+      const link = /Acknowledge \(opens a page to confirm\): (http:\/\/\S+)/.exec(parts.get('text/plain') ?? '')?.[1];
+      expect(link).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/-/ack\\?t=[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`));
+      expect(parts.get('text/html')).toContain(`href="${link ?? ''}"`);
+
+      // A mail scanner opens the link: a page with a form, nothing acknowledged.
+      const shown = await fetch(link!);
+      expect(shown.status).toBe(200);
+      const pageText = await shown.text();
+      expect(pageText).toContain('PartnerErrors');
+      expect(pageText).toContain('<form method="post" action="/-/ack"');
+      const acked = async () => alertsSchema.parse(await (await fetch(`${s.url}/api/v1/alerts`)).json()).alerts.find((a) => a.labels['user'] === 'BANK7')?.ack;
+      expect(await acked()).toBeUndefined();
+
+      // A token changed by one character is not this cluster's.
+      const token = new URL(link!).searchParams.get('t') ?? '';
+      const forged = await fetch(`${s.url}/-/ack?t=${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`);
+      expect(forged.status).toBe(404);
+
+      // The person confirms with the form.
+      const posted = await fetch(`${s.url}/-/ack`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ t: token, author: 'bruno', comment: 'on it from my phone' }).toString() });
+      expect(posted.status).toBe(200);
+      expect(await posted.text()).toContain('1 alert acknowledged by bruno');
+      expect(await acked()).toMatchObject({ by: 'bruno', comment: 'on it from my phone' });
+      const mailsAtAck = smtp.mails.length;
+      await sleep(9_000);
+      expect(smtp.mails.length, 'no repeat of the acknowledged alert').toBe(mailsAtAck);
+      // The link again: the page says it is acknowledged already.
+      expect(await (await fetch(link!)).text()).toContain('Acknowledged by bruno');
+    } finally {
+      await s.cleanup();
+      await smtp.close();
+    }
+  }, 120_000);
 });

@@ -12,8 +12,11 @@ export interface RequestGuardOptions {
   peerAddress?: (req: IncomingMessage) => string | undefined;
 }
 
-/** How a write is sent: JSON API (must say `application/json`) or the status page's form (CSRF-checked apart). */
-export type WriteKind = 'json' | 'form' | 'empty';
+/**
+ * How a write is sent: JSON API (must say `application/json`), the status page's form (CSRF-checked apart), or the
+ * confirmation form of a message's acknowledge link (`signed`: its token is the authority, from any address).
+ */
+export type WriteKind = 'json' | 'form' | 'empty' | 'signed';
 
 /**
  * The daemon's rules for who may do what over HTTP (contract section 10, docs/security.md):
@@ -52,6 +55,8 @@ export class RequestGuard {
     if (kind === 'json' && !isJson(req.headers['content-type'])) {
       throw new HttpError(415, 'http_not_json', 'the request body must be JSON, sent with Content-Type: application/json');
     }
+    // A signed link's token acknowledges its alerts and nothing else, for whoever got the message (contract 14).
+    if (kind === 'signed') return;
     if (!this.opts.authenticated) {
       const peer = (this.opts.peerAddress ?? ((r) => r.socket.remoteAddress))(req);
       if (!isLoopback(peer)) {

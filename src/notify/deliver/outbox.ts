@@ -54,6 +54,7 @@ const notificationSchema = z.object({
   displayTimezone: z.string(),
   idempotencyKey: z.string().optional(),
   escalation: z.object({ step: z.number().int(), of: z.number().int(), since: z.number(), receiver: z.string() }).optional(),
+  ackUrl: z.string().optional(),
 });
 const entrySchema = z.object({
   id: z.number().int(),

@@ -69,6 +69,7 @@ export function defaultText(ctx: TemplateContext): string {
   }
   const more = moreAlertsLine(ctx);
   if (more) out.push(more, '');
+  if (ctx.ackUrl) out.push(`Acknowledge (opens a page to confirm): ${ctx.ackUrl}`, '');
   out.push(`Times are shown in ${ctx.timezone}.`);
   if (ctx.externalUrl) out.push(`transfer-watch: ${ctx.externalUrl}`);
   return out.join('\n') + '\n';

@@ -81,6 +81,8 @@ export interface TemplateContext {
   /** `key=value, ...` of the common labels without alertname. */
   labelsText: string;
   externalUrl: string;
+  /** Contract 14: the signed link that acknowledges the message's firing alerts (mail), or empty. */
+  ackUrl: string;
   timezone: string;
   firingCount: number;
   resolvedCount: number;
@@ -173,6 +175,7 @@ export function buildTemplateContext(n: Notification, escape: Escaper, opts: { f
     commonAnnotations: escapeRecord(n.commonAnnotations, escape),
     labelsText: labelsText(n.commonLabels, new Set(['alertname']), escape),
     externalUrl: escape(n.externalUrl),
+    ackUrl: escape(n.ackUrl ?? ''),
     timezone: escape(tz),
     firingCount: firing.length,
     resolvedCount: resolved.length,

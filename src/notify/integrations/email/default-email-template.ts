@@ -18,10 +18,13 @@ export function defaultEmailHtml(ctx: TemplateContext): string {
   const more = moreAlertsLine(ctx);
   const alerts = ctx.alerts.slice(0, MAX_ALERTS_DESCRIBED).map(alertHtml).join('\n') + (more ? `\n<p>${more}</p>` : '');
   const link = ctx.externalUrl ? ` · <a href="${ctx.externalUrl}">transfer-watch</a>` : '';
+  // A link to a confirmation page (GET shows, POST acknowledges): a mail scanner that follows it acknowledges nothing.
+  const ack = ctx.ackUrl ? `<p><a href="${ctx.ackUrl}" style="display:inline-block;padding:6px 12px;border:1px solid #2c6fbb;border-radius:4px;color:#2c6fbb;text-decoration:none;">Acknowledge…</a> <span style="color:#666;">(no repeats and no escalation while they fire; opens a page to confirm)</span></p>` : '';
   return `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>${ctx.title}</title></head>
 <body style="font-family: sans-serif; font-size: 14px;">
 <h2 style="color: ${color};">${ctx.title}</h2>
+${ack}
 ${alerts}
 <p style="color: #666;">Times are shown in ${ctx.timezone}${link}</p>
 </body></html>
