@@ -1,3 +1,4 @@
+import { SlackAckListeners } from '../notify/integrations/slack/slack-ack-listener.js';
 import { EventLoopShare } from '../util/time-slice.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
@@ -70,6 +71,8 @@ export class Daemon {
   private leading!: LeadingRole;
   private view!: SharedView;
   private http: RunningHttpServer | undefined;
+  /** Slack's Acknowledge buttons (contract 14): a Socket Mode connection per app token, on every replica. */
+  private slackAcks: SlackAckListeners | undefined;
   private ready = false;
   private stopping = false;
   private refresh: NodeJS.Timeout | undefined;
@@ -301,6 +304,8 @@ export class Daemon {
     });
     logger.info({ url: this.http.url }, 'HTTP server listening');
     this.leading.setListenUrl(this.http.url);
+    this.slackAcks = new SlackAckListeners({ logger, acknowledge: (token, by) => this.acknowledgeByToken(token, by, 'from Slack') });
+    await this.slackAcks.update(slackApps(config));
   }
 
   /** What the roles do when leases come and go and the shared store changes. */
@@ -420,12 +425,29 @@ export class Daemon {
       this.logger.warn('turning TLS on or off takes effect at the next restart; users, headers and certificates are reloaded now');
     }
     this.http?.setSecurity(this.httpSecurity());
+    await this.slackAcks?.update(slackApps(this.setup.config));
     this.initReceiverMetrics();
     this.metrics.setConfigReload(true, clock.now());
     this.lastReload = { ok: true, at: clock.now() };
     this.logger.info({ rules: next.rules.length, sources: config.sources.length }, 'configuration reloaded');
     void this.leading.evaluate();
     return { ok: true };
+  }
+
+  /**
+   * A signed acknowledge token (Slack's button) in someone's name: the alerts it names that fire and nobody
+   * acknowledged are acknowledged. What to tell the person.
+   */
+  private async acknowledgeByToken(token: string, by: string, comment: string): Promise<string> {
+    const notifier = this.leading.notifier;
+    const named = notifier.links?.verify(token);
+    if (!named) return 'Not acknowledged: this button was not made by this transfer-watch.';
+    const firing = this.leading.alerts.alerts().filter((a) => a.state === 'firing');
+    const wanted = new Set(named.fingerprints);
+    const open = firing.filter((a) => wanted.has(a.fingerprint) && notifier.acks.ackOf(a.fingerprint) === undefined);
+    if (open.length === 0) return 'Nothing to acknowledge: these alerts no longer fire, or someone acknowledged them already.';
+    const ack = await notifier.acks.create({ fingerprints: open.map((a) => a.fingerprint), by, comment }, firing);
+    return `Acknowledged by ${ack.by}: ${ack.fingerprints.length} alert${ack.fingerprints.length === 1 ? '' : 's'} (no repeats, no escalation while they fire).`;
   }
 
   /**
@@ -438,6 +460,7 @@ export class Daemon {
     if (this.refresh) clearInterval(this.refresh);
     if (this.historyPing) clearInterval(this.historyPing);
     this.gauges?.stop();
+    await this.slackAcks?.stop();
     await this.polling?.stopAll(SHUTDOWN_POLL_GRACE_MS);
     const historyRecordsUnwritten = (await this.leading?.stop(SHUTDOWN_NOTIFY_GRACE_MS)) ?? 0;
     await this.history?.store?.close().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'could not close the history database cleanly'));
@@ -467,4 +490,9 @@ function historyWhileWhole(store: HistoryStore): HistoryReader {
     silenceEvents: (q) => whole(() => store.silenceEvents(q)),
     oncall: (q) => whole(() => store.oncall(q)),
   };
+}
+
+/** The Slack apps whose Acknowledge buttons the configured receivers send (one connection per app token). */
+function slackApps(config: LoadedSetup['config']): Array<{ appToken: string; apiUrl: string }> {
+  return config.receivers.flatMap((r) => (r.slack?.app_token ? [{ appToken: r.slack.app_token, apiUrl: r.slack.api_url }] : []));
 }

@@ -34,6 +34,8 @@ export interface Notification {
    * (`server.external_url` set, and some alert not acknowledged yet); mail shows it.
    */
   ackUrl?: string | undefined;
+  /** The signed token of that link (the value of Slack's Acknowledge button, contract 14). */
+  ackToken?: string | undefined;
 }
 
 /** What an integration reports when a send fails. */

@@ -364,14 +364,16 @@ export class Notifier {
   }
 
   /**
-   * A firing message's acknowledge link (contract 14): only with `server.external_url` (a link to the address the
-   * daemon happens to listen on would not reach it from a mail client), naming its firing alerts nobody acknowledged.
+   * A firing message's acknowledge token (contract 14), naming its firing alerts nobody acknowledged: Slack's button
+   * carries it; the mail's link too, only with `server.external_url` (a link to the address the daemon happens to
+   * listen on would not reach it from a mail client).
    */
   private withAckLink(n: Notification, now: number): Notification {
-    if (!this.server.external_url || !this.links) return n;
+    if (!this.links) return n;
     const open = n.alerts.filter((a) => a.state === 'firing' && a.ack === undefined).map((a) => a.fingerprint);
     if (open.length === 0) return n;
-    return { ...n, ackUrl: `${this.pipeline.settings.externalUrl}/-/ack?t=${this.links.sign(open, now)}` };
+    const token = this.links.sign(open, now);
+    return { ...n, ackToken: token, ...(this.server.external_url ? { ackUrl: `${this.pipeline.settings.externalUrl}/-/ack?t=${token}` } : {}) };
   }
 
   /**

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { createServer } from 'node:net';
 import { startCaptureServer, type CapturedRequest } from '../helpers/capture-server.js';
 import { mimeParts, startSmtpCapture } from '../helpers/smtp-capture.js';
+import { startSlackDouble } from '../helpers/slack-double.js';
 import { CLI, eventually, runCli } from '../helpers/daemon-process.js';
 import { Scenario, failure, sleep } from './helpers/e2e-daemon.js';
 
@@ -17,6 +18,8 @@ import { Scenario, failure, sleep } from './helpers/e2e-daemon.js';
 if (!existsSync(CLI) && process.env['CI'] === 'true') throw new Error(`${CLI} not built (npm test runs "npm run build" first)`);
 
 const SMTP_PASSWORD = 'smtp-Pa55-never-logged';
+const SLACK_APP_TOKEN = 'xapp-1-A0TEST-1234-never-logged';
+const SLACK_WEBHOOK_SECRET = 'XXXXwebhookSecretNeverLogged';
 
 /** A port free now, for a daemon whose external_url must name it before it starts. */
 function freePort(): Promise<number> {
@@ -169,6 +172,46 @@ describe.skipIf(!existsSync(CLI))('on-call: acknowledge and escalate through the
     } finally {
       await s.cleanup();
       await smtp.close();
+    }
+  }, 120_000);
+  it('acknowledges from the Acknowledge button of a Slack message, whose click comes back over Socket Mode', async () => {
+    const s = await Scenario.create('oncall-slack');
+    const slack = await startSlackDouble();
+    try {
+      s.write({
+        rules: [{ name: 'PartnerErrors', type: 'error_burst', match: { user: ['BANK*'] }, group_by: ['user'], threshold: 3, window: '1h', severity: 'critical' }],
+        receivers: [{ name: 'oncall-slack', slack: { webhook_url: `${slack.url}/services/T000/B000/${SLACK_WEBHOOK_SECRET}`, app_token: SLACK_APP_TOKEN, api_url: `${slack.url}/api/` } }],
+        route: { receiver: 'oncall-slack', group_by: ['alertname', 'user'], group_wait: '1s', group_interval: '2s', repeat_interval: '1h' },
+      });
+      await s.start();
+      // The daemon opened its Socket Mode connection with the app token (no public URL of its own).
+      await eventually(() => slack.sockets() >= 1, 20_000);
+      expect(slack.opened()).toEqual([`Bearer ${SLACK_APP_TOKEN}`]);
+
+      const now = Date.now();
+      s.inject([0, 1, 2].map((k) => failure(now - 2_000 + k * 100, { USUARIO: 'BANK9', NOMEARQUIVO: `/in/BANK9/RET_${k}.RET` })));
+      await eventually(() => slack.messages().length >= 1, 30_000);
+      const message = slack.messages()[0] as { blocks: Array<{ type: string; elements?: Array<{ action_id?: string; value?: string }> }> };
+      const button = message.blocks.find((b) => b.type === 'actions')?.elements?.find((e) => e.action_id === 'tw_ack');
+      expect(button?.value).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+
+      // Someone clicks it: Slack sends the interaction over the socket; the daemon acknowledges the envelope.
+      const envelope = await slack.click({ id: 'U042', username: 'carla' }, button?.value ?? '');
+      expect(envelope).toBe('acknowledged');
+      await eventually(() => slack.responses().length >= 1, 10_000);
+      expect(slack.responses()[0]).toMatchObject({ replace_original: false, text: 'Acknowledged by carla: 1 alert (no repeats, no escalation while they fire). (<@U042>)' });
+      const alerts = alertsSchema.parse(await (await fetch(`${s.url}/api/v1/alerts`)).json()).alerts;
+      expect(alerts.find((a) => a.labels['user'] === 'BANK9')?.ack).toMatchObject({ by: 'carla', comment: 'from Slack' });
+      // A second click: nothing left to acknowledge, and it says so.
+      await slack.click({ id: 'U043', username: 'dan' }, button?.value ?? '');
+      await eventually(() => slack.responses().length >= 2, 10_000);
+      expect(String(slack.responses()[1]?.['text'])).toMatch(/^Nothing to acknowledge/);
+      // The app token and the webhook's secret are nowhere in the log.
+      expect(s.allLogs()).not.toContain(SLACK_APP_TOKEN);
+      expect(s.allLogs()).not.toContain(SLACK_WEBHOOK_SECRET);
+    } finally {
+      await s.cleanup();
+      await slack.close();
     }
   }, 120_000);
 });

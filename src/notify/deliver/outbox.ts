@@ -55,6 +55,7 @@ const notificationSchema = z.object({
   idempotencyKey: z.string().optional(),
   escalation: z.object({ step: z.number().int(), of: z.number().int(), since: z.number(), receiver: z.string() }).optional(),
   ackUrl: z.string().optional(),
+  ackToken: z.string().optional(),
 });
 const entrySchema = z.object({
   id: z.number().int(),

@@ -24,8 +24,7 @@ export function defaultEmailHtml(ctx: TemplateContext): string {
 <html><head><meta charset="utf-8"><title>${ctx.title}</title></head>
 <body style="font-family: sans-serif; font-size: 14px;">
 <h2 style="color: ${color};">${ctx.title}</h2>
-${ack}
-${alerts}
+${ack ? `${ack}\n` : ''}${alerts}
 <p style="color: #666;">Times are shown in ${ctx.timezone}${link}</p>
 </body></html>
 `;

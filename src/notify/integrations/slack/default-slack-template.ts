@@ -23,8 +23,14 @@ export function defaultSlackText(ctx: TemplateContext): string {
   return `${ctx.title}${summary}`;
 }
 
-/** One header section, one section per alert (count, window, samples), one context line with the zone. */
-export function defaultSlackBlocks(ctx: TemplateContext): SlackBlock[] {
+/** The action id of the Acknowledge button: its clicks come back over Socket Mode (slack-ack-listener.ts). */
+export const SLACK_ACK_ACTION = 'tw_ack';
+
+/**
+ * One header section, one section per alert (count, window, samples), one context line with the zone; with
+ * `ackToken` (a receiver with `app_token`, alerts nobody acknowledged), an Acknowledge button.
+ */
+export function defaultSlackBlocks(ctx: TemplateContext, ackToken?: string): SlackBlock[] {
   const section = (text: string): SlackBlock => ({
     type: 'section',
     text: { type: 'mrkdwn', text: text.length > SECTION_MAX ? `${text.slice(0, SECTION_MAX - 1)}…` : text },
@@ -39,5 +45,11 @@ export function defaultSlackBlocks(ctx: TemplateContext): SlackBlock[] {
   const footer = [`Times in ${ctx.timezone}`];
   if (ctx.externalUrl) footer.push(`<${ctx.externalUrl}|transfer-watch>`);
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: footer.join(' · ') }] });
+  if (ackToken !== undefined && ctx.status === 'firing') {
+    blocks.push({
+      type: 'actions',
+      elements: [{ type: 'button', action_id: SLACK_ACK_ACTION, style: 'primary', text: { type: 'plain_text', text: 'Acknowledge' }, value: ackToken }],
+    } as SlackBlock);
+  }
   return blocks;
 }

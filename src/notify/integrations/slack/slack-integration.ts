@@ -40,7 +40,7 @@ export function createSlackIntegration(config: SlackConfig, deps: IntegrationDep
     const ctx = buildTemplateContext(n, escapeSlack);
     const msg: IncomingWebhookSendArguments = userTemplate
       ? { text: userTemplate(ctx) }
-      : { text: defaultSlackText(ctx), blocks: defaultSlackBlocks(ctx) };
+      : { text: defaultSlackText(ctx), blocks: defaultSlackBlocks(ctx, config.app_token !== undefined ? n.ackToken : undefined) };
     if (config.channel) msg.channel = config.channel;
     if (config.username) msg.username = config.username;
     if (config.icon_emoji) msg.icon_emoji = config.icon_emoji;
