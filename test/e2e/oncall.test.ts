@@ -106,6 +106,9 @@ describe.skipIf(!existsSync(CLI))('on-call: acknowledge and escalate through the
       expect(cli.stdout).toMatch(/^BANK2 +1 +0 +1 +- /m);
       expect(await s.metric('transfer_watch_alert_time_to_ack_seconds_count', { alertname: 'PartnerErrors' })).toBe(1);
 
+      // A cross-site write is refused (contract §10), as for silences.
+      const crossSite = await fetch(`${s.url}/api/v1/acks`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://evil.example' }, body: JSON.stringify({ matchers: ['user="BANK2"'], by: 'mallory' }) });
+      expect(crossSite.status).toBe(403);
       // An ack of nothing firing is a 404 that says so.
       const none = await runCli(['ack', '--url', s.url, '--filter', 'user="NOBODY"', '--by', 'ana']);
       expect(none.code).toBe(1);

@@ -170,4 +170,22 @@ describe('acknowledgements and escalation in the notifier (contract 14)', () => 
     expect(second.hooks.head.sent).toHaveLength(1);
     expect(second.hooks.head.sent[0]?.escalation?.since).toBe(T0 + 1 * M);
   });
+  it('a group that resolves before a step ends its episode: no step, and a new firing counts from its own first notification', async () => {
+    const h = setup();
+    await h.notifier.restore();
+    await at(h, 0, [statement]);
+    await at(h, 1);
+    await at(h, 10, [resolved(statement, T0 + 10 * M)]);
+    await at(h, 11);
+    await at(h, 20);
+    expect(h.hooks.manager.sent, 'resolved before its first step').toHaveLength(0);
+    const again = firing({ alertname: 'StatementMissing', user: 'BANK1' }, T0 + 30 * M);
+    await at(h, 30, [again]);
+    await at(h, 31);
+    await at(h, 45);
+    expect(h.hooks.manager.sent).toHaveLength(0);
+    await at(h, 46);
+    expect(h.hooks.manager.sent).toHaveLength(1);
+    expect(h.hooks.manager.sent[0]?.escalation?.since).toBe(T0 + 31 * M);
+  });
 });
