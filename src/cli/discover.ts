@@ -94,12 +94,17 @@ export async function runDiscover(rawOptions: unknown, io: DiscoverIo): Promise<
     const queries = source.instances.length === 0 ? [base] : source.instances.map((instance) => ({ ...base, instance }));
     try {
       for (const query of queries) {
-        for await (const page of client.pages(query)) {
-          for (const t of page.transfers) summaries.add(t);
-          read += page.transfers.length;
-          if (progress && read - lastProgress >= 1000) {
-            lastProgress = read;
-            io.stderr.write(`\r\x1b[Kread ${read} transfers from ${source.name}, ${summaries.size} flows so far…`);
+        // In the windows of poll.max_window, as the daemon reads: one query over months of a dense service ran into
+        // the per-window cap (sources[].max_records_per_window) and ended the whole read (issue 52). Memory stays
+        // that of the flows: each page is folded into the summaries and dropped.
+        for (const window of readWindows(start, until, config.poll.max_window)) {
+          for await (const page of client.pages({ ...query, start: window.start, end: window.end })) {
+            for (const t of page.transfers) summaries.add(t);
+            read += page.transfers.length;
+            if (progress && read - lastProgress >= 1000) {
+              lastProgress = read;
+              io.stderr.write(`\r\x1b[Kread ${read} transfers from ${source.name} (up to ${new Date(window.end).toISOString().slice(0, 16)}Z), ${summaries.size} flows so far…`);
+            }
           }
         }
       }
@@ -161,4 +166,11 @@ export function registerDiscover(program: Command): void {
     .action(async (opts: unknown) => {
       process.exitCode = await runDiscover(opts, { stdout: process.stdout, stderr: process.stderr, clock: systemClock });
     });
+}
+
+/** [start, end] windows (both ends inclusive, as the service reads them) covering [from, until], each at most `step` long. */
+export function readWindows(from: number, until: number, step: number): Array<{ start: number; end: number }> {
+  const windows: Array<{ start: number; end: number }> = [];
+  for (let start = from; start <= until; start += step + 1) windows.push({ start, end: Math.min(until, start + step) });
+  return windows;
 }

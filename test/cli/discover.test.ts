@@ -105,3 +105,26 @@ describe('transfer-watch discover', () => {
     expect(run.stderr).toMatch(/--since/);
   });
 });
+
+describe('transfer-watch discover on a dense service', () => {
+  it('reads in the windows of poll.max_window: a span far over the per-window cap is read whole, not abandoned', async () => {
+    // About 14,000 successful transfers in the day read, and a cap of 1,000 records per window (the least there is):
+    // one query over the span, as discover made before, stopped at too_many_pages.
+    const dense = await startSimulator({ seed: 11, ratePerMinute: 12, historyDays: 1 });
+    const denseDir = mkdtempSync(path.join(tmpdir(), 'tw-discover-dense-'));
+    try {
+      writeFileSync(
+        path.join(denseDir, 'config.yaml'),
+        ['sources:', '  - name: mft', `    base_url: ${dense.url}`, '    username: demo', '    password: demo', '    max_records_per_window: 1000', 'poll: { max_window: 1h }', ''].join('\n'),
+      );
+      const run = await runCli(['discover', '-c', path.join(denseDir, 'config.yaml'), '--since', '1d', '--min-occurrences', '1', '--format', 'json']);
+      expect(run.stderr).not.toContain('too_many_pages');
+      expect(run.code, run.stderr).toBe(0);
+      const report = reportSchema.parse(JSON.parse(run.stdout));
+      expect(report.transfers_read).toBeGreaterThan(5_000);
+    } finally {
+      await dense.close();
+      rmSync(denseDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
