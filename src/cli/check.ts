@@ -58,7 +58,7 @@ export async function runCheck(configFile: string, out: CheckOutput, env: NodeJS
   if (ruleDir !== undefined && rulePatterns.length > 0) {
     try {
       const calendars = loaded ? Object.keys(loaded.config.calendars) : partial?.calendars;
-      const rules = await loadRuleFiles(rulePatterns, ruleDir, calendars ? { calendars: new Set(calendars) } : {});
+      const rules = await loadRuleFiles(rulePatterns, ruleDir, { ...(calendars ? { calendars: new Set(calendars) } : {}), configFile });
       problems.push(...rules.problems);
       warnings = [...warnings, ...rules.warnings];
       ruleFiles = rules.files;

@@ -224,11 +224,17 @@ function unknownCalendar(y: PositionedYaml, i: number, item: unknown, name: stri
  * Load every rule file the patterns name. Problems (syntax, schema, unknown type, duplicate names) are
  * collected as FILE:LINE:COL, never thrown, so `check` lists them all; rules with problems are left out.
  */
-export async function loadRuleFiles(patterns: string[], baseDir: string, opts: { calendars?: ReadonlySet<string> } = {}): Promise<LoadedRules> {
+export async function loadRuleFiles(patterns: string[], baseDir: string, opts: { calendars?: ReadonlySet<string>; configFile?: string } = {}): Promise<LoadedRules> {
   const files = await expandRuleFilePatterns(patterns, baseDir);
   const rules: RuleDefinition[] = [];
   const problems: Problem[] = [];
   const warnings: Problem[] = [];
+  // A pattern that matches nothing loads no rule without a word: a typo in a path, or rules not deployed (issue 52).
+  for (const pattern of patterns) {
+    if ((await expandRuleFilePatterns([pattern], baseDir)).length === 0) {
+      warnings.push({ file: opts.configFile ?? path.resolve(baseDir, pattern), line: 1, col: 1, message: `rule_files: "${pattern}" matches no file (resolved from ${baseDir}): no rule is loaded from it` });
+    }
+  }
   const firstByName = new Map<string, Problem>();
   for (const file of files) {
     let text: string;

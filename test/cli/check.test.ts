@@ -331,4 +331,16 @@ describe('transfer-watch check', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--config');
   });
+  it('warns of a rule_files pattern that matches no file, naming the config and the pattern (no rule would load from it)', async () => {
+    await mkdir(join(dir, 'typo'), { recursive: true });
+    await writeFile(join(dir, 'typo', 'rules.yaml'), ['rules:', '  - { name: Burst, type: error_burst, threshold: 3, window: 10m }', ''].join('\n'));
+    await writeFile(
+      join(dir, 'typo', 'config.yaml'),
+      ['sources:', '  - { name: prod, base_url: "https://mft.example.com/api", username: u, password: p }', 'rule_files: [rules.yaml, rulez/*.yaml]', 'receivers: [{ name: oncall, console: {} }]', 'route: { receiver: oncall }', ''].join('\n'),
+    );
+    const r = await runCli(['check', '--config', join(dir, 'typo', 'config.yaml')]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).toContain(`${join(dir, 'typo', 'config.yaml')}:1:1: warning: rule_files: "rulez/*.yaml" matches no file (resolved from ${join(dir, 'typo')}): no rule is loaded from it`);
+    expect(r.stdout + r.stderr).not.toContain('"rules.yaml" matches no file');
+  });
 });
