@@ -48,9 +48,13 @@ export interface FlowReport {
   occurrences: number;
   missed: number;
   late: number;
-  arrival: { p50: string; p95: string; max: string };
+  /**
+   * Of the arrivals the deadline was set from; `outliers` (late days past the robust fence, which the deadline does
+   * not move for) are counted apart, `latest` is the latest arrival of all.
+   */
+  arrival: ArrivalFigures;
   /** One per daily arrival (k deadlines a day); `arrival` is the first's. */
-  arrivals: Array<{ p50: string; p95: string; max: string }>;
+  arrivals: ArrivalFigures[];
   first_seen: string;
   last_seen: string;
   /** Successful transfers of the flow in the period. */
@@ -64,6 +68,14 @@ export interface FlowReport {
   evidence: string;
 }
 
+export interface ArrivalFigures {
+  p50: string;
+  p95: string;
+  max: string;
+  outliers: number;
+  latest: string;
+}
+
 export interface DiscoverReport {
   since: string;
   until: string;
@@ -75,8 +87,11 @@ export interface DiscoverReport {
 
 /** Names of ISO weekdays (1 = Monday … 7 = Sunday), as the schedules' `weekdays` number them. */
 export const ISO_WEEKDAY_NAMES: readonly string[] = ['', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
-/** Flows whose deadlines differ by more than this are not put in one rule. */
-const GROUP_DEADLINE_SPREAD = 60;
+/**
+ * Flows whose deadlines differ by more than this are not put in one rule (contract 13a): a group takes its latest
+ * member's deadline, and an hour's spread told a member's missing file up to an hour late.
+ */
+const GROUP_DEADLINE_SPREAD = 15;
 
 export function hhmm(minutes: number): string {
   return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
@@ -200,7 +215,7 @@ function describeSchedule(s: LearnedSchedule): string {
 
 function evidenceOf(l: Learned, timezone: string): string {
   const s = l.schedule;
-  const arrivals = s.arrivals.map((a) => `p50 ${hhmm(a.p50)}, p95 ${hhmm(a.p95)}, max ${hhmm(a.max)}`).join('; ');
+  const arrivals = s.arrivals.map((a) => `p50 ${hhmm(a.p50)}, p95 ${hhmm(a.p95)}, max ${hhmm(a.max)}${a.outliers > 0 ? ` (${a.outliers} late outlier${a.outliers === 1 ? '' : 's'} left out, latest ${hhmm(a.latest)})` : ''}`).join('; ');
   const off = s.offSchedule > 0 ? `, ${s.offSchedule} days outside the schedule` : '';
   return [
     `${l.flow.user} ${l.flow.event} ${l.pattern}: ${describeSchedule(s)}`,
@@ -253,7 +268,7 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
   const flows = learned.map((l): FlowReport => {
     const s = l.schedule;
     const rules = rulesOf.get(l) ?? [];
-    const stat = (a: (typeof s.arrivals)[number]) => ({ p50: hhmm(a.p50), p95: hhmm(a.p95), max: hhmm(a.max) });
+    const stat = (a: (typeof s.arrivals)[number]): ArrivalFigures => ({ p50: hhmm(a.p50), p95: hhmm(a.p95), max: hhmm(a.max), outliers: a.outliers, latest: hhmm(a.latest) });
     return {
       source: l.flow.source,
       event: l.flow.event,
@@ -295,7 +310,7 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
 /**
  * One rule per group of flows with the same source, event, shape (the user's name aside), schedule and number of
  * deadlines, watched alike: `for_each: user` over the group, its deadlines the latest of the group's (each flow's
- * own stay in its report). Flows whose deadlines are more than an hour apart are not grouped.
+ * own stay in its report). Flows whose deadlines are more than 15 minutes apart are not grouped.
  */
 function groupRules(learned: readonly Learned[], o: DiscoverOptions, taken: Set<string>): Map<Learned, ProposedRule[]> {
   const groups = new Map<string, Learned[]>();
@@ -307,7 +322,7 @@ function groupRules(learned: readonly Learned[], o: DiscoverOptions, taken: Set<
   const out = new Map<Learned, ProposedRule[]>();
   const ordered = [...groups.values()].sort((a, b) => (a[0] as Learned).pattern.localeCompare((b[0] as Learned).pattern));
   for (const group of ordered) {
-    // Split where the first deadlines spread more than an hour.
+    // Split where the first deadlines spread more than GROUP_DEADLINE_SPREAD.
     const byDeadline = [...group].sort((a, b) => (a.schedule.deadlines[0] as number) - (b.schedule.deadlines[0] as number));
     let chunk: Learned[] = [];
     const chunks: Learned[][] = [];

@@ -9,11 +9,37 @@ import { ISO_WEEKDAY_NAMES, type DiscoverReport, type FlowReport, type ProposedR
  */
 
 
+/**
+ * Control characters (a tab, a carriage return in a file name) and bidirectional controls: written raw, a tab made
+ * the rule file unreadable to other YAML parsers (PyYAML) and an override showed a name reversed.
+ */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const UNSAFE_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const UNSAFE_TEXT_ALL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const BIDI_ALL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** A comment's lines, each character of UNSAFE_TEXT (and a tab) written as its escape. */
 function commentLines(text: string): string {
   return text
     .split('\n')
-    .map((l) => ` ${l}`)
+    .map((l) => ` ${l.replace(/\t/g, '\\t').replace(UNSAFE_TEXT_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}`)
     .join('\n');
+}
+
+/** Every string scalar holding a tab or an unsafe character double-quoted, where YAML escapes it. */
+function quoteUnsafe(node: unknown): void {
+  if (isScalar(node)) {
+    if (typeof node.value === 'string' && (node.value.includes('\t') || UNSAFE_TEXT.test(node.value))) node.type = 'QUOTE_DOUBLE';
+  } else if (isMap(node) || isSeq(node)) {
+    for (const item of node.items) {
+      if (isMap(node)) {
+        const pair = item as { key: unknown; value: unknown };
+        quoteUnsafe(pair.key);
+        quoteUnsafe(pair.value);
+      } else quoteUnsafe(item);
+    }
+  }
 }
 
 /**
@@ -60,7 +86,10 @@ export function proposalYaml(report: DiscoverReport, o: { unwatchedOnly: boolean
       }
     });
   }
-  return doc.toString({ lineWidth: 0 });
+  quoteUnsafe(doc.contents);
+  // The yaml package escapes control characters in double quotes, not the bidirectional ones: they are, here (only
+  // double-quoted scalars and the escaped comments can hold them).
+  return doc.toString({ lineWidth: 0 }).replace(BIDI_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function scheduleText(f: FlowReport): string {

@@ -40,11 +40,35 @@ export interface ScheduleOptions {
   calendars: readonly CalendarCandidate[];
 }
 
-/** The arrival quantiles of one daily deadline, in minutes of the local day. */
+/**
+ * The arrival quantiles of one daily deadline, in minutes of the local day: of the arrivals its deadline was set
+ * from (the late outliers past the fence left out, and counted), so that the figures shown beside a deadline are the
+ * ones that explain it (issue 52: 9 of 35 flows showed a p95 after their own deadline).
+ */
 export interface ArrivalStats {
   p50: number;
   p95: number;
   max: number;
+  /** Arrivals past the robust fence: late days the deadline does not move for. */
+  outliers: number;
+  /** The latest arrival of all, outliers included. */
+  latest: number;
+}
+
+/** A deadline's arrivals split at the robust fence (median + 4 scaled MADs, at least 30 min). */
+function splitAtFence(sortedMinutes: readonly number[]): { inliers: number[]; median: number; sigma: number; outliers: number } {
+  const m = median(sortedMinutes);
+  const deviations = sortedMinutes.map((x) => Math.abs(x - m)).sort((a, b) => a - b);
+  const sigma = 1.4826 * median(deviations);
+  const fence = m + Math.max(4 * sigma, 30);
+  const inliers = sortedMinutes.filter((x) => x <= fence);
+  return { inliers, median: m, sigma, outliers: sortedMinutes.length - inliers.length };
+}
+
+/** The figures of one deadline's arrivals, as its deadline sees them (outliers counted apart). */
+export function arrivalStats(sortedMinutes: readonly number[]): ArrivalStats {
+  const { inliers, outliers } = splitAtFence(sortedMinutes);
+  return { p50: median(inliers), p95: quantile(inliers, 0.95), max: inliers[inliers.length - 1] as number, outliers, latest: sortedMinutes[sortedMinutes.length - 1] as number };
 }
 
 export interface LearnedSchedule {
@@ -119,11 +143,7 @@ function roundUp(value: number, step: number): number {
  * the inliers' p99, rounded up to 5 min: never before the usual arrival, at most 15 min after its p99.
  */
 export function proposeDeadline(sortedMinutes: readonly number[]): number {
-  const m = median(sortedMinutes);
-  const deviations = sortedMinutes.map((x) => Math.abs(x - m)).sort((a, b) => a - b);
-  const sigma = 1.4826 * median(deviations);
-  const fence = m + Math.max(4 * sigma, 30);
-  const inliers = sortedMinutes.filter((x) => x <= fence);
+  const { inliers, median: m, sigma } = splitAtFence(sortedMinutes);
   // Ten weekly files hold no p99: their largest is about the p95 of what comes. Below SMALL_SAMPLE arrivals the p99
   // is also estimated from their spread (median + 2.33 robust sigmas), the later of the two.
   const p99 = inliers.length < SMALL_SAMPLE ? Math.max(quantile(inliers, 0.99), m + 2.33 * sigma) : quantile(inliers, 0.99);
@@ -239,7 +259,7 @@ export function learnSchedule(days: Iterable<FlowDay>, o: ScheduleOptions): Sche
       occurrences,
       missed,
       late,
-      arrivals: daily.clusters.map((c) => ({ p50: median(c), p95: quantile(c, 0.95), max: c[c.length - 1] as number })),
+      arrivals: daily.clusters.map(arrivalStats),
       firstSeen,
       lastSeen,
       calendarEvidence: calendar ? evidence : null,
@@ -405,7 +425,7 @@ function monthly(
       occurrences: months.size,
       missed,
       late,
-      arrivals: clusters.map((c) => ({ p50: median(c), p95: quantile(c, 0.95), max: c[c.length - 1] as number })),
+      arrivals: clusters.map(arrivalStats),
       firstSeen,
       lastSeen,
       calendarEvidence: null,

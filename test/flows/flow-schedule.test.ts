@@ -65,6 +65,12 @@ describe('the schedule a flow keeps', () => {
     expect(found.schedule.deadlines[0]).toBeLessThanOrEqual(7 * 60 + 50);
     expect(found.schedule.late).toBe(3);
     expect(proposeDeadline([600, 601, 602, 603, 604, 605, 606, 607, 608, 790])).toBeLessThan(640);
+    // The figures shown beside the deadline are those it was set from: the late days counted apart, not in its p95.
+    const [arrival] = found.schedule.arrivals;
+    expect(arrival?.p95).toBeLessThanOrEqual(found.schedule.deadlines[0] as number);
+    expect(arrival?.max).toBeLessThanOrEqual(found.schedule.deadlines[0] as number);
+    expect(arrival?.outliers).toBe(3);
+    expect(arrival?.latest).toBeGreaterThanOrEqual(10 * 60 - 20);
   });
 
   it('weekly on its weekday, every day, and twice a day with two deadlines', () => {

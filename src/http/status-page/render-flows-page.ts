@@ -24,7 +24,7 @@ function flowRow(f: FlowReport, report: DiscoverReport): SafeHtml {
   return html`<tr data-flow data-watched="${f.watched_by.length > 0}">
 <td><strong>${f.user}</strong> <span class="muted">${f.event} · ${f.source}</span><br><code>${f.pattern}</code></td>
 <td>${schedule(f)}</td>
-<td>${f.arrival.p50} <span class="muted">(p95 ${f.arrival.p95}, max ${f.arrival.max})</span></td>
+<td>${f.arrival.p50} <span class="muted">(p95 ${f.arrival.p95}, max ${f.arrival.max}${f.arrival.outliers > 0 ? `; ${f.arrival.outliers} late outlier${f.arrival.outliers === 1 ? '' : 's'} left out, latest ${f.arrival.latest}` : ''})</span></td>
 <td>${f.schedule.times.join(', ')}</td>
 <td>${f.occurrences} <span class="muted">· ${f.missed} missed · ${f.late} late</span></td>
 <td>${

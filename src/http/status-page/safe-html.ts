@@ -12,9 +12,15 @@ export class SafeHtml {
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
 
-/** Escape text for an HTML element body or a quoted attribute value. */
+/**
+ * Unicode's bidirectional controls: a file name with a right-to-left override displays reversed ("evil" shown as
+ * "live"), which on a page of partners' files is a spoof. They are shown as what they are, `[U+202E]`.
+ */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Escape text for an HTML element body or a quoted attribute value; bidirectional controls made visible. */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"'`]/g, (c) => ESCAPES[c] ?? c);
+  return text.replace(/[&<>"'`]/g, (c) => ESCAPES[c] ?? c).replace(BIDI_CONTROLS, (c) => `[U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}]`);
 }
 
 export type HtmlValue = SafeHtml | string | number | boolean | null | undefined | readonly HtmlValue[];
