@@ -105,8 +105,13 @@ describe('loadRuleFiles', () => {
     ]);
   });
 
-  it('a pattern matching nothing is not an error', async () => {
-    expect(await loadRuleFiles(['nothing/*.yaml', 'absent.yaml'], dir)).toEqual({ rules: [], files: [], problems: [], warnings: [] });
+  it('a pattern matching nothing is not an error, but a warning that names it', async () => {
+    const loaded = await loadRuleFiles(['nothing/*.yaml', 'absent.yaml'], dir);
+    expect({ rules: loaded.rules, files: loaded.files, problems: loaded.problems }).toEqual({ rules: [], files: [], problems: [] });
+    expect(loaded.warnings.map((w) => w.message)).toEqual([
+      `rule_files: "nothing/*.yaml" matches no file (resolved from ${dir}): no rule is loaded from it`,
+      `rule_files: "absent.yaml" matches no file (resolved from ${dir}): no rule is loaded from it`,
+    ]);
   });
 
   it('the bundled example rules load without problems', async () => {
