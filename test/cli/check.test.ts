@@ -340,7 +340,7 @@ describe('transfer-watch check', () => {
     );
     const r = await runCli(['check', '--config', join(dir, 'typo', 'config.yaml')]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout + r.stderr).toContain(`${join(dir, 'typo', 'config.yaml')}:1:1: warning: rule_files: "rulez/*.yaml" matches no file (resolved from ${join(dir, 'typo')}): no rule is loaded from it`);
-    expect(r.stdout + r.stderr).not.toContain('"rules.yaml" matches no file');
+    expect(r.stdout + r.stderr).toContain(`${join(dir, 'typo', 'config.yaml')}:1:1: warning: rule_files: "${join(dir, 'typo', 'rulez')}/*.yaml" matches no file`);
+    expect(r.stdout + r.stderr).not.toContain('rules.yaml" matches no file');
   });
 });

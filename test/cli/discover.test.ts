@@ -117,7 +117,7 @@ describe('transfer-watch discover on a dense service', () => {
         path.join(denseDir, 'config.yaml'),
         ['sources:', '  - name: mft', `    base_url: ${dense.url}`, '    username: demo', '    password: demo', '    max_records_per_window: 1000', 'poll: { max_window: 1h }', ''].join('\n'),
       );
-      const run = await runCli(['discover', '-c', path.join(denseDir, 'config.yaml'), '--since', '1d', '--min-occurrences', '1', '--format', 'json']);
+      const run = await runCli(['discover', '-c', path.join(denseDir, 'config.yaml'), '--since', '1d', '--min-occurrences', '2', '--format', 'json']);
       expect(run.stderr).not.toContain('too_many_pages');
       expect(run.code, run.stderr).toBe(0);
       const report = reportSchema.parse(JSON.parse(run.stdout));
