@@ -282,8 +282,11 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
   let read = 0;
   // Each window is pending (not tried yet), failing (failed, read again with backoff), read, or unread (given up):
   // `failing` counts only windows that failed — a healthy backfill of 465 windows showed 465 failing (issue 53).
-  let untried = todo.length;
-  let failing = 0;
+  // A window that failed in an earlier life is failing from the start of this one (it counted as not tried, and its
+  // next failure took `failing` to 0: a restart hid the window the backfill was stuck on).
+  const failedBefore = (w: PlannedWindow): boolean => !w.kept && w.attempts > 0;
+  let failing = todo.filter(failedBefore).length;
+  let untried = todo.length - failing;
   const report = (): void => o.metrics.setSlaBackfillWindows({ read, pending: untried, failing, unread: unread.length });
   report();
   for (let round = 1; todo.length > 0; round++) {
@@ -308,7 +311,7 @@ async function readHistory(o: SlaBackfillOptions, pending: readonly RuleDefiniti
       [...byStream.values()].map(async (list) => {
         for (const w of list) {
           if (!o.current()) return;
-          const retried = w.attempts > 0;
+          const retried = failedBefore(w);
           const transfers = await readWindow(o, spool, w);
           if (retried) failing--;
           else untried--;
