@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CLI, eventually, runCli } from '../helpers/daemon-process.js';
 import { Scenario, success } from './helpers/e2e-daemon.js';
+import { writeStatementLedger } from './helpers/statement-ledger.js';
 
 /**
  * A damaged SQLite history (contract 12a) through the built daemon: the ledger filled from the simulator's history
@@ -24,22 +25,7 @@ describe.skipIf(!existsSync(CLI))('a damaged SQLite history', () => {
   it('is found at start, restored from its newest good backup, its ledger judged again, and loud meanwhile', async () => {
     const s = await Scenario.create('history-damage');
     try {
-      const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
-      const day = (back: number) => new Date(today - back * DAY).toISOString().slice(0, 10);
-      const records = [];
-      for (let back = 9; back >= 2; back--) {
-        const deadline = today - back * DAY + 8 * 3_600_000;
-        if (back % 3 !== 0) records.push(success(deadline - 3_600_000, { USUARIO: 'BANK1', NOMEARQUIVO: `EXTRATO_BANK1_${day(back)}.RET`, INSTANCE: 'PROD01' }));
-        records.push(success(deadline + (back === 4 ? 2 * 3_600_000 : -3_600_000), { USUARIO: 'BANK2', NOMEARQUIVO: `EXTRATO_BANK2_${day(back)}.RET`, INSTANCE: 'PROD01' }));
-      }
-      s.inject(records);
-      s.write({
-        rules: [{ name: 'StatementMissing', type: 'missing_file', match: { file: ['EXTRATO_*'] }, deadline: '0 8 * * *', timezone: 'UTC', window: '8h', for_each: { label: 'user', values: ['BANK1', 'BANK2'] } }],
-        receivers: [{ name: 'null', console: {} }],
-        route: { receiver: 'null', group_by: ['alertname'], group_wait: '1s', group_interval: '5s', repeat_interval: '1h' },
-        poll: { max_window: '1d' },
-        extra: { sla: { backfill: '12d' }, history: { check_interval: '1h', backup: { interval: '1h', keep: 2 } } },
-      });
+      const { day } = writeStatementLedger(s, { bank1Skips: (back) => back % 3 === 0, extra: { history: { check_interval: '1h', backup: { interval: '1h', keep: 2 } } } });
       const first = await s.start();
       await first.waitForLog((l) => l['msg'] === 'SLA backfill done', 60_000);
       await first.waitForLog((l) => l['msg'] === 'history database backed up (verified)', 30_000);

@@ -4,7 +4,8 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CLI, runCli } from '../helpers/daemon-process.js';
-import { Scenario, success } from './helpers/e2e-daemon.js';
+import { Scenario } from './helpers/e2e-daemon.js';
+import { writeStatementLedger } from './helpers/statement-ledger.js';
 
 /**
  * `sla rejudge` (contract 11c) through the built daemon and CLI: a ledger written by an older version (a day without
@@ -28,23 +29,8 @@ describe.skipIf(!existsSync(CLI))('sla rejudge through the built daemon and CLI'
     try {
       // Daily at 08:00 UTC over the 8 hours before. BANK1 sends every day but one (a holiday nobody configured);
       // BANK2 every day, one of them two hours late.
-      const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
-      const day = (back: number) => new Date(today - back * DAY).toISOString().slice(0, 10);
       const holiday = 5;
-      const records = [];
-      for (let back = 9; back >= 2; back--) {
-        const deadline = today - back * DAY + 8 * 3_600_000;
-        if (back !== holiday) records.push(success(deadline - 3_600_000, { USUARIO: 'BANK1', NOMEARQUIVO: `EXTRATO_BANK1_${day(back)}.RET`, INSTANCE: 'PROD01' }));
-        records.push(success(deadline + (back === 4 ? 2 * 3_600_000 : -3_600_000), { USUARIO: 'BANK2', NOMEARQUIVO: `EXTRATO_BANK2_${day(back)}.RET`, INSTANCE: 'PROD01' }));
-      }
-      s.inject(records);
-      s.write({
-        rules: [{ name: 'StatementMissing', type: 'missing_file', match: { file: ['EXTRATO_*'] }, deadline: '0 8 * * *', timezone: 'UTC', window: '8h', for_each: { label: 'user', values: ['BANK1', 'BANK2'] } }],
-        receivers: [{ name: 'null', console: {} }],
-        route: { receiver: 'null', group_by: ['alertname'], group_wait: '1s', group_interval: '5s', repeat_interval: '1h' },
-        poll: { max_window: '1d' },
-        extra: { sla: { backfill: '12d' } },
-      });
+      const { today, day } = writeStatementLedger(s, { bank1Skips: (back) => back === holiday });
       const first = await s.start();
       await first.waitForLog((l) => l['msg'] === 'SLA backfill done', 60_000);
       const listed = async () => occurrencesSchema.parse(await (await fetch(`${s.url}/api/v1/sla/occurrences?from=${day(9)}&to=${day(2)}`)).json()).occurrences;

@@ -4,7 +4,8 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { eventually, runCli } from '../helpers/daemon-process.js';
-import { Scenario, success } from '../e2e/helpers/e2e-daemon.js';
+import { Scenario } from '../e2e/helpers/e2e-daemon.js';
+import { writeStatementLedger } from '../e2e/helpers/statement-ledger.js';
 import { recordResult } from './harness.js';
 
 /**
@@ -131,22 +132,7 @@ describe('reliability: a large SQLite history damaged while the daemon runs', ()
     it(`${damage.name}: found while running, loud, restored from the newest good backup, the ledger as it was`, async () => {
       const s = await Scenario.create('rel-history-damage');
       try {
-        const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
-        const day = (back: number) => new Date(today - back * DAY).toISOString().slice(0, 10);
-        const records = [];
-        for (let back = 9; back >= 2; back--) {
-          const deadline = today - back * DAY + 8 * 3_600_000;
-          if (back % 3 !== 0) records.push(success(deadline - 3_600_000, { USUARIO: 'BANK1', NOMEARQUIVO: `EXTRATO_BANK1_${day(back)}.RET`, INSTANCE: 'PROD01' }));
-          records.push(success(deadline + (back === 4 ? 2 * 3_600_000 : -3_600_000), { USUARIO: 'BANK2', NOMEARQUIVO: `EXTRATO_BANK2_${day(back)}.RET`, INSTANCE: 'PROD01' }));
-        }
-        s.inject(records);
-        s.write({
-          rules: [{ name: 'StatementMissing', type: 'missing_file', match: { file: ['EXTRATO_*'] }, deadline: '0 8 * * *', timezone: 'UTC', window: '8h', for_each: { label: 'user', values: ['BANK1', 'BANK2'] } }],
-          receivers: [{ name: 'null', console: {} }],
-          route: { receiver: 'null', group_by: ['alertname'], group_wait: '1s', group_interval: '5s', repeat_interval: '1h' },
-          poll: { max_window: '1d' },
-          extra: { sla: { backfill: '12d' }, history: { check_interval: '3s', backup: { interval: '1h', keep: 2 } } },
-        });
+        const { today, day } = writeStatementLedger(s, { bank1Skips: (back) => back % 3 === 0, extra: { history: { check_interval: '3s', backup: { interval: '1h', keep: 2 } } } });
         const first = await s.start();
         await first.waitForLog((l) => l['msg'] === 'SLA backfill done', 60_000);
         await first.kill('SIGTERM');
