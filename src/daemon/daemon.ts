@@ -159,7 +159,7 @@ export class Daemon {
         settings: () => ({ timezone: this.setup.config.display_timezone, calendars: this.setup.config.calendars, severalSources: this.setup.config.sources.length > 1 }),
         rules: () => this.setup.rules,
         clock,
-        onReport: (watched, unwatched) => this.metrics.setFlows(watched, unwatched),
+        onReport: (watched, unwatched, stopped) => this.metrics.setFlows(watched, unwatched, stopped),
       });
     }
     this.view = new SharedView({

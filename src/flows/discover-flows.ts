@@ -3,7 +3,7 @@ import { compileMatch, type TransferMatcher } from '../rules/match.js';
 import type { RuleDefinition } from '../rules/registry.js';
 import { transferLabel, type LabelName, type Transfer } from '../source/transfer.js';
 import type { FlowSummary } from './flow-summary.js';
-import { learnSchedule, type CalendarCandidate, type LearnedSchedule, type NotRecurringReason } from './flow-schedule.js';
+import { learnSchedule, stoppedFlow, type CalendarCandidate, type LearnedSchedule, type NotRecurringReason } from './flow-schedule.js';
 import { shapePattern } from './name-shape.js';
 
 /**
@@ -76,14 +76,40 @@ export interface ArrivalFigures {
   latest: string;
 }
 
+/** A flow that stopped or started in the period (contract 13a). */
+export interface FlowChange {
+  /** `source/user event pattern`. */
+  flow: string;
+  change: 'stopped' | 'started';
+  /** Stopped: its last arrival; started: its first. */
+  since: string;
+  /** In words: its schedule and how many of its periods it missed since (stopped). */
+  detail: string;
+}
+
+/** A flow that looked recurring and was not proposed, with why (contract 13a). */
+export interface NotProposed {
+  flow: string;
+  reason: NotRecurringReason | 'stopped';
+  detail: string;
+}
+
 export interface DiscoverReport {
   since: string;
   until: string;
   timezone: string;
   transfers_read: number;
   flows: FlowReport[];
+  /** Stopped flows first, then those that started, each newest first. */
+  changes: FlowChange[];
+  not_proposed: NotProposed[];
   not_recurring: { flows: number; transfers: number; reasons: Partial<Record<NotRecurringReason, number>> };
 }
+
+/** A flow seen on fewer days than this is traffic, not listed in `not_proposed` (only counted). */
+const NOT_PROPOSED_MIN_DAYS = 3;
+/** A recurring flow whose first arrival came this long after the period's start has *started* in it. */
+const STARTED_AFTER_MS = 7 * 86_400_000;
 
 /** Names of ISO weekdays (1 = Monday … 7 = Sunday), as the schedules' `weekdays` number them. */
 export const ISO_WEEKDAY_NAMES: readonly string[] = ['', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
@@ -239,12 +265,30 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
   let notRecurringTransfers = 0;
   const filesOf = (f: FlowSummary): number => [...f.days.values()].reduce((n, d) => n + d.count, 0);
   const watchers = watchersFrom(o.rules);
+  const changes: FlowChange[] = [];
+  const notProposed: NotProposed[] = [];
+  const labelOf = (f: FlowSummary): string => `${f.source}/${f.user} ${f.event} ${shapePattern(f.pieces, f.runs)}`;
   for (const flow of summaries) {
-    const finding = learnSchedule(flow.days.values(), o);
+    const days = [...flow.days.values()];
+    // Recurring until it went silent for three of its periods: said, never proposed (its rule would fire at once).
+    const stopped = stoppedFlow(days, o);
+    if (stopped) {
+      const detail = `${describeSchedule(stopped.schedule)}; ${stopped.schedule.occurrences} occurrences, then none in ${stopped.missedPeriods} scheduled periods`;
+      changes.push({ flow: labelOf(flow), change: 'stopped', since: new Date(stopped.since).toISOString(), detail });
+      notProposed.push({ flow: labelOf(flow), reason: 'stopped', detail: `no file since ${new Date(stopped.since).toISOString()}: ${detail}` });
+      reasons.irregular_days = (reasons.irregular_days ?? 0) + 1;
+      notRecurringTransfers += filesOf(flow);
+      continue;
+    }
+    const finding = learnSchedule(days, o);
     if (!finding.recurring) {
       reasons[finding.reason] = (reasons[finding.reason] ?? 0) + 1;
       notRecurringTransfers += filesOf(flow);
+      if (days.length >= NOT_PROPOSED_MIN_DAYS) notProposed.push({ flow: labelOf(flow), reason: finding.reason, detail: finding.detail });
       continue;
+    }
+    if (finding.schedule.firstSeen - o.since >= STARTED_AFTER_MS) {
+      changes.push({ flow: labelOf(flow), change: 'started', since: new Date(finding.schedule.firstSeen).toISOString(), detail: `${describeSchedule(finding.schedule)}; ${finding.schedule.occurrences} occurrences since` });
     }
     learned.push({ flow, schedule: finding.schedule, pattern: '', watchedBy: watchersOf(flow, watchers), files: filesOf(flow) });
   }
@@ -303,6 +347,8 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
     timezone: o.timezone,
     transfers_read: o.transfersRead,
     flows,
+    changes: changes.sort((a, b) => (a.change === b.change ? b.since.localeCompare(a.since) : a.change === 'stopped' ? -1 : 1)),
+    not_proposed: notProposed.sort((a, b) => a.flow.localeCompare(b.flow)),
     not_recurring: { flows: summaries.length - learned.length, transfers: notRecurringTransfers, reasons },
   };
 }

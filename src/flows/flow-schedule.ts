@@ -433,3 +433,32 @@ function monthly(
     },
   };
 }
+
+/** Scheduled periods silent since its last arrival that make a recurring flow *stopped* (contract 13a). */
+export const STOPPED_AFTER_PERIODS = 3;
+
+/**
+ * A flow that stopped (contract 13a): recurring up to its last arrival, then silent for STOPPED_AFTER_PERIODS or more
+ * of the periods that schedule expects (its weekdays, less its calendar's days off; the last day counted once its
+ * first deadline has passed). What an operator most needs to hear about, and what the presence rules alone would
+ * only call irregular. Monthly flows are left to those rules.
+ */
+export function stoppedFlow(days: readonly FlowDay[], o: ScheduleOptions): { since: number; missedPeriods: number; schedule: LearnedSchedule } | undefined {
+  let lastSeen = -Infinity;
+  for (const d of days) for (const ms of d.arrivals) lastSeen = Math.max(lastSeen, ms);
+  if (!Number.isFinite(lastSeen) || lastSeen >= o.until) return undefined;
+  const before = learnSchedule(days, { ...o, until: lastSeen + 1 });
+  if (!before.recurring || before.schedule.kind === 'monthly') return undefined;
+  const schedule = before.schedule;
+  const weekdays = new Set(schedule.weekdays.map((w) => (w === 7 ? 0 : w)));
+  const calendar = schedule.calendar === null ? undefined : o.calendars.find((c) => c.name === schedule.calendar);
+  const lastDay = localArrival(lastSeen, o.timezone).day;
+  const until = localArrival(o.until, o.timezone);
+  let missedPeriods = 0;
+  for (let d = lastDay + 1; d <= until.day; d++) {
+    if (!weekdays.has(weekdayOf(d)) || (calendar?.excludes({ date: dateOf(d), weekday: weekdayOf(d) }) ?? false)) continue;
+    if (d === until.day && until.minute < (schedule.deadlines[0] ?? 0)) continue;
+    missedPeriods++;
+  }
+  return missedPeriods >= STOPPED_AFTER_PERIODS ? { since: lastSeen, missedPeriods, schedule } : undefined;
+}

@@ -26,7 +26,7 @@ export interface FlowViewOptions {
   rules: () => readonly RuleDefinition[];
   clock: Clock;
   /** The report's counts, for `transfer_watch_flows{watched}`. */
-  onReport?: (watched: number, unwatched: number) => void;
+  onReport?: (watched: number, unwatched: number, stopped: number) => void;
 }
 
 /**
@@ -68,7 +68,7 @@ export class FlowView {
       transfersRead: transfers,
     });
     const watched = report.flows.filter((f) => f.watched_by.length > 0).length;
-    this.o.onReport?.(watched, report.flows.length - watched);
+    this.o.onReport?.(watched, report.flows.length - watched, report.changes.filter((c) => c.change === 'stopped').length);
     return report;
   }
 }

@@ -261,8 +261,8 @@ export const METRICS = {
   flows: def(
     'transfer_watch_flows',
     'gauge',
-    ['watched'],
-    'Recurring flows found in the flow summary (contract section 13), by whether a configured rule watches them ("true") or not ("false").',
+    ['watched', 'state'],
+    'Recurring flows found in the flow summary (contract section 13), by whether a configured rule watches them (watched="true") or not ("false"); state="stopped": flows that were recurring and missed their last three periods (13a).',
   ),
   buildInfo: def(
     'transfer_watch_build_info',

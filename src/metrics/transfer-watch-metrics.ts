@@ -493,12 +493,13 @@ export class TransferWatchMetrics {
     for (const [state, n] of Object.entries(windows)) this.backfillWindows.set({ state }, n);
   }
 
-  /** The recurring flows of the flow summary, watched by a configured rule or not. */
-  setFlows(watched: number, unwatched: number): void {
+  /** The recurring flows of the flow summary, watched by a configured rule or not, and those that stopped (13a). */
+  setFlows(watched: number, unwatched: number, stopped = 0): void {
     if (!this.history) return;
     this.flows ??= new Gauge({ name: METRICS.flows.name, help: METRICS.flows.help, labelNames: METRICS.flows.labels, registers: [this.registry] });
     this.flows.set({ watched: 'true' }, watched);
     this.flows.set({ watched: 'false' }, unwatched);
+    this.flows.set({ state: 'stopped' }, stopped);
   }
 
   /** An occurrence decided: counted by outcome, its lateness observed when late. */

@@ -4,7 +4,7 @@ import { discoverFlows } from '../../src/flows/discover-flows.js';
 import { proposalYaml } from '../../src/flows/flow-report-format.js';
 import { FlowSummaries } from '../../src/flows/flow-summary.js';
 import { escapeHtml } from '../../src/http/status-page/safe-html.js';
-import type { Transfer } from '../../src/source/transfer.js';
+import { successfulTransfer as transfer } from '../helpers/flow-transfer.js';
 
 /**
  * Names from the monitored service are anyone's (issue 52): a tab, a carriage return or a right-to-left override in a
@@ -14,13 +14,6 @@ import type { Transfer } from '../../src/source/transfer.js';
 
 const DAY = 86_400_000;
 const START = Date.parse('2026-09-01T00:00:00Z');
-
-function transfer(time: number, user: string, file: string): Transfer {
-  return {
-    id: `${user}-${time}`, source: 'mft', time, instance: 'PROD01', user, eventCode: 7, event: 'reception', file, code: 0, result: 'success', size: 1, message: '', tags: '',
-    record: { DATAHORA: '', INSTANCE: 'PROD01', USUARIO: user, CONEXAO: '', DATAARQUIVO: '', EVENTO: 7, HORAARQUIVO: '', MAXTAMREG: null, NUMREG: null, MENSAGEM: '', NOMEARQUIVO: file, TAGS: '', PROCID: null, REDE: '', RESULTADO: 0, TAMARQUIVO: 1, THREADID: null, TIPOREC: '', DIAS: null },
-  };
-}
 
 describe('names with control and bidirectional characters', () => {
   it('are written escaped into the proposed rule file, which parses back to the exact names', () => {

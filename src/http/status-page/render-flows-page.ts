@@ -34,6 +34,15 @@ function flowRow(f: FlowReport, report: DiscoverReport): SafeHtml {
   }</td></tr>`;
 }
 
+/** Flows that stopped arriving, first (contract 13a): what an operator most needs to hear; then those that started. */
+function stoppedSection(r: DiscoverReport): SafeHtml {
+  const stopped = r.changes.filter((c) => c.change === 'stopped');
+  const started = r.changes.filter((c) => c.change === 'started');
+  if (stopped.length === 0 && started.length === 0) return html``;
+  const list = (changes: typeof r.changes) => html`<ul>${changes.map((c) => html`<li class="flow-change ${c.change}" data-flow-change="${c.change}"><code>${c.flow}</code> <span class="muted">since ${c.since.replace('T', ' ').slice(0, 16)} UTC: ${c.detail}</span></li>`)}</ul>`;
+  return html`<section id="changes" data-section="changes">${stopped.length > 0 ? html`<h2>Stopped arriving</h2>${list(stopped)}` : ''}${started.length > 0 ? html`<h2>Started</h2>${list(started)}` : ''}</section>`;
+}
+
 /** `/flows`: the recurring flows found in the history, the ones nobody watches first, each with its proposed rule. */
 export function renderFlowsPage(data: FlowsPageData, nonce: string): string {
   const r = data.report;
@@ -52,6 +61,7 @@ ${data.problem ? html`<p class="notice error" role="status">${data.problem}</p>`
 ${
   r
     ? html`<p id="summary" class="${unwatched.length > 0 ? 'bad' : 'good'}">${r.flows.length} recurring flows between ${r.since.slice(0, 10)} and ${r.until.slice(0, 10)}: <strong>${unwatched.length} not watched</strong>, ${watched.length} watched by a rule; ${r.not_recurring.flows} other flows (${r.not_recurring.transfers} transfers) come at random or too often to expect. <a href="/api/v1/flows/proposal">All proposed rules (YAML)</a> · <a href="/api/v1/flows">JSON</a></p>
+${stoppedSection(r)}
 <section id="unwatched" data-section="unwatched"><h2>Not watched</h2>${unwatched.length > 0 ? table(unwatched, r) : html`<p class="muted">Every recurring flow is watched.</p>`}</section>
 <section id="watched" data-section="watched"><h2>Watched</h2>${watched.length > 0 ? table(watched, r) : html`<p class="muted">No configured rule watches a recurring flow yet.</p>`}</section>`
     : ''
