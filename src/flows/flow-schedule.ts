@@ -22,7 +22,6 @@ const MIN_USUAL_COUNT = 0.7;
 const MAX_SPREAD_MINUTES = 8 * 60;
 /** A calendar fits when the flow stayed away on at least this share of its excluded days. */
 const HOLIDAY_ABSENCE = 0.8;
-const ISO_MON_FRI = [1, 2, 3, 4, 5];
 
 export interface CalendarCandidate {
   name: string;
@@ -288,7 +287,6 @@ function chooseCalendar(
   calendars: readonly CalendarCandidate[],
 ): { calendar: CalendarCandidate | undefined; evidence: { holidays: number; skipped: number } } {
   let best: { calendar: CalendarCandidate; holidays: number; skipped: number } | undefined;
-  let fallback: CalendarCandidate | undefined;
   for (const c of calendars) {
     if (c.excludedWeekdays.some((w) => weekdays.has(w))) continue;
     let holidays = 0;
@@ -299,16 +297,15 @@ function chooseCalendar(
       holidays++;
       if (!byDay.has(d)) skipped++;
     }
-    if (holidays === 0) {
-      fallback ??= c;
-      continue;
-    }
-    if (skipped < HOLIDAY_ABSENCE * holidays) continue;
-    if (!best || skipped > best.skipped) best = { calendar: c, holidays, skipped };
+    // On evidence only (contract 13a): at least MIN_DAYS_OFF_SKIPPED of its days off skipped. One day off proves
+    // nothing (a UK flow that happened to miss Saxony's one holiday got Saxony's calendar), and a calendar with no
+    // day off in the period is no better than none (the first one listed was given to every Mon–Fri flow).
+    if (skipped < MIN_DAYS_OFF_SKIPPED || skipped < HOLIDAY_ABSENCE * holidays) continue;
+    // The best fit: the most days off skipped, then the fewest days off the flow came on anyway.
+    if (!best || skipped > best.skipped || (skipped === best.skipped && holidays - skipped < best.holidays - best.skipped)) best = { calendar: c, holidays, skipped };
   }
   if (best) return { calendar: best.calendar, evidence: { holidays: best.holidays, skipped: best.skipped } };
-  const monToFri = [...weekdays].map((w) => (w === 0 ? 7 : w)).sort((a, b) => a - b).join() === ISO_MON_FRI.join();
-  return { calendar: monToFri ? fallback : undefined, evidence: { holidays: 0, skipped: 0 } };
+  return { calendar: undefined, evidence: { holidays: 0, skipped: 0 } };
 }
 
 /**
@@ -433,6 +430,9 @@ function monthly(
     },
   };
 }
+
+/** Days off of a calendar a flow must have skipped before that calendar is proposed for it (contract 13a). */
+export const MIN_DAYS_OFF_SKIPPED = 2;
 
 /** Scheduled periods silent since its last arrival that make a recurring flow *stopped* (contract 13a). */
 export const STOPPED_AFTER_PERIODS = 3;

@@ -96,4 +96,23 @@ describe('the schedule a flow keeps', () => {
     const random = learnSchedule(flowDays(() => true, (i) => Array.from({ length: 1 + (i % 4) }, (_, k) => (i * 97 + k * 300) % 1440)), options);
     expect(random.recurring).toBe(false);
   });
+  it('takes a calendar on evidence only: two of its days off skipped, never one by chance, never one with none in the period', () => {
+    // A Mon–Fri flow that happened to miss 2026-10-12 (one of BR's days off in the period) and comes on the others.
+    const days = flowDays((date, w) => w >= 1 && w <= 5 && date !== '2026-10-12', (i) => [around(7 * 60, i)]);
+    const oneDayOff: CalendarCandidate = { name: 'one_day_off', excludes: (d) => d.weekday === 0 || d.weekday === 6 || d.date === '2026-10-12', excludedWeekdays: [0, 6] };
+    // Listed first, with no day off on a weekday in the period: it was given to every Mon–Fri flow.
+    const noDayOff: CalendarCandidate = { name: 'no_day_off', excludes: (d) => d.weekday === 0 || d.weekday === 6 || d.date === '2027-12-24', excludedWeekdays: [0, 6] };
+    const found = learnSchedule(days, { ...options, calendars: [noDayOff, oneDayOff] });
+    if (!found.recurring) throw new Error(found.detail);
+    expect(found.schedule.calendar).toBeNull();
+    expect(found.schedule.weekdays).toEqual([1, 2, 3, 4, 5]);
+    // Two days off skipped: that calendar fits, and is taken over one that fits less well.
+    const skipsTwo = learnSchedule(
+      flowDays((date, w) => w >= 1 && w <= 5 && !['2026-09-07', '2026-10-12'].includes(date), (i) => [around(7 * 60, i)]),
+      { ...options, calendars: [noDayOff, oneDayOff, { name: 'two_days_off', excludes: (d) => d.weekday === 0 || d.weekday === 6 || ['2026-09-07', '2026-10-12'].includes(d.date), excludedWeekdays: [0, 6] }] },
+    );
+    if (!skipsTwo.recurring) throw new Error(skipsTwo.detail);
+    expect(skipsTwo.schedule.calendar).toBe('two_days_off');
+    expect(skipsTwo.schedule.calendarEvidence).toEqual({ holidays: 2, skipped: 2 });
+  });
 });
