@@ -118,6 +118,10 @@ export async function runDiscover(rawOptions: unknown, io: DiscoverIo): Promise<
   if (progress) io.stderr.write('\r\x1b[K');
 
   const timezone = o.timezone ?? config.display_timezone;
+  // What the proposal lacks, said before it is reviewed (issue 52): deadlines in UTC where the partners keep local
+  // time, and no business calendar to skip holidays with.
+  if (timezone === 'UTC') io.stderr.write('discover: note: the deadlines are proposed in UTC (set display_timezone: in the config, or --timezone ZONE, for the zone your partners keep)\n');
+  if (Object.keys(config.calendars).length === 0) io.stderr.write('discover: note: no business calendar is configured (calendars: in the config): flows that skip holidays get their weekdays only\n');
   const report = discoverFlows(summaries.all(), {
     since: start,
     until,

@@ -122,6 +122,9 @@ describe('transfer-watch discover on a dense service', () => {
       expect(run.code, run.stderr).toBe(0);
       const report = reportSchema.parse(JSON.parse(run.stdout));
       expect(report.transfers_read).toBeGreaterThan(5_000);
+      // A config with neither a zone nor a calendar: the proposal says what it lacks.
+      expect(run.stderr).toContain('discover: note: the deadlines are proposed in UTC');
+      expect(run.stderr).toContain('discover: note: no business calendar is configured');
     } finally {
       await dense.close();
       rmSync(denseDir, { recursive: true, force: true });
