@@ -28,9 +28,11 @@ export const DEFAULT_ONCALL_SPAN_MS = 30 * 86_400_000;
  * `/api/v1/history/oncall?from&to&by` (contract 14): RFC 3339 times (default: the last 30 days), `by` one of
  * alertname (default), receiver, user. Anything else is a 400 naming the parameter.
  */
-export function parseOncallRequest(req: IncomingMessage, now: number): OncallQuery {
-  const params = new URL(req.url ?? '/', 'http://localhost').searchParams;
-  for (const key of new Set(params.keys())) if (!['from', 'to', 'by'].includes(key)) throw bad(`unknown parameter "${key.slice(0, 100)}" (known: from, to, by)`);
+/**
+ * `from` and `to` of a query: RFC 3339 times with a zone (`to` defaults to now, `from` to `defaultFrom(to)`); a bad one,
+ * or a `from` after `to`, is a 400 that names it.
+ */
+function timeRange(params: URLSearchParams, now: number, defaultFrom: (to: number) => number): { from: number; to: number } {
   const time = (name: 'from' | 'to', fallback: number): number => {
     const raw = params.get(name);
     if (raw === null || raw === '') return fallback;
@@ -39,8 +41,15 @@ export function parseOncallRequest(req: IncomingMessage, now: number): OncallQue
     return ms;
   };
   const to = time('to', now);
-  const from = time('from', to - DEFAULT_ONCALL_SPAN_MS);
+  const from = time('from', defaultFrom(to));
   if (from > to) throw bad(`from (${new Date(from).toISOString()}) is after to (${new Date(to).toISOString()})`);
+  return { from, to };
+}
+
+export function parseOncallRequest(req: IncomingMessage, now: number): OncallQuery {
+  const params = new URL(req.url ?? '/', 'http://localhost').searchParams;
+  for (const key of new Set(params.keys())) if (!['from', 'to', 'by'].includes(key)) throw bad(`unknown parameter "${key.slice(0, 100)}" (known: from, to, by)`);
+  const { from, to } = timeRange(params, now, (to) => to - DEFAULT_ONCALL_SPAN_MS);
   const by = params.get('by') ?? 'alertname';
   if (!(ONCALL_GROUPINGS as readonly string[]).includes(by)) throw bad(`by: "${by.slice(0, 100)}" must be one of ${ONCALL_GROUPINGS.join(', ')}`);
   return { from, to, by: by as OncallGrouping };
@@ -80,16 +89,7 @@ export function parseHistoryRequest(req: IncomingMessage, now: number): HistoryR
       throw bad(`filter #${i + 1} ${JSON.stringify(text)}: ${(err as Error).message}${where}`);
     }
   });
-  const time = (name: 'from' | 'to', fallback: number): number => {
-    const raw = params.get(name);
-    if (raw === null || raw === '') return fallback;
-    const ms = RFC3339.test(raw) ? Date.parse(raw) : NaN;
-    if (Number.isNaN(ms)) throw bad(`${name}: "${raw}" is not an RFC 3339 time (e.g. 2026-11-25T08:00:00Z)`);
-    return ms;
-  };
-  const to = time('to', now);
-  const from = time('from', 0);
-  if (from > to) throw bad(`from (${new Date(from).toISOString()}) is after to (${new Date(to).toISOString()})`);
+  const { from, to } = timeRange(params, now, () => 0);
   const limitText = params.get('limit');
   const limit = limitText === null ? DEFAULT_HISTORY_LIMIT : Number(limitText);
   if (!/^\d+$/.test(limitText ?? '1') || !Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_LIMIT) {
