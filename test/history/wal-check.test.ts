@@ -1,8 +1,9 @@
 import { closeSync, copyFileSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type { SqliteDatabase } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openSqliteFile } from '../../src/history/sqlite-file.js';
 import { walDamage } from '../../src/history/wal-check.js';
 
 /**
@@ -14,15 +15,22 @@ describe('walDamage', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tw-wal-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** A database with `n` committed transactions in its log (no checkpoint), its connection left open. */
-  function withLog(name: string, n: number): { file: string; db: Database.Database } {
+  /** One statement's rows (a pragma's too). */
+  const rows = (db: SqliteDatabase, sql: string): unknown[] => [...db.prepare(sql).all([])];
+  /** The first column of a statement's first row. */
+  const value = (db: SqliteDatabase, sql: string): unknown => Object.values((rows(db, sql)[0] ?? {}) as Record<string, unknown>)[0];
+
+  /**
+   * A database opened as the store opens it (node:sqlite where the runtime has it, better-sqlite3 on Node 20), with
+   * `n` committed transactions in its log (no checkpoint), its connection left open.
+   */
+  async function withLog(name: string, n: number): Promise<{ file: string; db: SqliteDatabase }> {
     const file = path.join(dir, name);
-    const db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    db.pragma('wal_autocheckpoint = 0');
-    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
+    const db = await openSqliteFile(file);
+    rows(db, 'PRAGMA wal_autocheckpoint = 0');
+    db.prepare('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)').run([]);
     const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
-    for (let i = 0; i < n; i++) insert.run(`row ${i} ${'x'.repeat(200)}`);
+    for (let i = 0; i < n; i++) insert.run([`row ${i} ${'x'.repeat(200)}`]);
     return { file, db };
   }
 
@@ -32,12 +40,12 @@ describe('walDamage', () => {
     closeSync(fd);
   }
 
-  it('finds nothing in a whole log, nor without one', () => {
-    const { file, db } = withLog('whole.sqlite', 20);
+  it('finds nothing in a whole log, nor without one', async () => {
+    const { file, db } = await withLog('whole.sqlite', 20);
     try {
       expect(statSync(`${file}-wal`).size).toBeGreaterThan(32);
       expect(walDamage(file)).toBeUndefined();
-      db.pragma('wal_checkpoint(TRUNCATE)');
+      rows(db, 'PRAGMA wal_checkpoint(TRUNCATE)');
       expect(walDamage(file)).toBeUndefined();
     } finally {
       db.close();
@@ -45,14 +53,14 @@ describe('walDamage', () => {
     expect(walDamage(path.join(dir, 'none.sqlite'))).toBeUndefined();
   });
 
-  it('finds a damaged frame while the connection runs, which quick_check passes and the next opening drops', () => {
-    const { file, db } = withLog('damaged.sqlite', 20);
+  it('finds a damaged frame while the connection runs, which quick_check passes and the next opening drops', async () => {
+    const { file, db } = await withLog('damaged.sqlite', 20);
     try {
-      const pageSize = Number(db.pragma('page_size', { simple: true }));
+      const pageSize = Number(value(db, 'PRAGMA page_size'));
       // The 5th frame's page overwritten (the frames before it stay good).
       overwrite(`${file}-wal`, 32 + 4 * (24 + pageSize) + 24 + 100, 64);
       expect(walDamage(file)).toMatch(/^the write-ahead log is damaged at frame \d of \d+: the \d+ frame\(s\) from there would be lost at the next start$/);
-      expect(db.pragma('quick_check', { simple: true })).toBe('ok');
+      expect(value(db, 'PRAGMA quick_check')).toBe('ok');
 
       // Without the index (the files as a killed process left them, copied): found by the frames of the log's salts.
       const copy = path.join(dir, 'copy.sqlite');
@@ -60,9 +68,9 @@ describe('walDamage', () => {
       copyFileSync(`${file}-wal`, `${copy}-wal`);
       expect(walDamage(copy)).toMatch(/^the write-ahead log is damaged at frame /);
       // What an opening does with it: the rows of the frames after the damage are gone, and nothing says so.
-      const reopened = new Database(copy);
+      const reopened = await openSqliteFile(copy);
       try {
-        expect((reopened.prepare('SELECT count(*) AS n FROM t').get() as { n: number } | undefined)?.n ?? 0).toBeLessThan(20);
+        expect(Number(value(reopened, 'SELECT count(*) AS n FROM t'))).toBeLessThan(20);
       } catch (err) {
         // or the schema itself was in the dropped frames
         expect(String(err)).toContain('no such table');
@@ -74,8 +82,8 @@ describe('walDamage', () => {
     }
   });
 
-  it('finds a damaged header while frames are indexed', () => {
-    const { file, db } = withLog('header.sqlite', 5);
+  it('finds a damaged header while frames are indexed', async () => {
+    const { file, db } = await withLog('header.sqlite', 5);
     try {
       overwrite(`${file}-wal`, 24, 8);
       expect(walDamage(file)).toMatch(/^the write-ahead log's header is damaged: the \d+ frame\(s\) the database holds in it would be lost at the next start$/);
