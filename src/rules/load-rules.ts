@@ -225,16 +225,20 @@ function unknownCalendar(y: PositionedYaml, i: number, item: unknown, name: stri
  * collected as FILE:LINE:COL, never thrown, so `check` lists them all; rules with problems are left out.
  */
 export async function loadRuleFiles(patterns: string[], baseDir: string, opts: { calendars?: ReadonlySet<string>; configFile?: string } = {}): Promise<LoadedRules> {
-  const files = await expandRuleFilePatterns(patterns, baseDir);
   const rules: RuleDefinition[] = [];
   const problems: Problem[] = [];
   const warnings: Problem[] = [];
-  // A pattern that matches nothing loads no rule without a word: a typo in a path, or rules not deployed (issue 52).
+  // Each pattern expanded once: its files join the others' (in order, without repeats), and a pattern that matches
+  // nothing is said — it would load no rule without a word: a typo in a path, or rules not deployed (issue 52).
+  const found = new Set<string>();
   for (const pattern of patterns) {
-    if ((await expandRuleFilePatterns([pattern], baseDir)).length === 0) {
+    const matched = await expandRuleFilePatterns([pattern], baseDir);
+    for (const f of matched) found.add(f);
+    if (matched.length === 0) {
       warnings.push({ file: opts.configFile ?? path.resolve(baseDir, pattern), line: 1, col: 1, message: `rule_files: "${pattern}" matches no file (resolved from ${baseDir}): no rule is loaded from it` });
     }
   }
+  const files = [...found];
   const firstByName = new Map<string, Problem>();
   for (const file of files) {
     let text: string;
