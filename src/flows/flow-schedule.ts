@@ -447,13 +447,16 @@ export function stoppedFlow(days: readonly FlowDay[], o: ScheduleOptions): { sin
   let lastSeen = -Infinity;
   for (const d of days) for (const ms of d.arrivals) lastSeen = Math.max(lastSeen, ms);
   if (!Number.isFinite(lastSeen) || lastSeen >= o.until) return undefined;
+  const lastDay = localArrival(lastSeen, o.timezone).day;
+  const until = localArrival(o.until, o.timezone);
+  // The missed periods are days after the last arrival: with fewer such days the flow cannot have stopped, and its
+  // schedule is not learned a second time (discover learns every flow's; most arrived in the last days).
+  if (until.day - lastDay < STOPPED_AFTER_PERIODS) return undefined;
   const before = learnSchedule(days, { ...o, until: lastSeen + 1 });
   if (!before.recurring || before.schedule.kind === 'monthly') return undefined;
   const schedule = before.schedule;
   const weekdays = new Set(schedule.weekdays.map((w) => (w === 7 ? 0 : w)));
   const calendar = schedule.calendar === null ? undefined : o.calendars.find((c) => c.name === schedule.calendar);
-  const lastDay = localArrival(lastSeen, o.timezone).day;
-  const until = localArrival(o.until, o.timezone);
   let missedPeriods = 0;
   for (let d = lastDay + 1; d <= until.day; d++) {
     if (!weekdays.has(weekdayOf(d)) || (calendar?.excludes({ date: dateOf(d), weekday: weekdayOf(d) }) ?? false)) continue;
