@@ -1,3 +1,4 @@
+import type { ApiAck } from '../notify/ack/ack.js';
 import { SlackAckListeners } from '../notify/integrations/slack/slack-ack-listener.js';
 import { EventLoopShare } from '../util/time-slice.js';
 import type { Clock } from '../util/clock.js';
@@ -259,6 +260,7 @@ export class Daemon {
           create: (input: unknown) => this.leading.notifier.acks.create(input, this.leading.alerts.alerts().filter((a) => a.state === 'firing')),
           remove: (id: string, by: string) => this.leading.notifier.acks.remove(id, by),
           verifyLink: (token: string) => this.leading.notifier.links?.verify(token),
+          acknowledgeLink: (token: string, by: string, comment: string) => this.acknowledgeLink(token, by, comment),
         },
         alertmanager: apiTime.alertmanagerView(
           createAlertmanagerView({
@@ -304,7 +306,7 @@ export class Daemon {
     });
     logger.info({ url: this.http.url }, 'HTTP server listening');
     this.leading.setListenUrl(this.http.url);
-    this.slackAcks = new SlackAckListeners({ logger, acknowledge: (token, by) => this.acknowledgeByToken(token, by, 'from Slack') });
+    this.slackAcks = new SlackAckListeners({ logger, acknowledge: (token, by) => this.acknowledgeFromSlack(token, by) });
     await this.slackAcks.update(slackApps(config));
   }
 
@@ -435,19 +437,26 @@ export class Daemon {
   }
 
   /**
-   * A signed acknowledge token (Slack's button) in someone's name: the alerts it names that fire and nobody
-   * acknowledged are acknowledged. What to tell the person.
+   * A signed acknowledge token (a mail's link, Slack's button) in someone's name: the alerts it names that fire and
+   * nobody acknowledged are acknowledged.
    */
-  private async acknowledgeByToken(token: string, by: string, comment: string): Promise<string> {
+  private async acknowledgeLink(token: string, by: string, comment: string): Promise<ApiAck | 'invalid' | 'nothing'> {
     const notifier = this.leading.notifier;
     const named = notifier.links?.verify(token);
-    if (!named) return 'Not acknowledged: this button was not made by this transfer-watch.';
+    if (!named) return 'invalid';
     const firing = this.leading.alerts.alerts().filter((a) => a.state === 'firing');
     const wanted = new Set(named.fingerprints);
     const open = firing.filter((a) => wanted.has(a.fingerprint) && notifier.acks.ackOf(a.fingerprint) === undefined);
-    if (open.length === 0) return 'Nothing to acknowledge: these alerts no longer fire, or someone acknowledged them already.';
-    const ack = await notifier.acks.create({ fingerprints: open.map((a) => a.fingerprint), by, comment }, firing);
-    return `Acknowledged by ${ack.by}: ${ack.fingerprints.length} alert${ack.fingerprints.length === 1 ? '' : 's'} (no repeats, no escalation while they fire).`;
+    if (open.length === 0) return 'nothing';
+    return notifier.acks.create({ fingerprints: open.map((a) => a.fingerprint), by, comment }, firing);
+  }
+
+  /** A click on Slack's Acknowledge button, and what the channel is told of it. */
+  private async acknowledgeFromSlack(token: string, by: string): Promise<string> {
+    const done = await this.acknowledgeLink(token, by, 'from Slack');
+    if (done === 'invalid') return 'Not acknowledged: this button was not made by this transfer-watch.';
+    if (done === 'nothing') return 'Nothing to acknowledge: these alerts no longer fire, or someone acknowledged them already.';
+    return `Acknowledged by ${done.by}: ${done.fingerprints.length} alert${done.fingerprints.length === 1 ? '' : 's'} (no repeats, no escalation while they fire).`;
   }
 
   /**

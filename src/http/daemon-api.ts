@@ -58,6 +58,11 @@ export interface AckApi {
   remove(id: string, by: string): Promise<boolean>;
   /** The alerts a message's acknowledge link names, or undefined for a link this cluster did not sign. */
   verifyLink(token: string): { fingerprints: string[]; at: number } | undefined;
+  /**
+   * Acknowledge, in `by`'s name, the alerts a signed token names that fire and nobody acknowledged (a mail's link, a
+   * Slack button): `invalid` for a token this cluster did not sign, `nothing` when none is left. Throws AckError.
+   */
+  acknowledgeLink(token: string, by: string, comment: string): Promise<ApiAck | 'invalid' | 'nothing'>;
 }
 
 export interface DaemonApi {

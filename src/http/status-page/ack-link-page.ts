@@ -75,13 +75,10 @@ ${user === undefined ? html`<label>Your name <input type="text" name="author" re
     const body = await readBody(req);
     if (type !== 'application/x-www-form-urlencoded') return page(415, nonce, 'Unsupported form', html`<p>The form must be posted as application/x-www-form-urlencoded.</p>`);
     const form = new URLSearchParams(body.toString('utf8'));
-    const named = this.deps.acks.verifyLink(form.get('t') ?? '');
-    if (!named) return page(404, nonce, 'Link not valid', html`<p>This acknowledge link was not made by this transfer-watch.</p>`);
-    const firing = new Set(this.deps.firing().filter((a) => a.ack === undefined).map((a) => a.fingerprint));
-    const fingerprints = named.fingerprints.filter((fp) => firing.has(fp));
-    if (fingerprints.length === 0) return page(410, nonce, 'Nothing to acknowledge', html`<p>The alerts of this message no longer fire, or someone acknowledged them already.</p>`);
     try {
-      const ack = await this.deps.acks.create({ fingerprints, by: authenticatedUser(req) ?? form.get('author') ?? '', comment: form.get('comment') ?? '' });
+      const ack = await this.deps.acks.acknowledgeLink(form.get('t') ?? '', authenticatedUser(req) ?? form.get('author') ?? '', form.get('comment') ?? '');
+      if (ack === 'invalid') return page(404, nonce, 'Link not valid', html`<p>This acknowledge link was not made by this transfer-watch.</p>`);
+      if (ack === 'nothing') return page(410, nonce, 'Nothing to acknowledge', html`<p>The alerts of this message no longer fire, or someone acknowledged them already.</p>`);
       return page(200, nonce, 'Acknowledged', html`<p class="acked">${String(ack.fingerprints.length)} alert${ack.fingerprints.length === 1 ? '' : 's'} acknowledged by ${ack.by}. No repeats and no escalation while they fire; their resolution is still told.</p>`);
     } catch (err) {
       const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
