@@ -76,6 +76,12 @@ interface Pipeline {
   receivers: Map<string, ReceiverConfig>;
   mute: MuteStage;
   settings: NotificationSettings;
+  /** Whether some route escalates: without, a tick has no escalation to look at (unless a reload removed one). */
+  escalates: boolean;
+}
+
+function escalates(route: Route): boolean {
+  return route.options.escalate.length > 0 || route.routes.some(escalates);
 }
 
 /**
@@ -383,6 +389,8 @@ export class Notifier {
    * every firing alert holds the steps (taken back, they go on).
    */
   private async escalate(now: number): Promise<void> {
+    // Every tick comes here: with no escalating route and no episode left, there is nothing to walk.
+    if (!this.pipeline.escalates && this.escalations.keys().length === 0) return;
     const firing = this.dispatcher.firingAlerts();
     const deliveries: NewDelivery[] = [];
     const groups = new Map(this.dispatcher.groupList().map((g) => [g.key, g]));
@@ -460,6 +468,7 @@ export class Notifier {
     );
     return {
       route,
+      escalates: escalates(route),
       receivers: new Map(config.receivers.map((r) => [r.name, r])),
       mute: new MuteStage(this.silenceStore, new Inhibitor(config.inhibit_rules), intervals),
       settings: { externalUrl: externalUrl(config, this.listenUrl), displayTimezone: config.display_timezone },
