@@ -10,6 +10,7 @@ import { discoverFlows } from '../flows/discover-flows.js';
 import { calendarCandidates } from '../flows/calendar-candidates.js';
 import { flowCsv, flowTable, proposalYaml } from '../flows/flow-report-format.js';
 import { FlowSummaries } from '../flows/flow-summary.js';
+import { candidateZones } from '../flows/steadiest-zone.js';
 import { loadRuleFiles } from '../rules/load-rules.js';
 import { SourceError } from '../source/source-error.js';
 import { TransferHistoryClient, type TransfersQuery } from '../source/transfer-history-client.js';
@@ -126,6 +127,7 @@ export async function runDiscover(rawOptions: unknown, io: DiscoverIo): Promise<
     since: start,
     until,
     timezone,
+    zones: candidateZones([{ timezone: config.display_timezone }, ...rules.rules]),
     minOccurrences: o.minOccurrences,
     calendars: calendarCandidates(config.calendars),
     rules: rules.rules,

@@ -3,7 +3,8 @@ import { compileMatch, type TransferMatcher } from '../rules/match.js';
 import type { RuleDefinition } from '../rules/registry.js';
 import { transferLabel, type LabelName, type Transfer } from '../source/transfer.js';
 import type { FlowSummary } from './flow-summary.js';
-import { learnSchedule, stoppedFlow, type CalendarCandidate, type LearnedSchedule, type NotRecurringReason } from './flow-schedule.js';
+import { SteadiestZone, type ZonedFinding } from './steadiest-zone.js';
+import { stoppedFlow, type CalendarCandidate, type LearnedSchedule, type NotRecurringReason } from './flow-schedule.js';
 import { shapePattern } from './name-shape.js';
 
 /**
@@ -16,7 +17,13 @@ import { shapePattern } from './name-shape.js';
 export interface DiscoverOptions {
   since: number;
   until: number;
+  /** The default zone of the proposed deadlines. */
   timezone: string;
+  /**
+   * Other zones a flow's schedule may be learned in, where its arrivals are steadier (contract 13a): UTC and the
+   * zones the config already names. Default: UTC.
+   */
+  zones?: readonly string[];
   minOccurrences: number;
   calendars: readonly CalendarCandidate[];
   /** The configured rules: those that judge a flow's files are named in its `watched_by`. */
@@ -44,6 +51,8 @@ export interface FlowReport {
   event: string;
   user: string;
   pattern: string;
+  /** The zone of its schedule and deadlines: the report's, or one where its arrivals are steadier. */
+  timezone: string;
   schedule: { kind: LearnedSchedule['kind']; weekdays: number[]; calendar: string | null; times: string[]; month_day?: number | 'last' };
   occurrences: number;
   missed: number;
@@ -221,6 +230,8 @@ function userlessPattern(pattern: string, user: string): string {
 interface Learned {
   flow: FlowSummary;
   schedule: LearnedSchedule;
+  /** The zone it was learned in, and the default's spread when that was another. */
+  zone: Pick<ZonedFinding, 'timezone' | 'against'>;
   pattern: string;
   watchedBy: string[];
   files: number;
@@ -239,15 +250,22 @@ function describeSchedule(s: LearnedSchedule): string {
   return s.weekdays.length === 7 ? `${times}every day` : `${times}${days}`;
 }
 
-function evidenceOf(l: Learned, timezone: string): string {
+function evidenceOf(l: Learned): string {
   const s = l.schedule;
+  const timezone = l.zone.timezone;
+  const against = l.zone.against;
+  const clock = against ? `; clock ${timezone}: its arrivals vary ${minutesText(s.spreadMinutes)} there, ${minutesText(against.spreadMinutes)} in ${against.timezone}` : '';
   const arrivals = s.arrivals.map((a) => `p50 ${hhmm(a.p50)}, p95 ${hhmm(a.p95)}, max ${hhmm(a.max)}${a.outliers > 0 ? ` (${a.outliers} late outlier${a.outliers === 1 ? '' : 's'} left out, latest ${hhmm(a.latest)})` : ''}`).join('; ');
   const off = s.offSchedule > 0 ? `, ${s.offSchedule} days outside the schedule` : '';
   return [
     `${l.flow.user} ${l.flow.event} ${l.pattern}: ${describeSchedule(s)}`,
     `${s.occurrences} occurrences, ${s.missed} missed, ${s.late} late after the proposed deadline${off}; ${l.files} files`,
-    `arrival (${timezone}) ${arrivals}; first seen ${new Date(s.firstSeen).toISOString()}, last seen ${new Date(s.lastSeen).toISOString()}`,
+    `arrival (${timezone}) ${arrivals}; first seen ${new Date(s.firstSeen).toISOString()}, last seen ${new Date(s.lastSeen).toISOString()}${clock}`,
   ].join('\n');
+}
+
+function minutesText(spread: number): string {
+  return Number.isFinite(spread) ? `${Math.round(spread)} min on average` : 'too much for a schedule';
 }
 
 function uniqueName(base: string, taken: Set<string>): string {
@@ -268,6 +286,7 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
   const changes: FlowChange[] = [];
   const notProposed: NotProposed[] = [];
   const labelOf = (f: FlowSummary): string => `${f.source}/${f.user} ${f.event} ${shapePattern(f.pieces, f.runs)}`;
+  const zones = new SteadiestZone(o, o.zones ?? ['UTC']);
   for (const flow of summaries) {
     const days = [...flow.days.values()];
     // Recurring until it went silent for three of its periods: said, never proposed (its rule would fire at once).
@@ -280,7 +299,7 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
       notRecurringTransfers += filesOf(flow);
       continue;
     }
-    const finding = learnSchedule(days, o);
+    const { finding, ...zone } = zones.learn(days);
     if (!finding.recurring) {
       reasons[finding.reason] = (reasons[finding.reason] ?? 0) + 1;
       notRecurringTransfers += filesOf(flow);
@@ -290,7 +309,7 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
     if (finding.schedule.firstSeen - o.since >= STARTED_AFTER_MS) {
       changes.push({ flow: labelOf(flow), change: 'started', since: new Date(finding.schedule.firstSeen).toISOString(), detail: `${describeSchedule(finding.schedule)}; ${finding.schedule.occurrences} occurrences since` });
     }
-    learned.push({ flow, schedule: finding.schedule, pattern: '', watchedBy: watchersOf(flow, watchers), files: filesOf(flow) });
+    learned.push({ flow, schedule: finding.schedule, zone, pattern: '', watchedBy: watchersOf(flow, watchers), files: filesOf(flow) });
   }
 
   // A pattern matches no other flow's files of the same source, event and user: where `*` would, runs of one
@@ -318,6 +337,7 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
       event: l.flow.event,
       user: l.flow.user,
       pattern: l.pattern,
+      timezone: l.zone.timezone,
       schedule: {
         kind: s.kind,
         weekdays: s.weekdays,
@@ -337,7 +357,7 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
       watched_by: l.watchedBy,
       rule: rules[0] as ProposedRule,
       rules,
-      evidence: evidenceOf(l, o.timezone),
+      evidence: evidenceOf(l),
     };
   });
   flows.sort((a, b) => a.source.localeCompare(b.source) || a.user.localeCompare(b.user) || a.event.localeCompare(b.event) || a.pattern.localeCompare(b.pattern));
@@ -362,7 +382,7 @@ function groupRules(learned: readonly Learned[], o: DiscoverOptions, taken: Set<
   const groups = new Map<string, Learned[]>();
   for (const l of learned) {
     const s = l.schedule;
-    const key = JSON.stringify([l.flow.source, l.flow.event, userlessPattern(l.pattern, l.flow.user), s.kind, s.weekdays, s.calendar, s.monthDay ?? null, s.deadlines.length, l.watchedBy.length > 0]);
+    const key = JSON.stringify([l.flow.source, l.flow.event, userlessPattern(l.pattern, l.flow.user), l.zone.timezone, s.kind, s.weekdays, s.calendar, s.monthDay ?? null, s.deadlines.length, l.watchedBy.length > 0]);
     groups.set(key, [...(groups.get(key) ?? []), l]);
   }
   const out = new Map<Learned, ProposedRule[]>();
@@ -412,7 +432,7 @@ function rulesFor(members: readonly Learned[], o: DiscoverOptions, taken: Set<st
     type: 'missing_file',
     match,
     deadline: cronOf(times, s),
-    timezone: o.timezone,
+    timezone: lead.zone.timezone,
     window: formatDuration(window * 60_000),
     ...(s.calendar !== null ? { calendar: s.calendar } : {}),
     ...(several ? { for_each: { label: 'user' as const, values: users } } : {}),

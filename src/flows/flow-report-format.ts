@@ -61,7 +61,7 @@ export function proposalYaml(report: DiscoverReport, o: { unwatchedOnly: boolean
   const doc = new Document({ rules: [...rules.values()].map((r) => r.rule) }, { aliasDuplicateObjects: false });
   const header = [
     `Proposed by ${o.by} from the successful transfers between ${report.since} and ${report.until}`,
-    `(${report.transfers_read} read; times in ${report.timezone}). Review every rule before use: the evidence of each`,
+    `(${report.transfers_read} read; times in ${report.timezone} unless a rule names another). Review every rule before use: the evidence of each`,
     `is the comment above it. ${report.flows.length} recurring flows, ${rules.size} rules proposed, ${watched.length} flows already watched;`,
     `${report.not_recurring.flows} flows not recurring (${report.not_recurring.transfers} transfers) are not proposed.`,
   ];
@@ -106,7 +106,7 @@ export function flowTable(report: DiscoverReport): string {
     f.event,
     f.pattern,
     scheduleText(f),
-    f.schedule.times.join(','),
+    f.timezone === report.timezone ? f.schedule.times.join(',') : `${f.schedule.times.join(',')} ${f.timezone}`,
     String(f.occurrences),
     String(f.missed),
     String(f.late),
@@ -122,10 +122,10 @@ export function flowTable(report: DiscoverReport): string {
 }
 
 export function flowCsv(report: DiscoverReport): string {
-  const header = ['source', 'event', 'user', 'pattern', 'kind', 'weekdays', 'calendar', 'times', 'occurrences', 'missed', 'late', 'p50', 'p95', 'max', 'first_seen', 'last_seen', 'watched_by', 'rule'];
+  const header = ['source', 'event', 'user', 'pattern', 'kind', 'weekdays', 'calendar', 'times', 'timezone', 'occurrences', 'missed', 'late', 'p50', 'p95', 'max', 'first_seen', 'last_seen', 'watched_by', 'rule'];
   const rows = report.flows.map((f) =>
     csvLine([
-      f.source, f.event, f.user, f.pattern, f.schedule.kind, f.schedule.weekdays.join(' '), f.schedule.calendar ?? '', f.schedule.times.join(' '), f.occurrences, f.missed, f.late,
+      f.source, f.event, f.user, f.pattern, f.schedule.kind, f.schedule.weekdays.join(' '), f.schedule.calendar ?? '', f.schedule.times.join(' '), f.timezone, f.occurrences, f.missed, f.late,
       f.arrival.p50, f.arrival.p95, f.arrival.max, f.first_seen, f.last_seen, f.watched_by.join(' '), f.rule.name,
     ]),
   );

@@ -91,6 +91,12 @@ export interface LearnedSchedule {
   calendarEvidence: { holidays: number; skipped: number } | null;
   /** Arrival days outside the schedule (a Saturday now and then). */
   offSchedule: number;
+  /**
+   * How unsteady its arrivals are in this schedule's zone: per daily arrival the mean distance of its arrivals from
+   * their median, in minutes, summed. A file sent at a fixed UTC time is an hour off half its days in a zone whose
+   * clock changed in the span, and steady in UTC (contract 13a: each flow its own clock).
+   */
+  spreadMinutes: number;
 }
 
 export type NotRecurringReason = 'too_few_periods' | 'irregular_days' | 'irregular_count' | 'too_frequent' | 'spread_arrivals';
@@ -263,8 +269,20 @@ export function learnSchedule(days: Iterable<FlowDay>, o: ScheduleOptions): Sche
       lastSeen,
       calendarEvidence: calendar ? evidence : null,
       offSchedule,
+      spreadMinutes: spreadOf(daily.clusters),
     },
   };
+}
+
+/** Per cluster of sorted minutes the mean absolute deviation from its median, summed. */
+function spreadOf(clusters: readonly (readonly number[])[]): number {
+  let sum = 0;
+  for (const c of clusters) {
+    if (c.length === 0) continue;
+    const m = median(c);
+    sum += c.reduce((n, x) => n + Math.abs(x - m), 0) / c.length;
+  }
+  return sum;
 }
 
 function nearest(centers: readonly number[], m: number): number {
@@ -427,6 +445,7 @@ function monthly(
       lastSeen,
       calendarEvidence: null,
       offSchedule: 0,
+      spreadMinutes: spreadOf(clusters),
     },
   };
 }

@@ -3,6 +3,7 @@ import type { CalendarConfig } from '../sla/business-calendar.js';
 import type { Clock } from '../util/clock.js';
 import { calendarCandidates } from './calendar-candidates.js';
 import { discoverFlows, type DiscoverReport } from './discover-flows.js';
+import { candidateZones } from './steadiest-zone.js';
 import { utcDay, type FlowSummary } from './flow-summary.js';
 
 /** The period the daemon's picture covers (discover's default `--since`). */
@@ -61,6 +62,7 @@ export class FlowView {
       since,
       until: now,
       timezone: settings.timezone,
+      zones: candidateZones(this.o.rules()),
       minOccurrences: MIN_OCCURRENCES,
       calendars: calendarCandidates(settings.calendars),
       rules: this.o.rules(),

@@ -21,11 +21,13 @@ function schedule(f: FlowReport): string {
 
 function flowRow(f: FlowReport, report: DiscoverReport): SafeHtml {
   const one: DiscoverReport = { ...report, flows: [f] };
+  // A flow learned in its own clock (contract 13a) says so beside its times, which are in that zone.
+  const zone = f.timezone !== report.timezone ? html` <span class="badge" data-flow-zone title="its arrivals are steadiest in this zone">${f.timezone}</span>` : '';
   return html`<tr data-flow data-watched="${f.watched_by.length > 0}">
 <td><strong>${f.user}</strong> <span class="muted">${f.event} · ${f.source}</span><br><code>${f.pattern}</code></td>
 <td>${schedule(f)}</td>
-<td>${f.arrival.p50} <span class="muted">(p95 ${f.arrival.p95}, max ${f.arrival.max}${f.arrival.outliers > 0 ? `; ${f.arrival.outliers} late outlier${f.arrival.outliers === 1 ? '' : 's'} left out, latest ${f.arrival.latest}` : ''})</span></td>
-<td>${f.schedule.times.join(', ')}</td>
+<td>${f.arrival.p50}${zone} <span class="muted">(p95 ${f.arrival.p95}, max ${f.arrival.max}${f.arrival.outliers > 0 ? `; ${f.arrival.outliers} late outlier${f.arrival.outliers === 1 ? '' : 's'} left out, latest ${f.arrival.latest}` : ''})</span></td>
+<td>${f.schedule.times.join(', ')}${zone}</td>
 <td>${f.occurrences} <span class="muted">· ${f.missed} missed · ${f.late} late</span></td>
 <td>${
     f.watched_by.length > 0
