@@ -10,7 +10,8 @@ import { endianness } from 'node:os';
  *
  * The frames are checked as SQLite's recovery would: the header's checksum, then each frame's salts and cumulative
  * checksum (https://www.sqlite.org/fileformat2.html#walformat). What the database holds is the index's `mxFrame`
- * when the `-shm` file is there (a running connection, or one killed), else every frame of the current salts.
+ * when the `-shm` file is there (a running connection, or one killed), else every frame of the current salts; frames
+ * a checkpoint already copied into the file (the index's `nBackfill`) are not lost with the log.
  * Returns what would be lost, or undefined when the log is whole (or absent).
  */
 export function walDamage(dbFile: string): string | undefined {
@@ -18,7 +19,10 @@ export function walDamage(dbFile: string): string | undefined {
   if (!existsSync(walFile)) return undefined;
   const wal = readFileSync(walFile);
   if (wal.length < WAL_HEADER) return undefined;
-  const indexed = indexedFrames(`${dbFile}-shm`);
+  const index = indexedFrames(`${dbFile}-shm`);
+  const indexed = index?.held;
+  // Frames a checkpoint copied into the file are there whatever becomes of the log: their damage loses nothing.
+  const backfilled = index?.backfilled ?? 0;
   const magic = wal.readUInt32BE(0);
   const pageSize = wal.readUInt32BE(8);
   const frameSize = FRAME_HEADER + pageSize;
@@ -26,7 +30,7 @@ export function walDamage(dbFile: string): string | undefined {
   const headerOk = (magic === 0x377f0682 || magic === 0x377f0683) && framesInFile >= 0 && sameChecksum(checksum(wal, 0, 24, [0, 0], magic === 0x377f0683), wal, 24);
   if (!headerOk) {
     // A log whose header is unreadable is replayed as empty.
-    return indexed !== undefined && indexed > 0 ? `the write-ahead log's header is damaged: the ${indexed} frame(s) the database holds in it would be lost at the next start` : undefined;
+    return indexed !== undefined && indexed > backfilled ? `the write-ahead log's header is damaged: the ${indexed - backfilled} frame(s) the database holds only in it would be lost at the next start` : undefined;
   }
   const bigEndian = magic === 0x377f0683;
   const salt1 = wal.readUInt32BE(16);
@@ -52,23 +56,29 @@ export function walDamage(dbFile: string): string | undefined {
       if (wal.readUInt32BE(at + 8) === salt1 && wal.readUInt32BE(at + 12) === salt2) held = i + 1;
     }
   }
-  if (held <= committed) return undefined;
-  return `the write-ahead log is damaged at frame ${committed + 1} of ${held}: the ${held - committed} frame(s) from there would be lost at the next start`;
+  if (held <= Math.max(committed, backfilled)) return undefined;
+  const from = Math.max(committed, backfilled);
+  return `the write-ahead log is damaged at frame ${committed + 1} of ${held}: the ${held - from} frame(s) from there not yet in the file would be lost at the next start`;
 }
 
 const WAL_HEADER = 32;
 const FRAME_HEADER = 24;
 
-/** The wal-index header's `mxFrame` (the last valid frame, as the writer left it), or undefined without an index. */
-function indexedFrames(shmFile: string): number | undefined {
+/**
+ * The wal-index's `mxFrame` (the last valid frame, as the writer left it) and `nBackfill` (the frames a checkpoint
+ * has already copied into the database file), or undefined without an index.
+ */
+function indexedFrames(shmFile: string): { held: number; backfilled: number } | undefined {
   if (!existsSync(shmFile)) return undefined;
   const shm = readFileSync(shmFile);
-  if (shm.length < 48) return undefined;
-  // Native byte order, as SQLite writes its shared memory; two copies of the header, equal when it is settled.
+  if (shm.length < 100) return undefined;
+  // Native byte order, as SQLite writes its shared memory: two copies of the 48-byte header, then the checkpoint
+  // information whose first field is nBackfill.
   const read = (at: number): number => (endianness() === 'LE' ? shm.readUInt32LE(at) : shm.readUInt32BE(at));
   const isInit = shm[12];
   if (isInit !== 1) return undefined;
-  return read(16);
+  const held = read(16);
+  return { held, backfilled: Math.min(read(96), held) };
 }
 
 /** SQLite's WAL checksum over `length` bytes (a multiple of 8) from `at`, continuing from `[s0, s1]`. */

@@ -59,7 +59,7 @@ describe('walDamage', () => {
       const pageSize = Number(value(db, 'PRAGMA page_size'));
       // The 5th frame's page overwritten (the frames before it stay good).
       overwrite(`${file}-wal`, 32 + 4 * (24 + pageSize) + 24 + 100, 64);
-      expect(walDamage(file)).toMatch(/^the write-ahead log is damaged at frame \d of \d+: the \d+ frame\(s\) from there would be lost at the next start$/);
+      expect(walDamage(file)).toMatch(/^the write-ahead log is damaged at frame \d of \d+: the \d+ frame\(s\) from there not yet in the file would be lost at the next start$/);
       expect(value(db, 'PRAGMA quick_check')).toBe('ok');
 
       // Without the index (the files as a killed process left them, copied): found by the frames of the log's salts.
@@ -86,7 +86,25 @@ describe('walDamage', () => {
     const { file, db } = await withLog('header.sqlite', 5);
     try {
       overwrite(`${file}-wal`, 24, 8);
-      expect(walDamage(file)).toMatch(/^the write-ahead log's header is damaged: the \d+ frame\(s\) the database holds in it would be lost at the next start$/);
+      expect(walDamage(file)).toMatch(/^the write-ahead log's header is damaged: the \d+ frame\(s\) the database holds only in it would be lost at the next start$/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('finds nothing wrong in frames a checkpoint already copied into the file (the next opening loses nothing)', async () => {
+    const { file, db } = await withLog('backfilled.sqlite', 20);
+    try {
+      // A passive checkpoint copies every frame and leaves the log as it is until the next write restarts it.
+      rows(db, 'PRAGMA wal_checkpoint(PASSIVE)');
+      const walBytes = statSync(`${file}-wal`).size;
+      overwrite(`${file}-wal`, 32, walBytes - 32);
+      expect(walDamage(file)).toBeUndefined();
+      // One more transaction after the checkpoint: its frame is in the log only, and its damage is found.
+      db.prepare('INSERT INTO t (v) VALUES (?)').run(['after the checkpoint']);
+      const pageSize = Number(value(db, 'PRAGMA page_size'));
+      overwrite(`${file}-wal`, 32 + 24 + 100, Math.min(64, pageSize));
+      expect(walDamage(file)).toMatch(/^the write-ahead log is damaged at frame 1 of \d+: the \d+ frame\(s\) from there not yet in the file would be lost at the next start$/);
     } finally {
       db.close();
     }

@@ -1,4 +1,5 @@
-import { closeSync, existsSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readdirSync, statSync, writeSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -87,6 +88,15 @@ function plantLedger(file: string, today: number, endBack: number): number {
   }
 }
 
+/** The wal-index's frames: those the database holds (mxFrame) and those already copied into the file (nBackfill). */
+function framesHeld(shmFile: string): { held: number; backfilled: number } {
+  if (!existsSync(shmFile)) return { held: 0, backfilled: 0 };
+  const shm = readFileSync(shmFile);
+  if (shm.length < 100 || shm[12] !== 1) return { held: 0, backfilled: 0 };
+  const read = (at: number): number => (endianness() === 'LE' ? shm.readUInt32LE(at) : shm.readUInt32BE(at));
+  return { held: read(16), backfilled: read(96) };
+}
+
 /** Overwrites `bytes` of `file` from `at` with a pattern no page or frame holds. */
 function overwrite(file: string, at: number, bytes: number): void {
   const fd = openSync(file, 'r+');
@@ -99,8 +109,8 @@ function overwrite(file: string, at: number, bytes: number): void {
 
 interface Damage {
   name: string;
-  /** Damages the running daemon's files; returns what was done, for the results table. */
-  apply(stateDir: string): string;
+  /** Damages the running daemon's files; returns what was done, for the results table (undefined: not now). */
+  apply(stateDir: string): string | undefined;
 }
 
 const DAMAGES: Damage[] = [
@@ -118,11 +128,15 @@ const DAMAGES: Damage[] = [
     name: 'frames of the WAL',
     apply: (stateDir) => {
       const wal = join(stateDir, 'history.sqlite-wal');
-      const size = existsSync(wal) ? statSync(wal).size : 0;
-      if (size <= 32) throw new Error(`the WAL holds no frame (${size} bytes)`);
-      // Past the WAL's 32-byte header: its frames (each a 24-byte header and a page), the last ones written included.
-      overwrite(wal, 32, size - 32);
-      return `the WAL's ${size - 32} bytes of frames overwritten`;
+      const { held, backfilled } = framesHeld(join(stateDir, 'history.sqlite-shm'));
+      // Frames a checkpoint already copied into the file are history: overwriting them loses nothing (and is rightly
+      // not called damage). Asked again until the log holds frames the file does not.
+      if (held <= backfilled || !existsSync(wal)) return undefined;
+      const pageSize = readFileSync(wal).readUInt32BE(8);
+      const bytes = held * (24 + pageSize);
+      // Past the WAL's 32-byte header: the frames the database holds (each a 24-byte header and a page).
+      overwrite(wal, 32, bytes);
+      return `${held} frames of the WAL the database holds (${held - backfilled} not yet in the file; ${bytes} bytes) overwritten`;
     },
   },
 ];
@@ -158,7 +172,7 @@ describe('reliability: a large SQLite history damaged while the daemon runs', ()
         // The service answers slowly from here: the repair judges the span since the backup from it, long enough to
         // see what is said meanwhile.
         s.sim.setFaults({ delayMs: 1_500 });
-        const done = damage.apply(s.stateDir);
+        const done = await eventually(() => damage.apply(s.stateDir), 30_000, 50);
         const damagedAt = Date.now();
 
         const found = await second.waitForLog((l) => String(l['msg']).startsWith('the history database is damaged'), 60_000);
