@@ -122,15 +122,24 @@ export function mergeRunSummaries(into: RunSummary[], from: readonly RunSummary[
  */
 export function shapePattern(pieces: readonly string[], runs: readonly RunSummary[], strict = false): string {
   const dated = datedRuns(pieces, runs);
-  let out = pieces[0] ?? '';
+  let out = literalGlob(pieces[0] ?? '');
   for (let i = 0; i < runs.length; i++) {
     const run = runs[i] as RunSummary;
     if (!run.varies && !run.dateLike && !dated.has(i)) out += run.first;
     else if (strict && run.minLength === run.maxLength) out += '?'.repeat(run.minLength);
     else if (!out.endsWith('*')) out += '*';
-    out += pieces[i + 1] ?? '';
+    out += literalGlob(pieces[i + 1] ?? '');
   }
   return out;
+}
+
+/**
+ * Constant text of a name as a glob: the rules' glob language has no escape (contract section 5), so a literal `*` or
+ * `?` in a file name is written `?` — it matches that character (and any other one), where a `*` written as is would
+ * match whole runs of others' names (issue 52: `REPORT*.TXT` proposed for the one file named so).
+ */
+export function literalGlob(text: string): string {
+  return text.replace(/[*?]/g, '?');
 }
 
 /** One character between two runs of a written date: `2026-11-27`, `27.11.2026`, `2026_11_27`. */

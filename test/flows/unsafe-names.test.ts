@@ -30,6 +30,20 @@ describe('names with control and bidirectional characters', () => {
     expect(parsed.rules[0]?.match.file[0]).toContain('STMT\t');
   });
 
+  it('keep a literal * or ? of a name from becoming a wildcard: each is written as one ?', () => {
+    const summaries = new FlowSummaries();
+    for (let d = 0; d < 30; d++) {
+      summaries.add(transfer(START + d * DAY + 7 * 3_600_000 + (d % 5) * 60_000, 'BANK1', `*ALL*_${d}?.TXT`));
+      // A neighbour the written-as-is `*ALL*_*?.TXT` would take (and the `?` version does not).
+      summaries.add(transfer(START + d * DAY + 9 * 3_600_000 + (d % 5) * 60_000, 'BANK1', `SMALL_DETAIL_${d}X.TXT`));
+    }
+    const report = discoverFlows(summaries.all(), { since: START - 1, until: START + 30 * DAY, timezone: 'UTC', minOccurrences: 8, calendars: [], rules: [], severalSources: false, transfersRead: 60 });
+    const star = report.flows.find((f) => f.example.startsWith('*'));
+    expect(star?.pattern).toBe('?ALL?_*?.TXT');
+    expect(star?.rule.match['file']).toEqual(['?ALL?_*?.TXT']);
+    expect(report.flows.find((f) => f.example.startsWith('SMALL'))?.pattern).toBe('SMALL_DETAIL_*X.TXT');
+  });
+
   it('show bidirectional controls on the pages as what they are', () => {
     expect(escapeHtml('evil\u202e.RET <b>')).toBe('evil[U+202E].RET &lt;b&gt;');
   });
