@@ -128,8 +128,17 @@ export const ISO_WEEKDAY_NAMES: readonly string[] = ['', 'Mon', 'Tue', 'Wed', 'T
  */
 const GROUP_DEADLINE_SPREAD = 15;
 
+/** `HH:MM` of minutes from a local midnight (a night flow's deadline past 24 h is the next day's time). */
 export function hhmm(minutes: number): string {
-  return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+  const m = ((minutes % DAY_MINUTES) + DAY_MINUTES) % DAY_MINUTES;
+  return `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+}
+
+const DAY_MINUTES = 24 * 60;
+
+/** Whether a deadline falls on the day after the flow's own (a night flow's next morning). */
+function nextDay(deadline: number): boolean {
+  return deadline >= DAY_MINUTES;
 }
 
 /** A transfer standing for a flow's files, for the configured rules' matchers. */
@@ -199,9 +208,11 @@ function cronWeekdays(iso: readonly number[]): string {
 /** The cron of deadlines that share their minute (several hours, one minute). */
 function cronOf(deadlines: readonly number[], s: LearnedSchedule): string {
   const minute = (deadlines[0] as number) % 60;
-  const hours = deadlines.map((d) => Math.floor(d / 60)).join(',');
+  const hours = deadlines.map((d) => Math.floor(d / 60) % 24).join(',');
   if (s.kind === 'monthly') return `${minute} ${hours} ${s.monthDay === 'last' ? 'L' : String(s.monthDay)} * *`;
-  return `${minute} ${hours} * * ${cronWeekdays(s.weekdays)}`;
+  // A night flow's deadline the next morning is on the weekday after each of its days.
+  const weekdays = nextDay(deadlines[0] as number) ? s.weekdays.map((d) => (d % 7) + 1) : s.weekdays;
+  return `${minute} ${hours} * * ${cronWeekdays(weekdays)}`;
 }
 
 /** Words of a pattern's file name, for a rule name: `/in/BANK1/EXTRATO_*.RET` → `ExtratoRet`. */
@@ -254,13 +265,14 @@ function evidenceOf(l: Learned): string {
   const s = l.schedule;
   const timezone = l.zone.timezone;
   const against = l.zone.against;
+  const night = s.dayStart > 0 ? `; a night flow: its day runs from ${hhmm(s.dayStart)} to ${hhmm(s.dayStart)} the next day${s.deadlines.some(nextDay) ? `, its deadline is the next morning${s.calendar !== null ? ` (calendar ${s.calendar} left out of the rule: it would excuse the morning after each holiday)` : ''}` : ''}` : '';
   const clock = against ? `; clock ${timezone}: its arrivals vary ${minutesText(s.spreadMinutes)} there, ${minutesText(against.spreadMinutes)} in ${against.timezone}` : '';
   const arrivals = s.arrivals.map((a) => `p50 ${hhmm(a.p50)}, p95 ${hhmm(a.p95)}, max ${hhmm(a.max)}${a.outliers > 0 ? ` (${a.outliers} late outlier${a.outliers === 1 ? '' : 's'} left out, latest ${hhmm(a.latest)})` : ''}`).join('; ');
   const off = s.offSchedule > 0 ? `, ${s.offSchedule} days outside the schedule` : '';
   return [
     `${l.flow.user} ${l.flow.event} ${l.pattern}: ${describeSchedule(s)}`,
     `${s.occurrences} occurrences, ${s.missed} missed, ${s.late} late after the proposed deadline${off}; ${l.files} files`,
-    `arrival (${timezone}) ${arrivals}; first seen ${new Date(s.firstSeen).toISOString()}, last seen ${new Date(s.lastSeen).toISOString()}${clock}`,
+    `arrival (${timezone}) ${arrivals}; first seen ${new Date(s.firstSeen).toISOString()}, last seen ${new Date(s.lastSeen).toISOString()}${clock}${night}`,
   ].join('\n');
 }
 
@@ -425,8 +437,9 @@ function rulesFor(members: readonly Learned[], o: DiscoverOptions, taken: Set<st
     file: patterns,
   };
   const base = several ? `Expected${nameWords(pattern)}` : `Expected${camel(lead.flow.user)}${nameWords(pattern)}`;
-  const sameMinute = new Set(deadlines.map((d) => d % 60)).size === 1;
-  const sets = sameMinute ? [deadlines] : deadlines.map((d) => [d]);
+  // One cron per rule: its deadlines share a minute, and a day (a night flow's next-morning deadline has its own).
+  const sameCron = new Set(deadlines.map((d) => `${d % 60} ${nextDay(d)}`)).size === 1;
+  const sets = sameCron ? [deadlines] : deadlines.map((d) => [d]);
   return sets.map((times) => ({
     name: uniqueName(sets.length > 1 ? `${base}_${hhmm(times[0] as number).replace(':', '')}` : base, taken),
     type: 'missing_file',
@@ -434,7 +447,9 @@ function rulesFor(members: readonly Learned[], o: DiscoverOptions, taken: Set<st
     deadline: cronOf(times, s),
     timezone: lead.zone.timezone,
     window: formatDuration(window * 60_000),
-    ...(s.calendar !== null ? { calendar: s.calendar } : {}),
+    // A calendar judges the deadline's own date: a night flow's next-morning deadline would be excused the day after
+    // each holiday instead of on it. Its days off are in the evidence; the rule keeps its weekdays only.
+    ...(s.calendar !== null && !times.some(nextDay) ? { calendar: s.calendar } : {}),
     ...(several ? { for_each: { label: 'user' as const, values: users } } : {}),
     severity: 'warning',
   }));

@@ -77,8 +77,16 @@ export interface LearnedSchedule {
   calendar: string | null;
   /** Monthly: the day of the month, or `last`. */
   monthDay?: number | 'last';
-  /** Proposed deadlines, minutes of the local day, one per daily arrival. */
+  /**
+   * Proposed deadlines, minutes from the local midnight the flow's day belongs to, one per daily arrival: past 24 h
+   * (1440) for a night flow whose deadline is the next morning.
+   */
   deadlines: number[];
+  /**
+   * Minute of the local day the flow's day begins at: 0, or for a night flow (arrivals on both sides of midnight)
+   * the middle of its quiet hours. Arrival minutes and deadlines run from it to 24 h later.
+   */
+  dayStart: number;
   /** The missing_file window, minutes: (deadline − window, deadline] holds the usual arrivals. */
   windowMinutes: number;
   occurrences: number;
@@ -147,12 +155,13 @@ function roundUp(value: number, step: number): number {
  * and does not move the deadline 3 h (nor its p95: one such day in 20 is 5 % of them). The deadline is 10 min after
  * the inliers' p99, rounded up to 5 min: never before the usual arrival, at most 15 min after its p99.
  */
-export function proposeDeadline(sortedMinutes: readonly number[]): number {
+export function proposeDeadline(sortedMinutes: readonly number[], dayStart = 0): number {
   const { inliers, median: m, sigma } = splitAtFence(sortedMinutes);
   // Ten weekly files hold no p99: their largest is about the p95 of what comes. Below SMALL_SAMPLE arrivals the p99
   // is also estimated from their spread (median + 2.33 robust sigmas), the later of the two.
   const p99 = inliers.length < SMALL_SAMPLE ? Math.max(quantile(inliers, 0.99), m + 2.33 * sigma) : quantile(inliers, 0.99);
-  return Math.min(roundUp(p99 + 10, 5), 23 * 60 + 55);
+  // Before the flow's next day begins: 23:55 of its day (a night flow's day ends the next morning).
+  return Math.min(roundUp(p99 + 10, 5), dayStart + 23 * 60 + 55);
 }
 
 /** Fewer arrivals than this at one time of day: the p99 is estimated from their spread too. */
@@ -181,12 +190,16 @@ export function learnSchedule(days: Iterable<FlowDay>, o: ScheduleOptions): Sche
   if (arrivals.length === 0) return { recurring: false, reason: 'too_few_periods', detail: 'no arrival' };
   if (denseDays > dayCount / 2) return { recurring: false, reason: 'too_frequent', detail: 'more than 16 files on most days' };
 
-  const sinceLocal = localArrival(o.since, o.timezone);
-  const untilLocal = localArrival(o.until, o.timezone);
-  const startDay = Math.max(sinceLocal.minute === 0 ? sinceLocal.day : sinceLocal.day + 1, localArrival(firstSeen, o.timezone).day);
+  // A night flow (a batch at 23:58 ± 5 min) is one daily flow: its day begins in the quiet hours, not at midnight.
+  const dayStart = nightDayStart(arrivals);
+  const flowDay = (a: LocalArrival): LocalArrival => (a.minute < dayStart ? { day: a.day - 1, minute: a.minute + 24 * 60 } : a);
+  const sinceLocal = flowDay(localArrival(o.since, o.timezone));
+  const untilLocal = flowDay(localArrival(o.until, o.timezone));
+  const startDay = Math.max(sinceLocal.minute === dayStart ? sinceLocal.day : sinceLocal.day + 1, flowDay(localArrival(firstSeen, o.timezone)).day);
   const endDay = untilLocal.day;
   const byDay = new Map<number, number[]>();
-  for (const a of arrivals) {
+  for (const local of arrivals) {
+    const a = flowDay(local);
     if (a.day < startDay || a.day > endDay) continue;
     let list = byDay.get(a.day);
     if (!list) byDay.set(a.day, (list = []));
@@ -203,7 +216,7 @@ export function learnSchedule(days: Iterable<FlowDay>, o: ScheduleOptions): Sche
     if (byDay.has(d)) present[w] = (present[w] ?? 0) + 1;
   }
   const weekdays = [0, 1, 2, 3, 4, 5, 6].filter((w) => (total[w] ?? 0) > 0 && (present[w] ?? 0) / (total[w] ?? 1) >= WEEKDAY_PRESENCE);
-  if (weekdays.length === 0) return monthly(byDay, startDay, endDay, untilLocal.minute, firstSeen, lastSeen, o);
+  if (weekdays.length === 0) return dayStart === 0 ? monthly(byDay, startDay, endDay, untilLocal.minute, firstSeen, lastSeen, o) : { recurring: false, reason: 'irregular_days', detail: `came on ${byDay.size} nights, on no weekday regularly` };
 
   const onWeekdays = new Set(weekdays);
   const { calendar, evidence } = chooseCalendar(onWeekdays, byDay, startDay, endDay, o.calendars);
@@ -226,10 +239,10 @@ export function learnSchedule(days: Iterable<FlowDay>, o: ScheduleOptions): Sche
   if (offSchedule > Math.max(2, 0.25 * presentDays.length)) {
     return { recurring: false, reason: 'irregular_days', detail: `${offSchedule} arrival days outside the schedule` };
   }
-  const daily = dailyArrivals(presentDays.map((d) => byDay.get(d) ?? []));
+  const daily = dailyArrivals(presentDays.map((d) => byDay.get(d) ?? []), dayStart);
   if ('reason' in daily) return { recurring: false, ...daily };
 
-  const deadlines = alignDeadlines(daily.clusters.map((c) => proposeDeadline(c)));
+  const deadlines = alignDeadlines(daily.clusters.map((c) => proposeDeadline(c, dayStart)), dayStart);
   // Occurrences per (day, deadline): the day's arrivals go to the nearest usual arrival.
   let occurrences = 0;
   let missed = 0;
@@ -261,6 +274,7 @@ export function learnSchedule(days: Iterable<FlowDay>, o: ScheduleOptions): Sche
       calendar: calendar?.name ?? null,
       deadlines,
       windowMinutes: windowOf(daily.clusters, deadlines),
+      dayStart,
       occurrences,
       missed,
       late,
@@ -272,6 +286,32 @@ export function learnSchedule(days: Iterable<FlowDay>, o: ScheduleOptions): Sche
       spreadMinutes: spreadOf(daily.clusters),
     },
   };
+}
+
+/** Arrivals this close to midnight on both sides make a night flow. */
+const NIGHT_MARGIN_MINUTES = 60;
+/** A night flow's quiet hours: its day begins in the middle of a gap of its arrivals at least this long. */
+const NIGHT_MIN_GAP_MINUTES = 4 * 60;
+
+/**
+ * The minute a flow's day begins at: 0, unless its arrivals straddle midnight (some within an hour before it, some
+ * within an hour after), when it is the middle of the longest gap between its arrival times of day, rounded down to
+ * the hour. A nightly batch at 23:58 ± 5 min came on some days twice and on others not at all at midnight; its day
+ * from 12:00 to 12:00 holds one arrival each.
+ */
+function nightDayStart(arrivals: readonly LocalArrival[]): number {
+  const minutes = [...new Set(arrivals.map((a) => a.minute))].sort((a, b) => a - b);
+  const first = minutes[0];
+  const last = minutes[minutes.length - 1];
+  if (first === undefined || last === undefined || first >= NIGHT_MARGIN_MINUTES || last < 24 * 60 - NIGHT_MARGIN_MINUTES) return 0;
+  let gap = 0;
+  let start = 0;
+  for (let i = 1; i < minutes.length; i++) {
+    const g = (minutes[i] as number) - (minutes[i - 1] as number);
+    if (g > gap) [gap, start] = [g, minutes[i - 1] as number];
+  }
+  if (gap < NIGHT_MIN_GAP_MINUTES) return 0;
+  return Math.floor((start + gap / 2) / 60) * 60;
 }
 
 /** Per cluster of sorted minutes the mean absolute deviation from its median, summed. */
@@ -330,7 +370,7 @@ function chooseCalendar(
  * How many times a day the flow comes (the usual count) and the arrivals of each time: on the days with the usual
  * count, the i-th arrival belongs to the i-th deadline.
  */
-function dailyArrivals(perDay: readonly number[][]): { clusters: number[][] } | { reason: NotRecurringReason; detail: string } {
+function dailyArrivals(perDay: readonly number[][], dayStart: number): { clusters: number[][] } | { reason: NotRecurringReason; detail: string } {
   const counts = new Map<number, number>();
   for (const minutes of perDay) counts.set(minutes.length, (counts.get(minutes.length) ?? 0) + 1);
   let k = 0;
@@ -345,7 +385,7 @@ function dailyArrivals(perDay: readonly number[][]): { clusters: number[][] } | 
     const spread = quantile(c, 0.9) - quantile(c, 0.1);
     if (spread > MAX_SPREAD_MINUTES) return { reason: 'spread_arrivals', detail: `arrival ${i + 1} varies over ${Math.round(spread / 60)} h` };
     const next = clusters[i + 1];
-    if (next && proposeDeadline(c) >= quantile(next, 0.1)) return { reason: 'spread_arrivals', detail: `arrivals ${i + 1} and ${i + 2} overlap` };
+    if (next && proposeDeadline(c, dayStart) >= quantile(next, 0.1)) return { reason: 'spread_arrivals', detail: `arrivals ${i + 1} and ${i + 2} overlap` };
   }
   return { clusters };
 }
@@ -356,7 +396,7 @@ function dailyArrivals(perDay: readonly number[][]): { clusters: number[][] } | 
  */
 const MAX_ALIGN_SHIFT = 10;
 
-function alignDeadlines(deadlines: number[]): number[] {
+function alignDeadlines(deadlines: number[], dayStart: number): number[] {
   if (deadlines.length < 2 || new Set(deadlines.map((d) => d % 60)).size === 1) return deadlines;
   let best: number[] | undefined;
   let bestShift = Infinity;
@@ -364,7 +404,7 @@ function alignDeadlines(deadlines: number[]): number[] {
     const minute = d % 60;
     const moved = deadlines.map((x) => x + ((minute - (x % 60) + 60) % 60));
     const shift = Math.max(...moved.map((x, i) => x - (deadlines[i] as number)));
-    if (shift < bestShift && moved.every((x) => x < 24 * 60)) [best, bestShift] = [moved, shift];
+    if (shift < bestShift && moved.every((x) => x < dayStart + 24 * 60)) [best, bestShift] = [moved, shift];
   }
   return best && bestShift <= MAX_ALIGN_SHIFT ? best : deadlines;
 }
@@ -437,6 +477,7 @@ function monthly(
       monthDay,
       deadlines: [deadline],
       windowMinutes: windowOf(clusters, [deadline]),
+      dayStart: 0,
       occurrences: months.size,
       missed,
       late,
