@@ -3,6 +3,7 @@ import { compileMatch, type TransferMatcher } from '../rules/match.js';
 import type { RuleDefinition } from '../rules/registry.js';
 import { transferLabel, type LabelName, type Transfer } from '../source/transfer.js';
 import type { FlowSummary } from './flow-summary.js';
+import { MAX_PATTERNS, flowFamilies, type FlowFamily } from './flow-families.js';
 import { SteadiestZone, type ZonedFinding } from './steadiest-zone.js';
 import { stoppedFlow, type CalendarCandidate, type LearnedSchedule, type NotRecurringReason } from './flow-schedule.js';
 import { shapePattern } from './name-shape.js';
@@ -41,6 +42,8 @@ export interface ProposedRule {
   deadline: string;
   timezone: string;
   window: string;
+  /** The parts of a delivery always sent in as many parts: all of them by the deadline. */
+  min_count?: number;
   calendar?: string;
   for_each?: { label: 'user'; values: string[] };
   severity: 'warning';
@@ -51,6 +54,10 @@ export interface FlowReport {
   event: string;
   user: string;
   pattern: string;
+  /** Every pattern its files come under (one per casing or form in parts no other takes); `pattern` is the first. */
+  patterns: string[];
+  /** A delivery in parts: as many parts each time (its rule expects them all), or not, and whether some come whole. */
+  parts?: { per_delivery: number | null; also_whole: boolean };
   /** The zone of its schedule and deadlines: the report's, or one where its arrivals are steadier. */
   timezone: string;
   schedule: { kind: LearnedSchedule['kind']; weekdays: number[]; calendar: string | null; times: string[]; month_day?: number | 'last' };
@@ -239,7 +246,13 @@ function userlessPattern(pattern: string, user: string): string {
 }
 
 interface Learned {
+  /** The family as one flow (its members' days together). */
   flow: FlowSummary;
+  family: FlowFamily;
+  /** Its patterns: one per member no other takes (a casing, a form in parts); `pattern` is the first. */
+  patterns: string[];
+  /** Members past MAX_PATTERNS whose files no pattern takes. */
+  patternsLeft?: number;
   schedule: LearnedSchedule;
   /** The zone it was learned in, and the default's spread when that was another. */
   zone: Pick<ZonedFinding, 'timezone' | 'against'>;
@@ -266,11 +279,16 @@ function evidenceOf(l: Learned): string {
   const timezone = l.zone.timezone;
   const against = l.zone.against;
   const night = s.dayStart > 0 ? `; a night flow: its day runs from ${hhmm(s.dayStart)} to ${hhmm(s.dayStart)} the next day${s.deadlines.some(nextDay) ? `, its deadline is the next morning${s.calendar !== null ? ` (calendar ${s.calendar} left out of the rule: it would excuse the morning after each holiday)` : ''}` : ''}` : '';
+  const parts = l.family.parts
+    ? `; in parts${l.family.parts.perDelivery !== undefined ? ` (${l.family.parts.perDelivery} each time)` : ''}${l.family.parts.alsoWhole ? ', whole on other days' : ''}: a delivery counts once, at its last part`
+    : '';
+  const casings = l.family.members.length > 1 && !l.family.parts ? `; its names change case: ${l.patterns.length} pattern${l.patterns.length === 1 ? '' : 's'}` : '';
+  const leftOut = l.patternsLeft ? `; ${l.patternsLeft} more name form(s) no pattern takes` : '';
   const clock = against ? `; clock ${timezone}: its arrivals vary ${minutesText(s.spreadMinutes)} there, ${minutesText(against.spreadMinutes)} in ${against.timezone}` : '';
   const arrivals = s.arrivals.map((a) => `p50 ${hhmm(a.p50)}, p95 ${hhmm(a.p95)}, max ${hhmm(a.max)}${a.outliers > 0 ? ` (${a.outliers} late outlier${a.outliers === 1 ? '' : 's'} left out, latest ${hhmm(a.latest)})` : ''}`).join('; ');
   const off = s.offSchedule > 0 ? `, ${s.offSchedule} days outside the schedule` : '';
   return [
-    `${l.flow.user} ${l.flow.event} ${l.pattern}: ${describeSchedule(s)}`,
+    `${l.flow.user} ${l.flow.event} ${l.patterns.join(' | ')}: ${describeSchedule(s)}${parts}${casings}${leftOut}`,
     `${s.occurrences} occurrences, ${s.missed} missed, ${s.late} late after the proposed deadline${off}; ${l.files} files`,
     `arrival (${timezone}) ${arrivals}; first seen ${new Date(s.firstSeen).toISOString()}, last seen ${new Date(s.lastSeen).toISOString()}${clock}${night}`,
   ].join('\n');
@@ -299,7 +317,10 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
   const notProposed: NotProposed[] = [];
   const labelOf = (f: FlowSummary): string => `${f.source}/${f.user} ${f.event} ${shapePattern(f.pieces, f.runs)}`;
   const zones = new SteadiestZone(o, o.zones ?? ['UTC']);
-  for (const flow of summaries) {
+  const families = flowFamilies(summaries);
+  const filesOfFamily = (family: FlowFamily): number => family.members.reduce((n, m) => n + filesOf(m), 0);
+  for (const family of families) {
+    const flow = family.summary;
     const days = [...flow.days.values()];
     // Recurring until it went silent for three of its periods: said, never proposed (its rule would fire at once).
     const stopped = stoppedFlow(days, o);
@@ -308,34 +329,47 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
       changes.push({ flow: labelOf(flow), change: 'stopped', since: new Date(stopped.since).toISOString(), detail });
       notProposed.push({ flow: labelOf(flow), reason: 'stopped', detail: `no file since ${new Date(stopped.since).toISOString()}: ${detail}` });
       reasons.irregular_days = (reasons.irregular_days ?? 0) + 1;
-      notRecurringTransfers += filesOf(flow);
+      notRecurringTransfers += filesOfFamily(family);
       continue;
     }
     const { finding, ...zone } = zones.learn(days);
     if (!finding.recurring) {
       reasons[finding.reason] = (reasons[finding.reason] ?? 0) + 1;
-      notRecurringTransfers += filesOf(flow);
+      notRecurringTransfers += filesOfFamily(family);
       if (days.length >= NOT_PROPOSED_MIN_DAYS) notProposed.push({ flow: labelOf(flow), reason: finding.reason, detail: finding.detail });
       continue;
     }
     if (finding.schedule.firstSeen - o.since >= STARTED_AFTER_MS) {
       changes.push({ flow: labelOf(flow), change: 'started', since: new Date(finding.schedule.firstSeen).toISOString(), detail: `${describeSchedule(finding.schedule)}; ${finding.schedule.occurrences} occurrences since` });
     }
-    learned.push({ flow, schedule: finding.schedule, zone, pattern: '', watchedBy: watchersOf(flow, watchers), files: filesOf(flow) });
+    learned.push({ flow, family, schedule: finding.schedule, zone, pattern: '', patterns: [], watchedBy: [...new Set(family.members.flatMap((m) => watchersOf(m, watchers)))], files: filesOfFamily(family) });
   }
 
   // A pattern matches no other flow's files of the same source, event and user: where `*` would, runs of one
-  // length are written as `?`s.
+  // length are written as `?`s. A family writes one pattern per member no earlier pattern takes (a casing, a form
+  // in parts), at most MAX_PATTERNS.
   const neighbours = new Map<string, FlowSummary[]>();
   for (const f of summaries) {
     const key = JSON.stringify([f.source, f.event, f.user]);
     neighbours.set(key, [...(neighbours.get(key) ?? []), f]);
   }
   for (const l of learned) {
-    const others = (neighbours.get(JSON.stringify([l.flow.source, l.flow.event, l.flow.user])) ?? []).filter((f) => f !== l.flow);
-    const loose = shapePattern(l.flow.pieces, l.flow.runs);
-    const matches = compileMatch({ file: [loose] });
-    l.pattern = others.some((f) => matches(sampleTransfer(f))) ? shapePattern(l.flow.pieces, l.flow.runs, true) : loose;
+    const others = (neighbours.get(JSON.stringify([l.flow.source, l.flow.event, l.flow.user])) ?? []).filter((f) => !l.family.members.includes(f));
+    const patterns: string[] = [];
+    let left = 0;
+    for (const member of l.family.members) {
+      if (patterns.length > 0 && compileMatch({ file: patterns })(sampleTransfer(member))) continue;
+      if (patterns.length >= MAX_PATTERNS) {
+        left++;
+        continue;
+      }
+      const loose = shapePattern(member.pieces, member.runs);
+      const matches = compileMatch({ file: [loose] });
+      patterns.push(others.some((f) => matches(sampleTransfer(f))) ? shapePattern(member.pieces, member.runs, true) : loose);
+    }
+    l.patterns = patterns;
+    l.pattern = patterns[0] as string;
+    l.patternsLeft = left;
   }
 
   const taken = new Set(o.rules.map((r) => r.name));
@@ -349,6 +383,8 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
       event: l.flow.event,
       user: l.flow.user,
       pattern: l.pattern,
+      patterns: l.patterns,
+      ...(l.family.parts ? { parts: { per_delivery: l.family.parts.perDelivery ?? null, also_whole: l.family.parts.alsoWhole } } : {}),
       timezone: l.zone.timezone,
       schedule: {
         kind: s.kind,
@@ -394,7 +430,7 @@ function groupRules(learned: readonly Learned[], o: DiscoverOptions, taken: Set<
   const groups = new Map<string, Learned[]>();
   for (const l of learned) {
     const s = l.schedule;
-    const key = JSON.stringify([l.flow.source, l.flow.event, userlessPattern(l.pattern, l.flow.user), l.zone.timezone, s.kind, s.weekdays, s.calendar, s.monthDay ?? null, s.deadlines.length, l.watchedBy.length > 0]);
+    const key = JSON.stringify([l.flow.source, l.flow.event, l.patterns.map((p) => userlessPattern(p, l.flow.user)), minCountOf(l) ?? 1, l.zone.timezone, s.kind, s.weekdays, s.calendar, s.monthDay ?? null, s.deadlines.length, l.watchedBy.length > 0]);
     groups.set(key, [...(groups.get(key) ?? []), l]);
   }
   const out = new Map<Learned, ProposedRule[]>();
@@ -421,6 +457,12 @@ function groupRules(learned: readonly Learned[], o: DiscoverOptions, taken: Set<
   return out;
 }
 
+/** A delivery always in N parts, never whole: its rule expects all N by the deadline. */
+function minCountOf(l: Learned): number | undefined {
+  const parts = l.family.parts;
+  return parts && !parts.alsoWhole && parts.perDelivery !== undefined && parts.perDelivery > 1 ? parts.perDelivery : undefined;
+}
+
 function rulesFor(members: readonly Learned[], o: DiscoverOptions, taken: Set<string>): ProposedRule[] {
   const lead = members[0] as Learned;
   const s = lead.schedule;
@@ -428,8 +470,10 @@ function rulesFor(members: readonly Learned[], o: DiscoverOptions, taken: Set<st
   const users = [...new Set(members.map((m) => m.flow.user))].sort();
   const deadlines = s.deadlines.map((_, i) => Math.max(...members.map((m) => m.schedule.deadlines[i] as number)));
   const window = Math.max(...members.map((m) => m.schedule.windowMinutes));
-  const pattern = several ? userlessPattern(lead.pattern, lead.flow.user) : lead.pattern;
-  const patterns = several && members.some((m) => userlessPattern(m.pattern, m.flow.user) !== pattern) ? [...new Set(members.map((m) => m.pattern))] : [pattern];
+  const userless = (m: Learned): string[] => m.patterns.map((p) => userlessPattern(p, m.flow.user));
+  const pattern = several ? (userless(lead)[0] as string) : lead.pattern;
+  const patterns = !several ? lead.patterns : members.some((m) => userless(m).join('\n') !== userless(lead).join('\n')) ? [...new Set(members.flatMap((m) => m.patterns))] : userless(lead);
+  const minCount = minCountOf(lead);
   const match: Record<string, string[]> = {
     ...(o.severalSources ? { source: [lead.flow.source] } : {}),
     user: users,
@@ -447,6 +491,7 @@ function rulesFor(members: readonly Learned[], o: DiscoverOptions, taken: Set<st
     deadline: cronOf(times, s),
     timezone: lead.zone.timezone,
     window: formatDuration(window * 60_000),
+    ...(minCount !== undefined ? { min_count: minCount } : {}),
     // A calendar judges the deadline's own date: a night flow's next-morning deadline would be excused the day after
     // each holiday instead of on it. Its days off are in the evidence; the rule keeps its weekdays only.
     ...(s.calendar !== null && !times.some(nextDay) ? { calendar: s.calendar } : {}),
