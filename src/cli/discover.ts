@@ -10,6 +10,7 @@ import { discoverFlows } from '../flows/discover-flows.js';
 import { calendarCandidates } from '../flows/calendar-candidates.js';
 import { flowCsv, flowTable, proposalYaml } from '../flows/flow-report-format.js';
 import { FlowSummaries } from '../flows/flow-summary.js';
+import { HolidayCalendars } from '../flows/holiday-calendars.js';
 import { candidateZones } from '../flows/steadiest-zone.js';
 import { loadRuleFiles } from '../rules/load-rules.js';
 import { SourceError } from '../source/source-error.js';
@@ -122,7 +123,7 @@ export async function runDiscover(rawOptions: unknown, io: DiscoverIo): Promise<
   // What the proposal lacks, said before it is reviewed (issue 52): deadlines in UTC where the partners keep local
   // time, and no business calendar to skip holidays with.
   if (timezone === 'UTC') io.stderr.write('discover: note: the deadlines are proposed in UTC (set display_timezone: in the config, or --timezone ZONE, for the zone your partners keep)\n');
-  if (Object.keys(config.calendars).length === 0) io.stderr.write('discover: note: no business calendar is configured (calendars: in the config): flows that skip holidays get their weekdays only\n');
+  if (Object.keys(config.calendars).length === 0) io.stderr.write('discover: note: no business calendar is configured (calendars: in the config): where flows skip public holidays, the calendar is inferred from the holiday library and the YAML to add is in the proposal\n');
   const report = discoverFlows(summaries.all(), {
     since: start,
     until,
@@ -130,6 +131,7 @@ export async function runDiscover(rawOptions: unknown, io: DiscoverIo): Promise<
     zones: candidateZones([{ timezone: config.display_timezone }, ...rules.rules]),
     minOccurrences: o.minOccurrences,
     calendars: calendarCandidates(config.calendars),
+    holidays: new HolidayCalendars(),
     rules: rules.rules,
     severalSources: config.sources.length > 1,
     transfersRead: read,

@@ -5,7 +5,7 @@ import { transferLabel, type LabelName, type Transfer } from '../source/transfer
 import type { FlowSummary } from './flow-summary.js';
 import { MAX_PATTERNS, flowFamilies, type FlowFamily } from './flow-families.js';
 import { SteadiestZone, type ZonedFinding } from './steadiest-zone.js';
-import { stoppedFlow, type CalendarCandidate, type LearnedSchedule, type NotRecurringReason } from './flow-schedule.js';
+import { stoppedFlow, type CalendarCandidate, type HolidayCandidates, type LearnedSchedule, type NotRecurringReason } from './flow-schedule.js';
 import { shapePattern } from './name-shape.js';
 
 /**
@@ -27,6 +27,8 @@ export interface DiscoverOptions {
   zones?: readonly string[];
   minOccurrences: number;
   calendars: readonly CalendarCandidate[];
+  /** The holiday library's calendars, for business-day flows no configured calendar fits (contract 13a). */
+  holidays?: HolidayCandidates;
   /** The configured rules: those that judge a flow's files are named in its `watched_by`. */
   rules: readonly RuleDefinition[];
   /** Whether more than one source is configured (a proposed rule then matches its source too). */
@@ -60,6 +62,11 @@ export interface FlowReport {
   parts?: { per_delivery: number | null; also_whole: boolean };
   /** The zone of its schedule and deadlines: the report's, or one where its arrivals are steadier. */
   timezone: string;
+  /**
+   * The holiday library's calendar `schedule.calendar` names when the config lacks it: what to add to the config, and
+   * the skipped days that decided it.
+   */
+  calendar_to_add?: CalendarToAdd;
   schedule: { kind: LearnedSchedule['kind']; weekdays: number[]; calendar: string | null; times: string[]; month_day?: number | 'last' };
   occurrences: number;
   missed: number;
@@ -92,6 +99,17 @@ export interface ArrivalFigures {
   latest: string;
 }
 
+/** A calendar the config lacks, inferred from the holidays flows skipped (contract 13a). */
+export interface CalendarToAdd {
+  name: string;
+  country: string;
+  region?: string;
+  /** The config's lines to add, as YAML: `calendars: { de_sn: { holidays: { country: DE, region: SN } } }`. */
+  yaml: string;
+  /** The skipped days (public holidays of it) that decided it. */
+  days: string[];
+}
+
 /** A flow that stopped or started in the period (contract 13a). */
 export interface FlowChange {
   /** `source/user event pattern`. */
@@ -116,6 +134,8 @@ export interface DiscoverReport {
   timezone: string;
   transfers_read: number;
   flows: FlowReport[];
+  /** The calendars the proposed rules name and the config lacks (inferred from the holidays the flows skipped). */
+  calendars_to_add: Array<Omit<CalendarToAdd, 'days'> & { flows: number }>;
   /** Stopped flows first, then those that started, each newest first. */
   changes: FlowChange[];
   not_proposed: NotProposed[];
@@ -268,8 +288,13 @@ function describeSchedule(s: LearnedSchedule): string {
   if (s.calendar !== null) {
     const e = s.calendarEvidence;
     const holidays = e && e.holidays > 0 ? `skipped ${e.skipped} of its ${e.holidays} days off in the period` : 'no day off of it in the period';
-    return `${times}business days of calendar ${s.calendar} (${days}; ${holidays})`;
+    const i = s.inferredCalendar;
+    const inferred = i
+      ? `; not configured: the public holidays of ${i.country}${i.region ? `-${i.region}` : ''} in the holiday library, on the days it skipped (${i.days.join(', ')})${i.alike.length > 0 ? `, which ${i.alike.join(', ')} of other zones hold too` : ''}; add to the config: ${calendarToAdd(s.calendar, i).yaml}`
+      : '';
+    return `${times}business days of calendar ${s.calendar} (${days}; ${holidays}${inferred})`;
   }
+  if (s.ambiguousCalendars) return `${times}${days} (the days it skipped are public holidays of ${s.ambiguousCalendars.join(', ')} alike: no calendar proposed)`;
   if (s.kind === 'weekly') return `${times}weekly on ${days}`;
   return s.weekdays.length === 7 ? `${times}every day` : `${times}${days}`;
 }
@@ -304,6 +329,23 @@ function uniqueName(base: string, taken: Set<string>): string {
   for (let i = 2; taken.has(name); i++) name = `${clean}_${i}`;
   taken.add(name);
   return name;
+}
+
+function calendarToAdd(name: string, c: NonNullable<LearnedSchedule['inferredCalendar']>): CalendarToAdd {
+  const holidays = `{ country: ${c.country}${c.region ? `, region: ${c.region}` : ''} }`;
+  return { name, country: c.country, ...(c.region ? { region: c.region } : {}), yaml: `calendars: { ${name}: { holidays: ${holidays} } }`, days: c.days };
+}
+
+function calendarsToAdd(flows: readonly FlowReport[]): DiscoverReport['calendars_to_add'] {
+  const byName = new Map<string, DiscoverReport['calendars_to_add'][number]>();
+  for (const f of flows) {
+    const c = f.calendar_to_add;
+    if (!c) continue;
+    const seen = byName.get(c.name);
+    if (seen) seen.flows++;
+    else byName.set(c.name, { name: c.name, country: c.country, ...(c.region ? { region: c.region } : {}), yaml: c.yaml, flows: 1 });
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Builds the report: schedules, patterns clear of the other flows' files, watchers, and rules grouped by shape. */
@@ -384,6 +426,7 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
       user: l.flow.user,
       pattern: l.pattern,
       patterns: l.patterns,
+      ...(s.inferredCalendar && s.calendar !== null ? { calendar_to_add: calendarToAdd(s.calendar, s.inferredCalendar) } : {}),
       ...(l.family.parts ? { parts: { per_delivery: l.family.parts.perDelivery ?? null, also_whole: l.family.parts.alsoWhole } } : {}),
       timezone: l.zone.timezone,
       schedule: {
@@ -416,6 +459,7 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
     transfers_read: o.transfersRead,
     flows,
     changes: changes.sort((a, b) => (a.change === b.change ? b.since.localeCompare(a.since) : a.change === 'stopped' ? -1 : 1)),
+    calendars_to_add: calendarsToAdd(flows),
     not_proposed: notProposed.sort((a, b) => a.flow.localeCompare(b.flow)),
     not_recurring: { flows: summaries.length - learned.length, transfers: notRecurringTransfers, reasons },
   };

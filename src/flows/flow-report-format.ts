@@ -65,6 +65,11 @@ export function proposalYaml(report: DiscoverReport, o: { unwatchedOnly: boolean
     `is the comment above it. ${report.flows.length} recurring flows, ${rules.size} rules proposed, ${watched.length} flows already watched;`,
     `${report.not_recurring.flows} flows not recurring (${report.not_recurring.transfers} transfers) are not proposed.`,
   ];
+  const toAdd = report.calendars_to_add.filter((c) => proposed.some((f) => f.calendar_to_add?.name === c.name));
+  if (toAdd.length > 0) {
+    header.push('', 'These rules name calendars the config lacks, inferred from the public holidays the flows skipped; add them', 'to the config (top-level calendars:) before loading the rules:');
+    for (const c of toAdd) header.push(`  ${c.yaml}    # ${c.flows} flow${c.flows === 1 ? '' : 's'}`);
+  }
   if (o.unwatchedOnly && watched.length > 0) {
     header.push('', 'Already watched:');
     for (const f of watched) header.push(`  ${f.user} ${f.event} ${f.pattern}: ${f.watched_by.join(', ')}`);

@@ -30,8 +30,16 @@ export interface CalendarCandidate {
   excludedWeekdays: readonly number[];
 }
 
+/** The holiday library's calendars, asked where no configured calendar fits (holiday-calendars.ts). */
+export interface HolidayCandidates {
+  fitting(skipped: readonly string[], min: number): Array<CalendarCandidate & { country: string; region?: string }>;
+  keepsZone(country: string, zone: string): boolean;
+}
+
 export interface ScheduleOptions {
   timezone: string;
+  /** Where no configured calendar fits a business-day flow: the library's calendars its skipped days are matched to. */
+  holidays?: HolidayCandidates;
   /** The period read: arrivals before `since` or after `until` are not in the summary. */
   since: number;
   until: number;
@@ -97,6 +105,14 @@ export interface LearnedSchedule {
   lastSeen: number;
   /** Why the calendar was chosen (or not): its excluded days on the flow's weekdays and how many the flow skipped. */
   calendarEvidence: { holidays: number; skipped: number } | null;
+  /**
+   * A calendar of the holiday library the config lacks, chosen on the days the flow skipped (contract 13a): `calendar`
+   * names it, and the config must add it. `days` are the skipped days that decided it; `alike` other calendars that
+   * fit as well (another zone's).
+   */
+  inferredCalendar?: { country: string; region?: string; days: string[]; alike: string[] };
+  /** Several library calendars fit its skipped days equally: none proposed, these named. */
+  ambiguousCalendars?: string[];
   /** Arrival days outside the schedule (a Saturday now and then). */
   offSchedule: number;
   /**
@@ -219,7 +235,73 @@ export function learnSchedule(days: Iterable<FlowDay>, o: ScheduleOptions): Sche
   if (weekdays.length === 0) return dayStart === 0 ? monthly(byDay, startDay, endDay, untilLocal.minute, firstSeen, lastSeen, o) : { recurring: false, reason: 'irregular_days', detail: `came on ${byDay.size} nights, on no weekday regularly` };
 
   const onWeekdays = new Set(weekdays);
-  const { calendar, evidence } = chooseCalendar(onWeekdays, byDay, startDay, endDay, o.calendars);
+  const at: ScheduleContext = { byDay, startDay, endDay, onWeekdays, weekdays, dayStart, untilMinute: untilLocal.minute, firstSeen, lastSeen, o };
+  const chosen = chooseCalendar(onWeekdays, byDay, startDay, endDay, o.calendars);
+  const finding = scheduleOn(at, chosen.calendar, chosen.evidence);
+  if (chosen.calendar || !o.holidays || weekdays.length < 2 || (!finding.recurring && finding.reason !== 'irregular_days')) return finding;
+  return inferCalendar(at, o.holidays, finding);
+}
+
+/** What learning a flow's schedule on one calendar needs of its days. */
+interface ScheduleContext {
+  byDay: ReadonlyMap<number, number[]>;
+  startDay: number;
+  endDay: number;
+  onWeekdays: ReadonlySet<number>;
+  weekdays: readonly number[];
+  dayStart: number;
+  untilMinute: number;
+  firstSeen: number;
+  lastSeen: number;
+  o: ScheduleOptions;
+}
+
+/**
+ * A business-day flow no configured calendar fits, whose skipped weekdays are public holidays of a country (or
+ * region) the library knows: the schedule on that calendar, which the config must add (contract 13a). Chosen on the
+ * same evidence as a configured one (at least two of its days off skipped, the best fit); among calendars that fit
+ * as well, the one of a country keeping the flow's clock; when several still do, none, and the evidence names them.
+ */
+function inferCalendar(at: ScheduleContext, holidays: HolidayCandidates, without: ScheduleFinding): ScheduleFinding {
+  const skipped: string[] = [];
+  for (let d = at.startDay; d < at.endDay; d++) if (at.onWeekdays.has(weekdayOf(d)) && !at.byDay.has(d)) skipped.push(dateOf(d));
+  if (skipped.length < MIN_DAYS_OFF_SKIPPED) return without;
+  const candidates = holidays.fitting(skipped, MIN_DAYS_OFF_SKIPPED);
+  const best = chooseCalendar(at.onWeekdays, at.byDay, at.startDay, at.endDay, candidates);
+  if (!best.calendar) return without;
+  const fits = [best.calendar, ...best.alike] as Array<CalendarCandidate & { country: string; region?: string }>;
+  const local = fits.filter((c) => holidays.keepsZone(c.country, at.o.timezone));
+  const pick = fits.length === 1 ? fits[0] : local.length === 1 ? local[0] : undefined;
+  if (!pick) {
+    if (!without.recurring) return without;
+    return { ...without, schedule: { ...without.schedule, ambiguousCalendars: fits.map((c) => c.name).sort() } };
+  }
+  const evidence = pick === best.calendar ? best.evidence : countDaysOff(pick, at);
+  const finding = scheduleOn(at, pick, evidence);
+  if (!finding.recurring) return without;
+  const days = skipped.filter((date) => pick.excludes({ date, weekday: new Date(`${date}T00:00:00Z`).getUTCDay() }));
+  return {
+    ...finding,
+    schedule: { ...finding.schedule, inferredCalendar: { country: pick.country, ...(pick.region ? { region: pick.region } : {}), days, alike: fits.filter((c) => c !== pick).map((c) => c.name).sort() } },
+  };
+}
+
+function countDaysOff(c: CalendarCandidate, at: ScheduleContext): { holidays: number; skipped: number } {
+  let holidays = 0;
+  let skipped = 0;
+  for (let d = at.startDay; d <= at.endDay; d++) {
+    const w = weekdayOf(d);
+    if ((d === at.endDay && !at.byDay.has(d)) || !at.onWeekdays.has(w) || !c.excludes({ date: dateOf(d), weekday: w })) continue;
+    holidays++;
+    if (!at.byDay.has(d)) skipped++;
+  }
+  return { holidays, skipped };
+}
+
+/** The schedule of a flow on its weekdays less a calendar's days off (or none): presence, arrivals, deadlines. */
+function scheduleOn(at: ScheduleContext, calendar: CalendarCandidate | undefined, evidence: { holidays: number; skipped: number }): ScheduleFinding {
+  const { byDay, startDay, endDay, onWeekdays, weekdays, dayStart, firstSeen, lastSeen, o } = at;
+  const untilLocal = { minute: at.untilMinute };
   const expected: number[] = [];
   let offSchedule = 0;
   for (let d = startDay; d <= endDay; d++) {
@@ -343,15 +425,17 @@ function chooseCalendar(
   startDay: number,
   endDay: number,
   calendars: readonly CalendarCandidate[],
-): { calendar: CalendarCandidate | undefined; evidence: { holidays: number; skipped: number } } {
+): { calendar: CalendarCandidate | undefined; evidence: { holidays: number; skipped: number }; alike: CalendarCandidate[] } {
   let best: { calendar: CalendarCandidate; holidays: number; skipped: number } | undefined;
+  let alike: CalendarCandidate[] = [];
   for (const c of calendars) {
     if (c.excludedWeekdays.some((w) => weekdays.has(w))) continue;
     let holidays = 0;
     let skipped = 0;
+    // The period's last day may end before the flow's time: staying away on it is no evidence.
     for (let d = startDay; d <= endDay; d++) {
       const w = weekdayOf(d);
-      if (!weekdays.has(w) || !c.excludes({ date: dateOf(d), weekday: w })) continue;
+      if ((d === endDay && !byDay.has(d)) || !weekdays.has(w) || !c.excludes({ date: dateOf(d), weekday: w })) continue;
       holidays++;
       if (!byDay.has(d)) skipped++;
     }
@@ -360,10 +444,13 @@ function chooseCalendar(
     // day off in the period is no better than none (the first one listed was given to every Mon–Fri flow).
     if (skipped < MIN_DAYS_OFF_SKIPPED || skipped < HOLIDAY_ABSENCE * holidays) continue;
     // The best fit: the most days off skipped, then the fewest days off the flow came on anyway.
-    if (!best || skipped > best.skipped || (skipped === best.skipped && holidays - skipped < best.holidays - best.skipped)) best = { calendar: c, holidays, skipped };
+    if (!best || skipped > best.skipped || (skipped === best.skipped && holidays - skipped < best.holidays - best.skipped)) {
+      best = { calendar: c, holidays, skipped };
+      alike = [];
+    } else if (skipped === best.skipped && holidays === best.holidays) alike.push(c);
   }
-  if (best) return { calendar: best.calendar, evidence: { holidays: best.holidays, skipped: best.skipped } };
-  return { calendar: undefined, evidence: { holidays: 0, skipped: 0 } };
+  if (best) return { calendar: best.calendar, evidence: { holidays: best.holidays, skipped: best.skipped }, alike };
+  return { calendar: undefined, evidence: { holidays: 0, skipped: 0 }, alike: [] };
 }
 
 /**

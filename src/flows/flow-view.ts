@@ -3,6 +3,7 @@ import type { CalendarConfig } from '../sla/business-calendar.js';
 import type { Clock } from '../util/clock.js';
 import { calendarCandidates } from './calendar-candidates.js';
 import { discoverFlows, type DiscoverReport } from './discover-flows.js';
+import { HolidayCalendars } from './holiday-calendars.js';
 import { candidateZones } from './steadiest-zone.js';
 import { utcDay, type FlowSummary } from './flow-summary.js';
 
@@ -37,6 +38,8 @@ export interface FlowViewOptions {
  */
 export class FlowView {
   private cached: { at: number; report: Promise<DiscoverReport> } | undefined;
+  /** The holiday library's calendars, made once and kept (every report asks the same ones). */
+  private readonly holidays = new HolidayCalendars();
 
   constructor(private readonly o: FlowViewOptions) {}
 
@@ -65,6 +68,7 @@ export class FlowView {
       zones: candidateZones(this.o.rules()),
       minOccurrences: MIN_OCCURRENCES,
       calendars: calendarCandidates(settings.calendars),
+      holidays: this.holidays,
       rules: this.o.rules(),
       severalSources: settings.severalSources,
       transfersRead: transfers,

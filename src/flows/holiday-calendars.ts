@@ -1,0 +1,99 @@
+import { createRequire } from 'node:module';
+import type HolidaysType from 'date-holidays';
+import { BusinessCalendar } from '../sla/business-calendar.js';
+import type { CalendarCandidate } from './flow-schedule.js';
+
+/**
+ * Calendars inferred from the holiday library (contract 13a): where no configured calendar fits a flow, the weekdays
+ * it skipped are matched against the public holidays of every country and region the library knows. The calendars
+ * are made lazily and kept: the library's data of every country is tens of MB once parsed, and a daemon whose flows
+ * skip no day never loads it.
+ */
+
+/** A calendar of the library proposed for a flow: the config lacks it, and the report says what to add. */
+export interface InferredCalendar extends CalendarCandidate {
+  country: string;
+  region?: string;
+}
+
+function holidayLibrary(): typeof HolidaysType {
+  return createRequire(import.meta.url)('date-holidays') as typeof HolidaysType;
+}
+
+/** A calendar's name as the config would hold it: `de_sn`, `gb_eng`, `br`. */
+export function inferredName(country: string, region?: string): string {
+  return (region ? `${country}_${region}` : country).toLowerCase().replace(/[^a-z0-9_]/g, '_');
+}
+
+export class HolidayCalendars {
+  private countries: string[] | undefined;
+  /** Per country its zones (to prefer, among calendars that fit as well, one of the flow's clock). */
+  private readonly zones = new Map<string, readonly string[]>();
+  private readonly calendars = new Map<string, InferredCalendar>();
+  private readonly regions = new Map<string, string[]>();
+
+  constructor(private readonly library: () => typeof HolidaysType = holidayLibrary) {}
+
+  /**
+   * The calendars whose public holidays hold at least `min` of the skipped dates: every country's first, then the
+   * regions of the countries that hold one of them (a region's calendar is its country's and more), country first.
+   */
+  fitting(skipped: readonly string[], min: number): InferredCalendar[] {
+    if (skipped.length < min) return [];
+    const out: InferredCalendar[] = [];
+    const hits = (c: InferredCalendar): number => skipped.filter((date) => c.excludes({ date, weekday: new Date(`${date}T00:00:00Z`).getUTCDay() })).length;
+    for (const country of this.allCountries()) {
+      const national = this.calendar(country);
+      const n = hits(national);
+      if (n >= min) out.push(national);
+      // A region adds its own days to its country's: asked only where the country's explain one of the skipped days
+      // already (every country's regions would be 571 calendars to compute, seconds of a daemon's event loop).
+      if (n === 0) continue;
+      for (const region of this.regionsOf(country)) {
+        const regional = this.calendar(country, region);
+        if (hits(regional) > n) out.push(regional);
+      }
+    }
+    return out;
+  }
+
+  /** Whether a country's holidays are kept in this zone (the library's zones of it). */
+  keepsZone(country: string, zone: string): boolean {
+    let zones = this.zones.get(country);
+    if (!zones) {
+      const Holidays = this.library();
+      zones = new Holidays(country).getTimezones() ?? [];
+      this.zones.set(country, zones);
+    }
+    return zones.includes(zone);
+  }
+
+  private allCountries(): string[] {
+    if (!this.countries) {
+      const Holidays = this.library();
+      this.countries = Object.keys(new Holidays().getCountries() ?? {}).sort();
+    }
+    return this.countries;
+  }
+
+  private regionsOf(country: string): string[] {
+    let list = this.regions.get(country);
+    if (!list) {
+      const Holidays = this.library();
+      list = Object.keys(new Holidays().getStates(country) ?? {}).sort();
+      this.regions.set(country, list);
+    }
+    return list;
+  }
+
+  private calendar(country: string, region?: string): InferredCalendar {
+    const name = inferredName(country, region);
+    let c = this.calendars.get(name);
+    if (!c) {
+      const calendar = new BusinessCalendar({ holidays: { country, ...(region ? { region } : {}), types: ['public'] }, exclude_dates: [], exclude_weekdays: [] });
+      c = { name, country, ...(region ? { region } : {}), excludes: (day) => calendar.excludes(day), excludedWeekdays: [] };
+      this.calendars.set(name, c);
+    }
+    return c;
+  }
+}
