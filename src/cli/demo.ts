@@ -61,6 +61,9 @@ export function registerDemo(program: Command): void {
         estate: DEMO_ESTATE_FLOWS,
         historyDays: DEMO_FLOW_DAYS,
         trafficDays: 1,
+        // The banks' daily statements of the last weeks: /flows shows the demo's own partners, their statements
+        // watched by the shipped DailyStatementMissing.
+        statementDays: DEMO_STATEMENT_DAYS,
       });
       const stateDir = opts.stateDir ?? (await mkdtemp(path.join(os.tmpdir(), 'transfer-watch-demo-')));
       // A folder the demo made is the demo's to remove when it ends (Ctrl-C, SIGTERM); one the user named is kept.
@@ -121,6 +124,7 @@ export function registerDemo(program: Command): void {
 /** The scheduled flows of the demo's partner estate, and the days of history they are learned from. */
 const DEMO_ESTATE_FLOWS = 24;
 const DEMO_FLOW_DAYS = 60;
+const DEMO_STATEMENT_DAYS = 21;
 
 /**
  * 07:59:15 in America/Sao_Paulo (UTC-03:00, no DST since 2019) on the latest business day at or before `now`:

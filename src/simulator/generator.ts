@@ -40,6 +40,11 @@ export interface GeneratorOptions {
    * flows without months of its dense traffic.
    */
   trafficStart?: number;
+  /**
+   * Epoch ms from which the partners' daily statements are generated when that is before trafficStart (default:
+   * trafficStart): the demo's own partners' statements as a flow of weeks, under a day of its traffic.
+   */
+  statementStart?: number;
 }
 
 /** The history is generated one minute at a time, each minute from its own seed. */
@@ -159,6 +164,7 @@ export class HistoryGenerator {
   readonly users: ReadonlySet<string>;
   private readonly estate: Estate | undefined;
   private readonly trafficStart: number;
+  private readonly statementStart: number;
   readonly instances: ReadonlySet<string> = new Set([...PARTNERS.map((p) => p.instance), TEST_INSTANCE]);
 
   constructor(options: GeneratorOptions) {
@@ -169,6 +175,7 @@ export class HistoryGenerator {
     this.cachedMinutes = Math.max(1, options.cachedMinutes ?? DEFAULT_CACHED_MINUTES);
     this.estate = options.estate;
     this.trafficStart = Math.max(options.historyStart, options.trafficStart ?? options.historyStart);
+    this.statementStart = Math.min(this.trafficStart, Math.max(options.historyStart, options.statementStart ?? this.trafficStart));
     this.users = new Set([...PARTNERS.map((p) => p.user), ...(options.estate?.users ?? [])]);
   }
 
@@ -194,6 +201,8 @@ export class HistoryGenerator {
       this.statements(bucket, drafts);
       this.positions(bucket, drafts);
       if (this.scenario.bursts) this.burst(bucket, drafts);
+    } else if (start + BUCKET_MS > this.statementStart) {
+      this.statements(bucket, drafts);
     }
 
     const rng = createRandom(hash32(this.seed, bucket, 99));
@@ -201,7 +210,7 @@ export class HistoryGenerator {
     drafts.sort((a, b) => a.time - b.time || (a.order ?? 0) - (b.order ?? 0));
     const entries: HistoryEntry[] = [];
     for (const d of drafts) {
-      if (d.time >= this.trafficStart) entries.push({ time: d.time, seq: entries.length, record: buildRecord(rng, d) });
+      if (d.time >= this.statementStart) entries.push({ time: d.time, seq: entries.length, record: buildRecord(rng, d) });
     }
     const scheduled = this.estate?.arrivalsIn(bucket) ?? [];
     if (scheduled.length === 0) return entries;
@@ -278,7 +287,8 @@ export class HistoryGenerator {
     PARTNERS.forEach((p, index) => {
       if (!p.dailyStatement) return;
       const h = hash32(this.seed, day, index, SALT_STATEMENT);
-      const late = this.scenario.lateFiles && p.user === LATE_STATEMENT_USER;
+      // The scenario's late statement is the traffic's: the weeks of statements before it came as usual.
+      const late = this.scenario.lateFiles && p.user === LATE_STATEMENT_USER && bucket * BUCKET_MS >= this.trafficStart;
       const { firstMinute, spreadMinutes } = this.scenario.lateStatement;
       const arrival = late ? firstMinute + (h % spreadMinutes) : STATEMENT_FIRST_MINUTE + (h % STATEMENT_SPREAD_MINUTES);
       if (arrival !== minuteOfDay) return;

@@ -42,6 +42,8 @@ export interface SimulatorOptions {
   estate?: number;
   /** Days of the traffic (and its statements and position files) before the day of start-up; default: all of the history. */
   trafficDays?: number;
+  /** Days of the partners' daily statements before now, when more than `trafficDays` (the demo's own partners' flows). */
+  statementDays?: number;
 }
 
 export interface RunningSimulator {
@@ -90,6 +92,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
           ...(options.cachedMinutes !== undefined ? { cachedMinutes: options.cachedMinutes } : {}),
           ...(estate ? { estate } : {}),
           ...(options.trafficDays !== undefined ? { trafficStart: Math.floor(clock.now() / DAY_MS) * DAY_MS - options.trafficDays * DAY_MS } : {}),
+          ...(options.statementDays !== undefined ? { statementStart: Math.floor(clock.now() / DAY_MS) * DAY_MS - options.statementDays * DAY_MS } : {}),
         });
   const service = new SimulatorService({
     seed,

@@ -16,9 +16,17 @@ describe.skipIf(!existsSync(CLI))('the demo’s flows', () => {
       }, 45_000);
       // The business-day flows skip Brazil's holidays: the demo's calendar is named.
       expect(report.flows.some((f) => f.user.startsWith('BANCO') && f.schedule.calendar === 'BR')).toBe(true);
-      expect(report.flows.filter((f) => f.watched_by.length > 0)).toEqual([]);
+      // The demo's own partners are there: the banks' daily statements, watched by the shipped rule that alerts on
+      // BANK2's this morning (issue 52).
+      const watched = report.flows.filter((f) => f.watched_by.length > 0);
+      expect(watched.map((f) => [f.user, f.watched_by])).toEqual([
+        ['BANK1', ['DailyStatementMissing']],
+        ['BANK2', ['DailyStatementMissing']],
+        ['BANK3', ['DailyStatementMissing']],
+      ]);
       const page = await (await fetch(`${url}/flows`)).text();
       expect(page).toContain('BANCO001');
+      expect(page).toMatch(/<strong>BANK2<\/strong>[\s\S]*?DailyStatementMissing/);
       expect(page).toContain('proposed rule');
       expect(await (await fetch(`${url}/api/v1/flows/proposal`)).text()).toMatch(/calendar: BR/);
     } finally {
