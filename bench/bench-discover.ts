@@ -73,8 +73,9 @@ function* history(generator: HistoryGenerator, from: number, to: number): Genera
   }
 }
 
-export async function measureDiscover(o: { flows: number; weeks: number; replayWeeks: number; rate: number; rounds: number }): Promise<DiscoverBenchResult> {
-  const now = Math.floor(Date.now() / DAY) * DAY + 12 * 3_600_000;
+export async function measureDiscover(o: { flows: number; weeks: number; replayWeeks: number; rate: number; rounds: number; now?: number }): Promise<DiscoverBenchResult> {
+  // Today's noon by default: the replayed weeks' late files and missed days are those of the estate's dates then.
+  const now = Math.floor((o.now ?? Date.now()) / DAY) * DAY + 12 * 3_600_000;
   const until = now - o.replayWeeks * 7 * DAY;
   const since = until - o.weeks * 7 * DAY;
   const historyDays = o.weeks * 7 + o.replayWeeks * 7 + 2;

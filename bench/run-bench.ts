@@ -11,6 +11,7 @@ import { measureBackfill } from './bench-backfill.js';
 import { measureFailover, measureHaThroughput, type FailoverResult, type HaThroughputResult } from './bench-ha.js';
 import { measureHistoryQueries, measureSlaReports } from './bench-history.js';
 import { measureDiscover } from './bench-discover.js';
+import { measureDiscoverEurope } from './bench-discover-europe.js';
 import { measureLatency, type LatencyResult } from './bench-latency.js';
 import { findMtail, measureMtail, type MtailResult } from './bench-mtail.js';
 import { measureOverlap, type OverlapResult } from './bench-overlap.js';
@@ -40,7 +41,7 @@ const CLI = path.join(root, 'dist/cli/main.js');
 interface Sizes {
   mode: 'full' | 'quick' | 'micro';
   /** `--only discover`: the estate, the weeks discover reads, the weeks its rules are replayed over, other traffic a minute. */
-  discover: { flows: number; weeks: number; replayWeeks: number; rate: number; rounds: number };
+  discover: { flows: number; weeks: number; replayWeeks: number; rate: number; rounds: number; europePer: number };
   throughputMinutes: number;
   /**
    * The 1,000-rule line reads a shorter slice: it is the slowest, and its ratio does not need more. Not shorter than
@@ -105,12 +106,12 @@ const QUICK_PARTS: readonly Part[] = ['throughput', 'backfill', 'scrape', 'laten
 const WARM_UP_REQUESTS = 5_000;
 
 const SIZES: Record<Sizes['mode'], Sizes> = {
-  full: { mode: 'full', warmUpRequests: WARM_UP_REQUESTS, slowService: true, parts: PARTS, throughputMinutes: 20, manyRulesMinutes: 5, throughputRounds: 11, manyRulesRounds: 9, backfillRecords: 1_000_000, scrapes: 200, scrapeBackfills: 3, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000, discover: { flows: 200, weeks: 10, replayWeeks: 2, rate: 2, rounds: 3 } },
+  full: { mode: 'full', warmUpRequests: WARM_UP_REQUESTS, slowService: true, parts: PARTS, throughputMinutes: 20, manyRulesMinutes: 5, throughputRounds: 11, manyRulesRounds: 9, backfillRecords: 1_000_000, scrapes: 200, scrapeBackfills: 3, latencyTrials: 40, overlapMinutes: 240, haMinutes: 10, haKills: 12, historyEvents: 1_000_000, historyQueries: 200, slaKeys: 500, slaDays: 400, manySources: 100, manySourcesMinutes: 5, manySourcesPerDay: 10_000_000, discover: { flows: 200, weeks: 10, replayWeeks: 2, rate: 2, rounds: 3, europePer: 10 } },
   // A check of the goals in about a minute on 2 cores: fewer rounds (a median of 3 moves by about a tenth between
   // runs: compare the full run's figures before concluding), no slower-service line, and only the lines that take
   // seconds; `--only shipped,ha,sources,history,sla` runs the others at these sizes.
-  quick: { mode: 'quick', warmUpRequests: 2_000, slowService: false, parts: QUICK_PARTS, throughputMinutes: 3, manyRulesMinutes: 3, throughputRounds: 3, manyRulesRounds: 3, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000, discover: { flows: 200, weeks: 10, replayWeeks: 2, rate: 1, rounds: 1 } },
-  micro: { mode: 'micro', warmUpRequests: 50, slowService: true, parts: PARTS, throughputMinutes: 0.5, manyRulesMinutes: 0.25, throughputRounds: 1, manyRulesRounds: 1, backfillRecords: 5_000, scrapes: 3, scrapeBackfills: 1, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30, manySources: 6, manySourcesMinutes: 0.25, manySourcesPerDay: 600_000, discover: { flows: 40, weeks: 10, replayWeeks: 1, rate: 0.2, rounds: 1 } },
+  quick: { mode: 'quick', warmUpRequests: 2_000, slowService: false, parts: QUICK_PARTS, throughputMinutes: 3, manyRulesMinutes: 3, throughputRounds: 3, manyRulesRounds: 3, backfillRecords: 100_000, scrapes: 30, scrapeBackfills: 1, latencyTrials: 6, overlapMinutes: 60, haMinutes: 4, haKills: 3, historyEvents: 100_000, historyQueries: 50, slaKeys: 100, slaDays: 400, manySources: 30, manySourcesMinutes: 1.5, manySourcesPerDay: 3_000_000, discover: { flows: 200, weeks: 10, replayWeeks: 2, rate: 1, rounds: 1, europePer: 6 } },
+  micro: { mode: 'micro', warmUpRequests: 50, slowService: true, parts: PARTS, throughputMinutes: 0.5, manyRulesMinutes: 0.25, throughputRounds: 1, manyRulesRounds: 1, backfillRecords: 5_000, scrapes: 3, scrapeBackfills: 1, latencyTrials: 2, overlapMinutes: 5, haMinutes: 0.5, haKills: 1, historyEvents: 5_000, historyQueries: 5, slaKeys: 10, slaDays: 30, manySources: 6, manySourcesMinutes: 0.25, manySourcesPerDay: 600_000, discover: { flows: 40, weeks: 10, replayWeeks: 1, rate: 0.2, rounds: 1, europePer: 2 } },
 };
 
 /**
@@ -493,7 +494,14 @@ async function main(): Promise<void> {
     rows.push(['proposed rules replayed: false missing', `${fmt(r.falseMissingPerFlowMonth, 3)} /flow/month`, `goal <= 1; ${r.trueMissing} true missing alerts over ${r.replayDays} days`]);
     rows.push(['learned jeopardy before late files', `median lead ${fmt(r.jeopardyLeadMedianMinutes, 1)} min`, `goal >= 30; ${r.jeopardyOnLate} warnings before late or missing files`]);
     rows.push(['learned jeopardy: false warnings', `${fmt(r.falseJeopardyPerFlowMonth, 3)} /flow/month`, 'goal <= 1']);
-    Object.assign(results, { discover: r });
+    step(`discover over the European estate (${d.europePer * 10} flows: two zones with DST, parts, nights, casings, stopped and new flows, English holidays to infer)`);
+    const eu = measureDiscoverEurope(d.europePer);
+    rows.push([
+      'discover: European estate',
+      `precision ${fmt(eu.precision, 3)}, recall ${fmt(eu.recall, 3)}`,
+      `goal >= 0.95 both; ${eu.right} of ${eu.expected} flows right (pattern, zone, weekdays, calendar), ${eu.proposed} proposed; stopped said ${eu.stopped.said}/${eu.stopped.truth}, started ${eu.started.said}/${eu.started.truth}; ${fmt(eu.analyseMs)} ms${eu.wrong.length > 0 ? `; wrong: ${eu.wrong.join(', ')}` : ''}`,
+    ]);
+    Object.assign(results, { discover: r, discoverEurope: eu });
   }
   const loadAfter = loadavg();
   results.machine = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memoryGb: Math.round(totalmem() / 2 ** 30), loadBefore, loadAfter };

@@ -33,7 +33,8 @@ export interface CalendarCandidate {
 /** The holiday library's calendars, asked where no configured calendar fits (holiday-calendars.ts). */
 export interface HolidayCandidates {
   fitting(skipped: readonly string[], min: number): Array<CalendarCandidate & { country: string; region?: string }>;
-  keepsZone(country: string, zone: string): boolean;
+  /** Of calendars that fit a flow's days alike, the one to propose for a flow kept in `zone`, or none. */
+  pick<C extends CalendarCandidate & { country: string; region?: string }>(alike: readonly C[], zone: string, since: number, until: number): C | undefined;
 }
 
 export interface ScheduleOptions {
@@ -260,7 +261,8 @@ interface ScheduleContext {
  * A business-day flow no configured calendar fits, whose skipped weekdays are public holidays of a country (or
  * region) the library knows: the schedule on that calendar, which the config must add (contract 13a). Chosen on the
  * same evidence as a configured one (at least two of its days off skipped, the best fit); among calendars that fit
- * as well, the one of a country keeping the flow's clock; when several still do, none, and the evidence names them.
+ * as well, HolidayCandidates.pick decides (the flow's zone's country, or its clock's); when none is picked, none is
+ * proposed and the evidence names them.
  */
 function inferCalendar(at: ScheduleContext, holidays: HolidayCandidates, without: ScheduleFinding): ScheduleFinding {
   const skipped: string[] = [];
@@ -270,8 +272,7 @@ function inferCalendar(at: ScheduleContext, holidays: HolidayCandidates, without
   const best = chooseCalendar(at.onWeekdays, at.byDay, at.startDay, at.endDay, candidates);
   if (!best.calendar) return without;
   const fits = [best.calendar, ...best.alike] as Array<CalendarCandidate & { country: string; region?: string }>;
-  const local = fits.filter((c) => holidays.keepsZone(c.country, at.o.timezone));
-  const pick = fits.length === 1 ? fits[0] : local.length === 1 ? local[0] : undefined;
+  const pick = holidays.pick(fits, at.o.timezone, at.o.since, at.o.until);
   if (!pick) {
     if (!without.recurring) return without;
     return { ...without, schedule: { ...without.schedule, ambiguousCalendars: fits.map((c) => c.name).sort() } };

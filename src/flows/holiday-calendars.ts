@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type HolidaysType from 'date-holidays';
 import { BusinessCalendar } from '../sla/business-calendar.js';
 import type { CalendarCandidate } from './flow-schedule.js';
+import { clockMoves } from './steadiest-zone.js';
 
 /**
  * Calendars inferred from the holiday library (contract 13a): where no configured calendar fits a flow, the weekdays
@@ -57,15 +58,44 @@ export class HolidayCalendars {
     return out;
   }
 
-  /** Whether a country's holidays are kept in this zone (the library's zones of it). */
-  keepsZone(country: string, zone: string): boolean {
+  /**
+   * Of calendars that fit a flow's skipped days alike (Good Friday, Easter Monday and Christmas fit half the world),
+   * the one to propose, in order: the only one; the only one of a country keeping the flow's zone (`Europe/Berlin`:
+   * DE); of those whose zone keeps the flow's clock over the period (its offset from the flow's zone constant: London
+   * for Berlin, not Brisbane — told only when the period held a change of clock that set some apart), the one excusing
+   * the fewest days of the year (GB before Jersey, whose Liberation Day nothing in the period showed). Otherwise none.
+   */
+  pick<C extends CalendarCandidate & { country: string; region?: string }>(alike: readonly C[], zone: string, since: number, until: number): C | undefined {
+    if (alike.length <= 1) return alike[0];
+    const local = alike.filter((c) => this.zonesOf(c.country).includes(zone));
+    if (local.length === 1) return local[0];
+    const asked = local.length > 1 ? local : alike;
+    const sameClock = asked.filter((c) => this.zonesOf(c.country).some((z) => !clockMoves(zone, z, since, until)));
+    if (sameClock.length === 1) return sameClock[0];
+    // The clock tells only where it set some apart: a period without a change of clock says nothing of where a
+    // flow is, and the fewest days off would then be anyone's.
+    if (sameClock.length === 0 || sameClock.length === asked.length) return undefined;
+    const year = new Date(until).getUTCFullYear();
+    const days = sameClock.map((c) => ({ c, n: this.daysOff(c.country, c.region, year) }));
+    const fewest = Math.min(...days.map((d) => d.n));
+    const least = days.filter((d) => d.n === fewest);
+    return least.length === 1 ? least[0]?.c : undefined;
+  }
+
+  private zonesOf(country: string): readonly string[] {
     let zones = this.zones.get(country);
     if (!zones) {
       const Holidays = this.library();
       zones = new Holidays(country).getTimezones() ?? [];
       this.zones.set(country, zones);
     }
-    return zones.includes(zone);
+    return zones;
+  }
+
+  /** Public holidays of a country (or region) in a year. */
+  private daysOff(country: string, region: string | undefined, year: number): number {
+    const calendar = new BusinessCalendar({ holidays: { country, ...(region ? { region } : {}), types: ['public'] }, exclude_dates: [], exclude_weekdays: [] });
+    return calendar.holidaysOf(year).size;
   }
 
   private allCountries(): string[] {

@@ -56,7 +56,7 @@ export class SteadiestZone {
 }
 
 /** Whether the offset between two zones differs on two days of [since, until] (a DST change of one, not the other). */
-function clockMoves(a: string, b: string, since: number, until: number): boolean {
+export function clockMoves(a: string, b: string, since: number, until: number): boolean {
   let first: number | undefined;
   for (let t = since; t <= until + DAY_MS; t += DAY_MS) {
     const at = Math.min(t, until);
