@@ -373,6 +373,8 @@ function scheduleOn(at: ScheduleContext, calendar: CalendarCandidate | undefined
 
 /** Arrivals this close to midnight on both sides make a night flow. */
 const NIGHT_MARGIN_MINUTES = 60;
+/** Of a night flow's arrivals, at least this share lie within NIGHT_MARGIN_MINUTES of midnight. */
+const NIGHT_SHARE = 0.5;
 /** A night flow's quiet hours: its day begins in the middle of a gap of its arrivals at least this long. */
 const NIGHT_MIN_GAP_MINUTES = 4 * 60;
 
@@ -387,6 +389,10 @@ function nightDayStart(arrivals: readonly LocalArrival[]): number {
   const first = minutes[0];
   const last = minutes[minutes.length - 1];
   if (first === undefined || last === undefined || first >= NIGHT_MARGIN_MINUTES || last < 24 * 60 - NIGHT_MARGIN_MINUTES) return 0;
+  // A day flow with a late file once near midnight and an early one once after it is no night flow: the bulk of its
+  // arrivals must be around midnight.
+  const nearMidnight = arrivals.filter((a) => a.minute < NIGHT_MARGIN_MINUTES || a.minute >= 24 * 60 - NIGHT_MARGIN_MINUTES).length;
+  if (nearMidnight < NIGHT_SHARE * arrivals.length) return 0;
   let gap = 0;
   let start = 0;
   for (let i = 1; i < minutes.length; i++) {

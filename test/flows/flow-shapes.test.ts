@@ -48,6 +48,19 @@ describe('a night flow', () => {
     expect(f?.evidence).toMatch(/a night flow: its day runs from (\d\d):00 to \1:00 the next day, its deadline is the next morning/);
   });
 
+  it('leaves a morning flow with one file just before midnight and one just after on the calendar day', () => {
+    const summaries = new FlowSummaries();
+    for (let d = 0; d < DAYS; d++) {
+      // 08:00 ± 4 min, but one day at 23:40 (late) and another at 00:20 (early).
+      const minute = d === 10 ? 23 * 60 + 40 : d === 20 ? 20 : 8 * 60 + (d % 9) - 4;
+      summaries.add(successfulTransfer(START + d * DAY + minute * MIN, 'MORNINGBANK', `MOV_${d}.DAT`));
+    }
+    const f = discoverFlows(summaries.all(), options()).flows[0];
+    expect(f?.schedule.weekdays).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(f?.rule.deadline).toBe('15 8 * * *');
+    expect(f?.evidence).not.toMatch(/night/);
+  });
+
   it('leaves a flow that keeps well clear of midnight on the calendar day', () => {
     const summaries = new FlowSummaries();
     for (let d = 0; d < DAYS; d++) summaries.add(successfulTransfer(START + d * DAY + 23 * 60 * MIN + (d % 5) * MIN, 'LATEBANK', `EOD_${d}.DAT`));
