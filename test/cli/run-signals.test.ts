@@ -60,12 +60,16 @@ describe.skipIf(!existsSync(CLI))('transfer-watch run: signals during start-up',
     daemons.push(d);
     expect((await fetch(`${d.url}/readyz`)).status).toBe(503);
     d.proc.kill('SIGHUP');
-    await d.waitForLog((l) => l['msg'] === 'SIGHUP during start-up: reloading configuration and rules once started');
+    // The start-up proper ends within tens of milliseconds of the HTTP server (the windows are rebuilt behind it,
+    // readyz 503 until they are): the signal lands in it, or in the rebuild after it. Either way it is no default
+    // action: the daemon lives on and reloads.
+    const heard = await d.waitForLog((l) => l['msg'] === 'SIGHUP during start-up: reloading configuration and rules once started' || l['msg'] === 'SIGHUP: reloading configuration and rules');
+    expect(String(heard['msg'])).toMatch(/^SIGHUP/);
     sim?.setFaults({ delayMs: 0 });
     await d.waitForLog((l) => l['msg'] === 'configuration reloaded', 30_000);
     expect(d.proc.exitCode).toBeNull();
     expect(d.proc.signalCode).toBeNull();
-    expect((await fetch(`${d.url}/readyz`)).status).toBe(200);
+    await eventually(async () => (await fetch(`${d.url}/readyz`)).status === 200, 20_000);
   }, 60_000);
 
   it('SIGTERM while rule windows are rebuilt: exit 0', async () => {
