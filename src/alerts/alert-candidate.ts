@@ -16,6 +16,11 @@ export interface AlertCandidate {
   for: number;
   /** ms the alert keeps firing after the condition clears (0: resolves at once). */
   keepFiringFor: number;
+  /**
+   * In `resolved`: these final words end only an alert that became active before this instant (the late file that
+   * ended an episode ends that episode, not one that began after it). Unset: whatever alert is stored.
+   */
+  endsEpisodeBefore?: number;
 }
 
 export interface RuleEvaluation {

@@ -340,7 +340,9 @@ export class AlertStore {
           Object.assign(alert, { annotations: figures.annotations, values: figures.values, samples: figures.samples });
           this.dirty = true;
         }
-        const final = finals?.get(alert.fingerprint);
+        const words = finals?.get(alert.fingerprint);
+        // Words that end an earlier episode leave one that began after it as it is.
+        const final = words && (words.endsEpisodeBefore === undefined || alert.activeAt < words.endsEpisodeBefore) ? words : undefined;
         // What the rule could not judge stays as it is (a restart or a takeover reading its way to the present
         // resolves nothing the history does not show ended); only an end it reports with its words ends it.
         if (!final && ev.undecided) continue;

@@ -185,6 +185,10 @@ export class MissingFileEvaluator implements RuleEvaluator {
    * view came while nothing ran, and are judged once the history is read that far; undefined once none is left.
    */
   private seam: number | undefined;
+  /** Per key, the latest deadline whose late file this process told as the end of its episode. */
+  private readonly endedLate = new Map<string, number>();
+  /** Set by `decide` when it told an earlier episode's end before this deadline's alert (see `lateEndOf`). */
+  private deferred = false;
   private last: { at: number; version: number; decided: number | undefined; warnLatest: number | undefined; warnNext: number | undefined; evaluation: RuleEvaluation } | undefined;
 
   constructor(
@@ -432,8 +436,12 @@ export class MissingFileEvaluator implements RuleEvaluator {
     ) {
       evaluation = last.evaluation;
     } else {
+      this.deferred = false;
       evaluation = this.decide(now, decided, decided === undefined ? undefined : this.closesAt(decided, decided === latest ? next : latest), decided === latest ? before : undefined, warnLatest, warnNext);
-      this.last = { at: now, version: this.arrivalsVersion, decided, warnLatest, warnNext, evaluation };
+      // An evaluation that told an earlier episode's end first is never the last word: the next one says the rest.
+      // Its alerts left unsaid (this deadline's, a begun episode's) stay as they are until then.
+      if (this.deferred) evaluation = { ...evaluation, undecided: true };
+      this.last = this.deferred ? undefined : { at: now, version: this.arrivalsVersion, decided, warnLatest, warnNext, evaluation };
     }
     if (this.ctx.onOccurrence) this.recordOccurrences(now, span, before, latest, next);
     // A deadline has come but none can be judged (its window not read whole: a new process reading its way to the
@@ -466,8 +474,18 @@ export class MissingFileEvaluator implements RuleEvaluator {
           const next = list[indexAfter(list, decided)];
           const late = next !== undefined && next <= now && (closes === undefined || next <= closes) ? next : undefined;
           const candidate = this.build(key, { phase: 'missing', deadline: decided, count, arrivedAt: late });
-          if (late !== undefined) resolved.push(candidate);
-          else alerts.push(candidate);
+          const endedBefore = late === undefined && previous !== undefined ? this.lateEndOf(key, all, previous, decided, now) : undefined;
+          if (late !== undefined) {
+            resolved.push(candidate);
+            this.endedLate.set(key, decided);
+          } else if (endedBefore !== undefined) {
+            // The previous deadline's late file came while no process of ours saw it (a stop): that episode ends
+            // first, with its words, and this deadline's opens at the next evaluation — as a process that never
+            // stopped told them, not one episode "late" for this deadline (contract 11b).
+            resolved.push(endedBefore);
+            this.endedLate.set(key, previous as number);
+            this.deferred = true;
+          } else alerts.push(candidate);
         } else if (previous !== undefined && timesIn(this.available(all, previous).times, previous - this.rule.window, previous) < this.rule.min_count) {
           // On time, after a deadline that was missed: that one's alert (if it still fires) ends here, and says why —
           // the next file came, for its own deadline (one file, one deadline: contract 11c).
@@ -502,6 +520,23 @@ export class MissingFileEvaluator implements RuleEvaluator {
       }
     }
     return { rule: this.rule.name, alerts, resolved };
+  }
+
+  /**
+   * The end of a key's episode at deadline `previous` by its late file, when this process has not told it (it came
+   * during a stop, and the first evaluation after it is already past the next deadline `decided`): the resolved
+   * candidate, ending only an alert active before that file; undefined when `previous` was on time, its file never
+   * came before its close, or this process told its end already.
+   */
+  private lateEndOf(key: string, all: readonly number[], previous: number, decided: number, now: number): AlertCandidate | undefined {
+    if (this.endedLate.get(key) === previous) return undefined;
+    const list = this.available(all, previous).times;
+    const count = timesIn(list, previous - this.rule.window, previous);
+    if (count >= this.rule.min_count) return undefined;
+    const closes = this.closesAt(previous, decided);
+    const late = list[indexAfter(list, previous)];
+    if (late === undefined || late > now || (closes !== undefined && late > closes)) return undefined;
+    return { ...this.build(key, { phase: 'missing', deadline: previous, count, arrivedAt: late }), endsEpisodeBefore: late };
   }
 
   /**
