@@ -438,65 +438,59 @@ rules:
   const D0 = Date.parse('2026-11-23T10:00:00Z');
   const D1 = D0 + HOUR;
   const D2 = D0 + 2 * HOUR;
+  const logger = silentLogger();
+
+  /** One process of the daemon on the shared state: its engine, its store, and a step that evaluates on data read to `t`. */
+  async function life(state: MemoryStateStore, clock: ManualClock, restore: boolean) {
+    const engine = new RuleEngine(rulesFrom(hourly), { clock, logger, sources: ['prod'] });
+    const store = new AlertStore({ clock, logger, state });
+    if (restore) await store.restore();
+    const step = (t: number) => {
+      clock.set(t);
+      const data: DataCompleteness = { completeUntil: () => t, completeFrom: () => D0 - 40 * MIN };
+      return store.apply(engine.evaluate(t, data), t);
+    };
+    return { engine, store, step, moves: (t: number) => step(t).map((c) => `${c.from}->${c.to}`) };
+  }
 
   it('tells the episode a late file ended during the stop before opening the next deadline’s, as a process that never stopped', async () => {
     const state = new MemoryStateStore();
-    const logger = silentLogger();
-    // The first process: D0 missed, the alert fires; it stops before D1's late file.
     const clock = new ManualClock(D0 - 40 * MIN);
-    const first = new RuleEngine(rulesFrom(hourly), { clock, logger, sources: ['prod'] });
-    const firstStore = new AlertStore({ clock, logger, state });
-    const data = (until: number): DataCompleteness => ({ completeUntil: () => until, completeFrom: () => D0 - 40 * MIN });
-    clock.set(D0 + MIN);
-    expect(firstStore.apply(first.evaluate(D0 + MIN, data(D0 + MIN)), D0 + MIN).map((c) => c.to)).toEqual(['firing']);
-    await firstStore.flush({ force: true });
+    // The first process: D0 missed, the alert fires; it stops before D1's late file.
+    const first = await life(state, clock, false);
+    expect(first.moves(D0 + MIN)).toEqual(['inactive->firing']);
+    await first.store.flush({ force: true });
 
     // D1 missed; its file comes late at D1 + 10 min (before D2's window opens): nobody runs. The next process starts
     // after D2, which is missed too, and reads the history whole.
     clock.set(D2 + MIN);
-    const second = new RuleEngine(rulesFrom(hourly), { clock, logger, sources: ['prod'] });
-    const secondStore = new AlertStore({ clock, logger, state });
-    await secondStore.restore();
-    second.observe(transfer({ time: D1 + 10 * MIN }));
-    const ended = secondStore.apply(second.evaluate(D2 + MIN, data(D2 + MIN)), D2 + MIN);
+    const second = await life(state, clock, true);
+    second.engine.observe(transfer({ time: D1 + 10 * MIN }));
+    const ended = second.step(D2 + MIN);
     expect(ended.map((c) => `${c.from}->${c.to}`)).toEqual(['firing->resolved']);
     expect(ended[0]?.alert.annotations['resolution']).toMatch(/^arrived late at 2026-11-23 11:10:00/);
     // The next evaluation opens D2's episode: a new alert, not the old one carried on.
-    clock.set(D2 + 2 * MIN);
-    const opened = secondStore.apply(second.evaluate(D2 + 2 * MIN, data(D2 + 2 * MIN)), D2 + 2 * MIN);
+    const opened = second.step(D2 + 2 * MIN);
     expect(opened.map((c) => `${c.from}->${c.to}`)).toEqual(['resolved->firing']);
     expect(opened[0]?.alert.values['deadline_ms']).toBe(D2);
   });
 
   it('leaves an episode that began after the late file as it is (the previous process told both already)', async () => {
     const state = new MemoryStateStore();
-    const logger = silentLogger();
     const clock = new ManualClock(D0 - 40 * MIN);
-    const first = new RuleEngine(rulesFrom(hourly), { clock, logger, sources: ['prod'] });
-    const firstStore = new AlertStore({ clock, logger, state });
-    const data = (until: number): DataCompleteness => ({ completeUntil: () => until, completeFrom: () => D0 - 40 * MIN });
-    const at = (t: number) => {
-      clock.set(t);
-      return firstStore.apply(first.evaluate(t, data(t)), t).map((c) => `${c.from}->${c.to}`);
-    };
-    expect(at(D0 + MIN)).toEqual(['inactive->firing']);
-    first.observe(transfer({ time: D1 + 10 * MIN }));
-    expect(at(D1 + 11 * MIN)).toEqual(['firing->resolved']);
-    expect(at(D2 + MIN)).toEqual(['resolved->firing']);
-    await firstStore.flush({ force: true });
+    const first = await life(state, clock, false);
+    expect(first.moves(D0 + MIN)).toEqual(['inactive->firing']);
+    first.engine.observe(transfer({ time: D1 + 10 * MIN }));
+    expect(first.moves(D1 + 11 * MIN)).toEqual(['firing->resolved']);
+    expect(first.moves(D2 + MIN)).toEqual(['resolved->firing']);
+    await first.store.flush({ force: true });
 
     // A restart right after: the episode of D2 goes on, untouched.
     clock.set(D2 + 3 * MIN);
-    const second = new RuleEngine(rulesFrom(hourly), { clock, logger, sources: ['prod'] });
-    const secondStore = new AlertStore({ clock, logger, state });
-    await secondStore.restore();
-    second.observe(transfer({ time: D1 + 10 * MIN }));
-    const step = (t: number) => {
-      clock.set(t);
-      return secondStore.apply(second.evaluate(t, data(t)), t);
-    };
-    expect(step(D2 + 3 * MIN)).toEqual([]);
-    expect(step(D2 + 4 * MIN)).toEqual([]);
-    expect(secondStore.alerts().map((a) => [a.state, a.values['deadline_ms']])).toEqual([['firing', D2]]);
+    const second = await life(state, clock, true);
+    second.engine.observe(transfer({ time: D1 + 10 * MIN }));
+    expect(second.moves(D2 + 3 * MIN)).toEqual([]);
+    expect(second.moves(D2 + 4 * MIN)).toEqual([]);
+    expect(second.store.alerts().map((a) => [a.state, a.values['deadline_ms']])).toEqual([['firing', D2]]);
   });
 });
