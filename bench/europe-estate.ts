@@ -1,6 +1,6 @@
 import { hash32, hashUnit } from '../src/simulator/random.js';
 import type { Transfer } from '../src/source/transfer.js';
-import { zonedTime } from '../src/util/zoned-time.js';
+import { zoneOffsetMs } from '../src/util/zoned-time.js';
 
 /**
  * A second estate for the discover bench (issue 52), unlike the first in every way that broke discover: Europe's
@@ -149,11 +149,7 @@ export function europeEstate(per: number): EuropeTruth[] {
 function localInstant(date: string, minutes: number, zone: string): number {
   const guess = Date.parse(`${date}T00:00:00Z`) + minutes * MINUTE;
   let at = guess;
-  for (let i = 0; i < 2; i++) {
-    const z = zonedTime(at, zone);
-    const local = Date.UTC(Number(z.year), Number(z.month) - 1, Number(z.day), Number(z.hour), Number(z.minute), Number(z.second));
-    at = guess - (local - at);
-  }
+  for (let i = 0; i < 2; i++) at = guess - zoneOffsetMs(at, zone);
   return at;
 }
 

@@ -2,7 +2,7 @@ import { formatDuration } from '../base/duration.js';
 import { compileMatch, type TransferMatcher } from '../rules/match.js';
 import type { RuleDefinition } from '../rules/registry.js';
 import { transferLabel, type LabelName, type Transfer } from '../source/transfer.js';
-import type { FlowSummary } from './flow-summary.js';
+import { filesOf, type FlowSummary } from './flow-summary.js';
 import { MAX_PATTERNS, flowFamilies, type FlowFamily } from './flow-families.js';
 import { SteadiestZone, type ZonedFinding } from './steadiest-zone.js';
 import { stoppedFlow, type CalendarCandidate, type HolidayCandidates, type LearnedSchedule, type NotRecurringReason } from './flow-schedule.js';
@@ -353,7 +353,6 @@ export function discoverFlows(summaries: readonly FlowSummary[], o: DiscoverOpti
   const learned: Learned[] = [];
   const reasons: Partial<Record<NotRecurringReason, number>> = {};
   let notRecurringTransfers = 0;
-  const filesOf = (f: FlowSummary): number => [...f.days.values()].reduce((n, d) => n + d.count, 0);
   const watchers = watchersFrom(o.rules);
   const changes: FlowChange[] = [];
   const notProposed: NotProposed[] = [];

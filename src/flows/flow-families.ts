@@ -1,4 +1,4 @@
-import { mergeDay, type FlowDay, type FlowSummary } from './flow-summary.js';
+import { filesOf, mergeDay, type FlowDay, type FlowSummary } from './flow-summary.js';
 import { RUN_MARK, type RunSummary } from './name-shape.js';
 
 /**
@@ -78,12 +78,6 @@ function deliveries(day: FlowDay, perDelivery: number | undefined): FlowDay {
   // A day with more files than kept arrivals: its count in deliveries as near as its parts say.
   const count = day.count > day.arrivals.length ? Math.ceil(day.count / (perDelivery ?? Math.max(1, day.arrivals.length / Math.max(1, arrivals.length)))) : arrivals.length;
   return { day: day.day, count, arrivals };
-}
-
-function filesOf(f: FlowSummary): number {
-  let n = 0;
-  for (const d of f.days.values()) n += d.count;
-  return n;
 }
 
 /** The summary's flows as families: same source, event and user, shapes equal but for a part marker and case. */

@@ -277,32 +277,19 @@ function inferCalendar(at: ScheduleContext, holidays: HolidayCandidates, without
     if (!without.recurring) return without;
     return { ...without, schedule: { ...without.schedule, ambiguousCalendars: fits.map((c) => c.name).sort() } };
   }
-  const evidence = pick === best.calendar ? best.evidence : countDaysOff(pick, at);
+  const evidence = pick === best.calendar ? best.evidence : daysOffOf(pick, at.onWeekdays, at.byDay, at.startDay, at.endDay);
   const finding = scheduleOn(at, pick, evidence);
   if (!finding.recurring) return without;
-  const days = skipped.filter((date) => pick.excludes({ date, weekday: new Date(`${date}T00:00:00Z`).getUTCDay() }));
+  const days = skipped.filter((date) => pick.excludes({ date, weekday: weekdayOf(dayNumber(date)) }));
   return {
     ...finding,
     schedule: { ...finding.schedule, inferredCalendar: { country: pick.country, ...(pick.region ? { region: pick.region } : {}), days, alike: fits.filter((c) => c !== pick).map((c) => c.name).sort() } },
   };
 }
 
-function countDaysOff(c: CalendarCandidate, at: ScheduleContext): { holidays: number; skipped: number } {
-  let holidays = 0;
-  let skipped = 0;
-  for (let d = at.startDay; d <= at.endDay; d++) {
-    const w = weekdayOf(d);
-    if ((d === at.endDay && !at.byDay.has(d)) || !at.onWeekdays.has(w) || !c.excludes({ date: dateOf(d), weekday: w })) continue;
-    holidays++;
-    if (!at.byDay.has(d)) skipped++;
-  }
-  return { holidays, skipped };
-}
-
 /** The schedule of a flow on its weekdays less a calendar's days off (or none): presence, arrivals, deadlines. */
 function scheduleOn(at: ScheduleContext, calendar: CalendarCandidate | undefined, evidence: { holidays: number; skipped: number }): ScheduleFinding {
-  const { byDay, startDay, endDay, onWeekdays, weekdays, dayStart, firstSeen, lastSeen, o } = at;
-  const untilLocal = { minute: at.untilMinute };
+  const { byDay, startDay, endDay, onWeekdays, weekdays, dayStart, untilMinute, firstSeen, lastSeen, o } = at;
   const expected: number[] = [];
   let offSchedule = 0;
   for (let d = startDay; d <= endDay; d++) {
@@ -342,7 +329,7 @@ function scheduleOn(at: ScheduleContext, calendar: CalendarCandidate | undefined
       const first = firstPer[i];
       const deadline = deadlines[i] as number;
       if (first === undefined) {
-        if (d < endDay || untilLocal.minute >= deadline) missed++;
+        if (d < endDay || untilMinute >= deadline) missed++;
         continue;
       }
       occurrences++;
@@ -437,15 +424,7 @@ function chooseCalendar(
   let alike: CalendarCandidate[] = [];
   for (const c of calendars) {
     if (c.excludedWeekdays.some((w) => weekdays.has(w))) continue;
-    let holidays = 0;
-    let skipped = 0;
-    // The period's last day may end before the flow's time: staying away on it is no evidence.
-    for (let d = startDay; d <= endDay; d++) {
-      const w = weekdayOf(d);
-      if ((d === endDay && !byDay.has(d)) || !weekdays.has(w) || !c.excludes({ date: dateOf(d), weekday: w })) continue;
-      holidays++;
-      if (!byDay.has(d)) skipped++;
-    }
+    const { holidays, skipped } = daysOffOf(c, weekdays, byDay, startDay, endDay);
     // On evidence only (contract 13a): at least MIN_DAYS_OFF_SKIPPED of its days off skipped. One day off proves
     // nothing (a UK flow that happened to miss Saxony's one holiday got Saxony's calendar), and a calendar with no
     // day off in the period is no better than none (the first one listed was given to every Mon–Fri flow).
@@ -458,6 +437,22 @@ function chooseCalendar(
   }
   if (best) return { calendar: best.calendar, evidence: { holidays: best.holidays, skipped: best.skipped }, alike };
   return { calendar: undefined, evidence: { holidays: 0, skipped: 0 }, alike: [] };
+}
+
+/**
+ * A calendar's days off on the flow's weekdays in the period, and how many of them the flow stayed away from. The
+ * period's last day may end before the flow's time: staying away on it is no evidence.
+ */
+function daysOffOf(c: CalendarCandidate, weekdays: ReadonlySet<number>, byDay: ReadonlyMap<number, number[]>, startDay: number, endDay: number): { holidays: number; skipped: number } {
+  let holidays = 0;
+  let skipped = 0;
+  for (let d = startDay; d <= endDay; d++) {
+    const w = weekdayOf(d);
+    if ((d === endDay && !byDay.has(d)) || !weekdays.has(w) || !c.excludes({ date: dateOf(d), weekday: w })) continue;
+    holidays++;
+    if (!byDay.has(d)) skipped++;
+  }
+  return { holidays, skipped };
 }
 
 /**

@@ -44,6 +44,13 @@ function keyOf(source: string, event: string, user: string, shape: string): stri
   return `${source}\u0000${event}\u0000${user}\u0000${shape}`;
 }
 
+/** The files of a flow in its days (its successful transfers). */
+export function filesOf(f: FlowSummary): number {
+  let n = 0;
+  for (const d of f.days.values()) n += d.count;
+  return n;
+}
+
 /** The last day formatted: transfers come in time order, so nearly every call is this one. */
 let lastDay: { n: number; text: string } = { n: NaN, text: '' };
 

@@ -15,6 +15,8 @@ import { clockMoves } from './steadiest-zone.js';
 export interface InferredCalendar extends CalendarCandidate {
   country: string;
   region?: string;
+  /** Its holidays of a year, as local dates (the library's, computed once a year). */
+  holidaysOf(year: number): ReadonlySet<string>;
 }
 
 function holidayLibrary(): typeof HolidaysType {
@@ -94,8 +96,7 @@ export class HolidayCalendars {
 
   /** Public holidays of a country (or region) in a year. */
   private daysOff(country: string, region: string | undefined, year: number): number {
-    const calendar = new BusinessCalendar({ holidays: { country, ...(region ? { region } : {}), types: ['public'] }, exclude_dates: [], exclude_weekdays: [] });
-    return calendar.holidaysOf(year).size;
+    return this.calendar(country, region).holidaysOf(year).size;
   }
 
   private allCountries(): string[] {
@@ -121,7 +122,7 @@ export class HolidayCalendars {
     let c = this.calendars.get(name);
     if (!c) {
       const calendar = new BusinessCalendar({ holidays: { country, ...(region ? { region } : {}), types: ['public'] }, exclude_dates: [], exclude_weekdays: [] });
-      c = { name, country, ...(region ? { region } : {}), excludes: (day) => calendar.excludes(day), excludedWeekdays: [] };
+      c = { name, country, ...(region ? { region } : {}), excludes: (day) => calendar.excludes(day), excludedWeekdays: [], holidaysOf: (year) => calendar.holidaysOf(year) };
       this.calendars.set(name, c);
     }
     return c;

@@ -1,4 +1,4 @@
-import { zonedTime } from '../util/zoned-time.js';
+import { zoneOffsetMs } from '../util/zoned-time.js';
 import type { FlowDay } from './flow-summary.js';
 import { learnSchedule, type ScheduleFinding, type ScheduleOptions } from './flow-schedule.js';
 
@@ -60,18 +60,12 @@ export function clockMoves(a: string, b: string, since: number, until: number): 
   let first: number | undefined;
   for (let t = since; t <= until + DAY_MS; t += DAY_MS) {
     const at = Math.min(t, until);
-    const diff = offsetMinutes(at, a) - offsetMinutes(at, b);
+    const diff = zoneOffsetMs(at, a) - zoneOffsetMs(at, b);
     if (first === undefined) first = diff;
     else if (diff !== first) return true;
     if (at === until) break;
   }
   return false;
-}
-
-function offsetMinutes(ms: number, zone: string): number {
-  const z = zonedTime(ms, zone);
-  const local = Date.UTC(Number(z.year), Number(z.month) - 1, Number(z.day), Number(z.hour), Number(z.minute));
-  return Math.round((local - Math.floor(ms / 60_000) * 60_000) / 60_000);
 }
 
 /** The zones a flow's schedule may be learned in besides the default: UTC, and those the config's rules name. */

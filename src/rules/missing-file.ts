@@ -471,8 +471,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
         if (count < this.rule.min_count) {
           // A file after the deadline is its late file only until the occurrence closes (contract 11c): one after
           // the close is the next occurrence's, and leaves this alert to the next deadline's verdict.
-          const next = list[indexAfter(list, decided)];
-          const late = next !== undefined && next <= now && (closes === undefined || next <= closes) ? next : undefined;
+          const late = lateFileOf(list, decided, closes, now);
           const candidate = this.build(key, { phase: 'missing', deadline: decided, count, arrivedAt: late });
           const endedBefore = late === undefined && previous !== undefined ? this.lateEndOf(key, all, previous, decided, now) : undefined;
           if (late !== undefined) {
@@ -533,9 +532,8 @@ export class MissingFileEvaluator implements RuleEvaluator {
     const list = this.available(all, previous).times;
     const count = timesIn(list, previous - this.rule.window, previous);
     if (count >= this.rule.min_count) return undefined;
-    const closes = this.closesAt(previous, decided);
-    const late = list[indexAfter(list, previous)];
-    if (late === undefined || late > now || (closes !== undefined && late > closes)) return undefined;
+    const late = lateFileOf(list, previous, this.closesAt(previous, decided), now);
+    if (late === undefined) return undefined;
     return { ...this.build(key, { phase: 'missing', deadline: previous, count, arrivedAt: late }), endsEpisodeBefore: late };
   }
 
@@ -918,6 +916,15 @@ export function resolveCalendar(rule: MissingFileRule, ctx: Pick<EvaluatorContex
 
 /** Consecutive deadlines sampled to find where a configured `sla.late_until` is cut (the shortest gap wins). */
 const CUT_SAMPLE = 32;
+
+/**
+ * The late file of `deadline` in a key's sorted arrivals: the first after it, if it came by `now` and before the
+ * occurrence closes (contract 11c: one after the close is the next occurrence's).
+ */
+function lateFileOf(list: readonly number[], deadline: number, closes: number | undefined, now: number): number | undefined {
+  const next = list[indexAfter(list, deadline)];
+  return next !== undefined && next <= now && (closes === undefined || next <= closes) ? next : undefined;
+}
 
 /**
  * How long a late file can count at most for this rule (contract 11c): the shortest gap between two deadlines less the

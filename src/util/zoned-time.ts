@@ -66,6 +66,11 @@ function dayOffset(day: number, timeZone: string): { offsetMs: number; gmtOffset
   return offset;
 }
 
+/** A zone's offset from UTC at an instant, in ms (local wall-clock minus UTC). */
+export function zoneOffsetMs(ms: number, timeZone: string): number {
+  return offsetMsOf(zonedTime(ms, timeZone), ms);
+}
+
 /** Local wall-clock minus UTC, in ms, of an instant (whole seconds: Intl's fields have no milliseconds). */
 function offsetMsOf(t: ZonedTime, ms: number): number {
   return Date.UTC(Number(t.year), Number(t.month) - 1, Number(t.day), Number(t.hour), Number(t.minute), Number(t.second)) - Math.floor(ms / 1_000) * 1_000;
