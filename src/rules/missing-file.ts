@@ -187,8 +187,6 @@ export class MissingFileEvaluator implements RuleEvaluator {
   private seam: number | undefined;
   /** Per key, the latest deadline whose late file this process told as the end of its episode. */
   private readonly endedLate = new Map<string, number>();
-  /** Set by `decide` when it told an earlier episode's end before this deadline's alert (see `lateEndOf`). */
-  private deferred = false;
   private last: { at: number; version: number; decided: number | undefined; warnLatest: number | undefined; warnNext: number | undefined; evaluation: RuleEvaluation } | undefined;
 
   constructor(
@@ -436,12 +434,10 @@ export class MissingFileEvaluator implements RuleEvaluator {
     ) {
       evaluation = last.evaluation;
     } else {
-      this.deferred = false;
       evaluation = this.decide(now, decided, decided === undefined ? undefined : this.closesAt(decided, decided === latest ? next : latest), decided === latest ? before : undefined, warnLatest, warnNext);
-      // An evaluation that told an earlier episode's end first is never the last word: the next one says the rest.
-      // Its alerts left unsaid (this deadline's, a begun episode's) stay as they are until then.
-      if (this.deferred) evaluation = { ...evaluation, undecided: true };
-      this.last = this.deferred ? undefined : { at: now, version: this.arrivalsVersion, decided, warnLatest, warnNext, evaluation };
+      // An evaluation that told an earlier episode's end first (undecided, see `lateEndOf`) is never the last word:
+      // the next one says the rest.
+      this.last = evaluation.undecided ? undefined : { at: now, version: this.arrivalsVersion, decided, warnLatest, warnNext, evaluation };
     }
     if (this.ctx.onOccurrence) this.recordOccurrences(now, span, before, latest, next);
     // A deadline has come but none can be judged (its window not read whole: a new process reading its way to the
@@ -462,6 +458,9 @@ export class MissingFileEvaluator implements RuleEvaluator {
   private decide(now: number, decided: number | undefined, closes: number | undefined, previous: number | undefined, warnLatest: number | undefined, warnNext: number | undefined): RuleEvaluation {
     const alerts: AlertCandidate[] = [];
     const resolved: AlertCandidate[] = [];
+    // An earlier episode's end told before this deadline's alert: the alerts left unsaid (this deadline's, an episode
+    // begun since) stay as they are until the next evaluation.
+    let deferred = false;
     const warnDeadlines = [warnLatest, warnNext];
     for (const key of this.keys) {
       const all = this.arrivals.get(key) ?? NO_ARRIVALS;
@@ -483,7 +482,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
             // stopped told them, not one episode "late" for this deadline (contract 11b).
             resolved.push(endedBefore);
             this.endedLate.set(key, previous as number);
-            this.deferred = true;
+            deferred = true;
           } else alerts.push(candidate);
         } else if (previous !== undefined && timesIn(this.available(all, previous).times, previous - this.rule.window, previous) < this.rule.min_count) {
           // On time, after a deadline that was missed: that one's alert (if it still fires) ends here, and says why —
@@ -518,7 +517,7 @@ export class MissingFileEvaluator implements RuleEvaluator {
         resolved.push(this.jeopardyEnded(key, decided, this.available(all, decided).times, now));
       }
     }
-    return { rule: this.rule.name, alerts, resolved };
+    return { rule: this.rule.name, alerts, resolved, ...(deferred ? { undecided: true } : {}) };
   }
 
   /**
