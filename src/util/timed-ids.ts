@@ -1,4 +1,4 @@
-import { slotOf, slotsFor } from './hash-slots.js';
+import { slotOf } from './hash-slots.js';
 import { idKey, readSeenSnapshot, storedSecond, writeSeenSnapshot, type SeenSnapshot } from './seen-transfers.js';
 
 /**
@@ -9,8 +9,11 @@ import { idKey, readSeenSnapshot, storedSecond, writeSeenSnapshot, type SeenSnap
  * lookup used, in the CPU's cache, where a window of 194,000 ids made SeenTransfers a 6 MB table and every lookup a
  * wait for memory (6–8% of the 10- and 100-rule bench pipelines). Forgetting by time drops whole seconds.
  *
- * A second's table holds 64-bit keys side by side (8 bytes a slot, at most half full: the second is the key's
- * time); the key 0 marks an empty slot, so an id whose key is 0 is kept as 1 (as likely to collide as any other).
+ * A second's table holds 64-bit keys side by side (8 bytes a slot, at most three quarters full: the second is the
+ * key's time); the key 0 marks an empty slot, so an id whose key is 0 is kept as 1 (as likely to collide as any
+ * other). Three quarters, not the half of SeenTransfers: a catch-up window of an hour holds every id it read
+ * (600,000 in the shipped-rules bench), and at half load a second of ~170 ids took 512 slots (4 KB) where 256 do;
+ * a second's table is 2 KB, in the CPU's cache, so the longer probes of a fuller table cost little.
  */
 export class TimedIds {
   private readonly seconds = new Map<number, SecondIds>();
@@ -84,7 +87,7 @@ class SecondIds {
   count = 0;
 
   constructor(expected: number) {
-    this.table = new Uint32Array(2 * slotsFor(expected, MIN_SLOTS));
+    this.table = new Uint32Array(2 * slotsAtLoad(expected));
   }
 
   insert(hi: number, lo: number): boolean {
@@ -97,7 +100,7 @@ class SecondIds {
     table[2 * i] = hi;
     table[2 * i + 1] = lo;
     this.count++;
-    if (this.count * 2 > table.length >> 1) this.grow();
+    if (this.count > MAX_LOAD * (table.length >> 1)) this.grow();
     return true;
   }
 
@@ -120,6 +123,15 @@ class SecondIds {
 
 /** Slots a second's table starts with (a second of a quiet stream holds one or two ids). */
 const MIN_SLOTS = 4;
+/** The most of its slots a second's table fills before it doubles. */
+const MAX_LOAD = 0.75;
+
+/** Slots (a power of two, at least MIN_SLOTS) for `n` ids at MAX_LOAD at most. */
+function slotsAtLoad(n: number): number {
+  let slots = MIN_SLOTS;
+  while (slots * MAX_LOAD < n) slots *= 2;
+  return slots;
+}
 
 /** The home slot of a key in a table of mask + 1 slots. */
 function home(hi: number, lo: number, mask: number): number {
