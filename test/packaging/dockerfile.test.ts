@@ -89,6 +89,7 @@ describe('Dockerfile', () => {
     expect(all(runtime, 'ENV').join(' ')).toMatch(/NODE_ENV=production/);
     expect(all(runtime, 'ENV').join(' ')).toMatch(/TRANSFER_WATCH_STATE_DIR=\/var\/lib\/transfer-watch/);
     expect(all(runtime, 'ENV').join(' ')).toMatch(/MALLOC_ARENA_MAX=2/);
+    expect(all(runtime, 'ENV').join(' ')).toMatch(/MALLOC_MMAP_THRESHOLD_=131072/);
     expect(readFileSync(path.join(root, 'config.example.yaml'), 'utf8')).toMatch(/dir: \$\{TRANSFER_WATCH_STATE_DIR:-/);
     expect(all(runtime, 'COPY')).toContain('config.example.yaml /etc/transfer-watch/config.yaml');
   });
