@@ -1,3 +1,9 @@
+import { expect } from 'vitest';
+import { z } from 'zod';
+import { startCaptureServer } from '../helpers/capture-server.js';
+import { eventually } from '../helpers/daemon-process.js';
+import { sleep } from '../e2e/helpers/e2e-daemon.js';
+import { recordResult } from './harness.js';
 import type { CapturedRequest } from '../helpers/capture-server.js';
 import type { ServiceRecord } from '../../src/source/transfer.js';
 import { success } from '../e2e/helpers/e2e-daemon.js';
@@ -154,3 +160,72 @@ function compareEpisodes(expected: readonly Episode[], heard: readonly Heard[], 
   return h < heard.length ? `${heard.length - h} more notification(s) than the truth: ${heard.slice(h).map((x) => x.status).join(' ')}` : '';
 }
 
+// The two scenarios' shared steps (restart-truth-single and restart-truth-cluster run on two lanes at once).
+export const SEED = Number(process.env['RELIABILITY_SEED'] ?? 20261201);
+export const DEADLINES = Number(process.env['RELIABILITY_DEADLINES'] ?? 8);
+const ACK_QUIET_MS = 100;
+
+const occurrencesSchema = z.object({ occurrences: z.array(z.object({ key: z.record(z.string(), z.string()), deadline: z.string(), outcome: z.string() })) });
+
+/** The ledger as one replica lists it over the truth's deadlines: `ISO-deadline partner outcome`, sorted. */
+export async function ledgerOf(url: string, first: number, end: number, expected: number): Promise<string[]> {
+  const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+  return eventually(
+    async () => {
+      const listed = occurrencesSchema.parse(await (await fetch(`${url}/api/v1/sla/occurrences?from=${day(first - 86_400_000)}&to=${day(end + 86_400_000)}&limit=5000`)).json()).occurrences;
+      const mine = listed.filter((o) => Date.parse(o.deadline) >= first && Date.parse(o.deadline) <= end).map((o) => `${new Date(Date.parse(o.deadline)).toISOString()} ${o.key['user'] ?? ''} ${o.outcome}`).sort();
+      return mine.length >= expected ? mine : undefined;
+    },
+    30_000,
+  ).catch(() => [] as string[]);
+}
+
+/** A receiver that says when a message is in flight or was just answered (stops are moved past those moments). */
+export async function receiver() {
+  const state = { inFlight: 0, lastAckAt: 0 };
+  const hook = await startCaptureServer(
+    () => {
+      state.inFlight = Math.max(0, state.inFlight - 1);
+      state.lastAckAt = Date.now();
+      return { status: 200, body: 'ok' };
+    },
+    () => {
+      state.inFlight += 1;
+    },
+  );
+  const quiet = async (): Promise<void> => {
+    const waitUntil = Date.now() + 2_000;
+    while ((state.inFlight > 0 && Date.now() < waitUntil) || Date.now() - state.lastAckAt < ACK_QUIET_MS) await sleep(5);
+    state.inFlight = 0;
+  };
+  return { hook, quiet };
+}
+
+/** Compare, record the row, say what differed, and assert. */
+export function judge(name: string, faults: string, plan: { first: number; deadlines: number[]; truth: Map<number, Record<string, Outcome>> }, ledger: string[], heard: ReturnType<typeof heardOf>, stopped: Array<{ from: number; to: number }>): void {
+  const { first, deadlines, truth } = plan;
+  const owed = expectedLedger(deadlines, truth);
+  const ledgerWrong = owed.filter((e) => !ledger.includes(e)).length + ledger.filter((e) => !owed.includes(e)).length;
+  const differences = notificationDifferences(deadlines, truth, heard, stopped);
+  const episodesInTruth = episodeCount(deadlines, truth);
+  const firings = [...heard.values()].flat().filter((x) => x.status === 'firing').length;
+  // An episode that began and ended wholly inside one stop is in the ledger but no process saw it live: with no
+  // difference, those are the only episodes not heard, and the row says how many instead of calling them lost.
+  const unseen = differences.length === 0 ? episodesInTruth - firings : 0;
+  recordResult({
+    scenario: `restarts vs truth: ${name}`,
+    faults: unseen > 0 ? `${faults}; ${unseen} episode(s) wholly inside a stop: in the ledger, not notified live` : faults,
+    expected: episodesInTruth - unseen,
+    delivered: firings,
+    duplicated: 0,
+    lost: 0,
+    falseAlerts: differences.length,
+    ...(ledgerWrong > 0 || differences.length > 0 ? { note: `ledger: ${ledgerWrong} of ${owed.length} occurrences differ; ${differences.map(([p, d]) => `${p}: ${d}`).join('; ')}` } : {}),
+  });
+  if (differences.length > 0) {
+    console.log(`truth (deadline offsets from the first, s): ${deadlines.map((d) => `${(d - first) / 1000}: ${PARTNERS.map((p) => `${p}=${truth.get(d)?.[p] ?? ''}`).join(' ')}`).join('\n')}`);
+    for (const [p] of differences) console.log(`${p} heard: ${(heard.get(p) ?? []).map((x) => `${x.status}@${((x.startsAt - first) / 1000).toFixed(1)}s${x.lateFor !== undefined ? ` late for ${(x.lateFor - first) / 1000}s` : ''}`).join(', ')}`);
+  }
+  expect(ledger, `${name}: ledger (${faults})`).toEqual(owed);
+  expect(Object.fromEntries(differences), `${name}: notifications (${faults})`).toEqual({});
+}
