@@ -161,6 +161,7 @@ export class Daemon {
         rules: () => this.setup.rules,
         clock,
         onReport: (watched, unwatched, stopped) => this.metrics.setFlows(watched, unwatched, stopped),
+        loop,
       });
     }
     this.view = new SharedView({

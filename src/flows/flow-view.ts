@@ -5,6 +5,7 @@ import { calendarCandidates } from './calendar-candidates.js';
 import { discoverFlows, type DiscoverReport } from './discover-flows.js';
 import { HolidayCalendars } from './holiday-calendars.js';
 import { candidateZones } from './steadiest-zone.js';
+import { TimeSlice, type EventLoopShare } from '../util/time-slice.js';
 import { utcDay, type FlowSummary } from './flow-summary.js';
 
 /** The period the daemon's picture covers (discover's default `--since`). */
@@ -29,6 +30,8 @@ export interface FlowViewOptions {
   clock: Clock;
   /** The report's counts, for `transfer_watch_flows{watched}`. */
   onReport?: (watched: number, unwatched: number, stopped: number) => void;
+  /** The process's shared event loop: the holiday library's calendars are made in its slices. */
+  loop?: EventLoopShare;
 }
 
 /**
@@ -38,8 +41,11 @@ export interface FlowViewOptions {
  */
 export class FlowView {
   private cached: { at: number; report: Promise<DiscoverReport> } | undefined;
-  /** The holiday library's calendars, made once and kept (every report asks the same ones). */
-  private readonly holidays = new HolidayCalendars();
+  /**
+   * The holiday library's calendars, made once and kept (every report asks the same ones); made in slices of the
+   * event loop the first time a flow's skipped days ask for them (see `compute`).
+   */
+  private readonly holidays = new HolidayCalendars(undefined, true);
 
   constructor(private readonly o: FlowViewOptions) {}
 
@@ -58,10 +64,24 @@ export class FlowView {
   private async compute(now: number): Promise<DiscoverReport> {
     const since = now - FLOW_PERIOD_MS;
     const { flows } = await this.o.read(utcDay(since));
-    const settings = this.o.settings();
     let transfers = 0;
     for (const f of flows) for (const d of f.days.values()) transfers += d.count;
-    const report = discoverFlows(flows, {
+    let report = this.discover(flows, since, now, transfers);
+    // A flow skipped days no configured calendar explains, and the library's calendars they ask for are not made
+    // yet: made now, in slices of the event loop, and the report made again with them (once in a process's life).
+    // (Two rounds: a country's regions are asked for once its own calendar explains a skipped day.)
+    for (let pass = 0; pass < 3 && this.holidays.pending; pass++) {
+      await this.holidays.prepare(new TimeSlice(this.o.loop, 1));
+      report = this.discover(flows, since, now, transfers);
+    }
+    const watched = report.flows.filter((f) => f.watched_by.length > 0).length;
+    this.o.onReport?.(watched, report.flows.length - watched, report.changes.filter((c) => c.change === 'stopped').length);
+    return report;
+  }
+
+  private discover(flows: FlowSummary[], since: number, now: number, transfers: number): DiscoverReport {
+    const settings = this.o.settings();
+    return discoverFlows(flows, {
       since,
       until: now,
       timezone: settings.timezone,
@@ -73,8 +93,5 @@ export class FlowView {
       severalSources: settings.severalSources,
       transfersRead: transfers,
     });
-    const watched = report.flows.filter((f) => f.watched_by.length > 0).length;
-    this.o.onReport?.(watched, report.flows.length - watched, report.changes.filter((c) => c.change === 'stopped').length);
-    return report;
   }
 }

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type HolidaysType from 'date-holidays';
 import { BusinessCalendar } from '../sla/business-calendar.js';
+import type { TimeSlice } from '../util/time-slice.js';
 import type { CalendarCandidate } from './flow-schedule.js';
 import { clockMoves } from './steadiest-zone.js';
 
@@ -34,8 +35,55 @@ export class HolidayCalendars {
   private readonly zones = new Map<string, readonly string[]>();
   private readonly calendars = new Map<string, InferredCalendar>();
   private readonly regions = new Map<string, string[]>();
+  /** Deferring: per calendar's name, the years whose holidays `prepare` computed. */
+  private readonly readyYears = new Map<string, Set<number>>();
+  /** Deferring: the calendars, and their years, that `fitting` lacked since the last `prepare`. */
+  private readonly wanted = new Map<string, { country: string; region?: string; years: Set<number> }>();
 
-  constructor(private readonly library: () => typeof HolidaysType = holidayLibrary) {}
+  /**
+   * `defer`: `fitting` makes no calendar itself. It answers from those `prepare` made, passes over the others and
+   * remembers them (`pending`), for the caller to `prepare` them in slices and ask again. Making them is a country's
+   * rules parsed and its holidays computed, a few ms each and ~200 countries (with their regions, more) at a flow's
+   * first skipped days: 1.5–2 s at once, which a daemon's event loop must not spend in one piece (its health check,
+   * its polling and every request wait meanwhile). A CLI's one run makes them where it is.
+   */
+  constructor(
+    private readonly library: () => typeof HolidaysType = holidayLibrary,
+    private readonly defer = false,
+  ) {}
+
+  /** Deferring: whether `fitting` passed over calendars not made yet (then `prepare`, and ask again). */
+  get pending(): boolean {
+    return this.wanted.size > 0;
+  }
+
+  /** Makes the calendars `fitting` lacked, with their holidays and their country's zones, yielding as `slice` says. */
+  async prepare(slice: TimeSlice): Promise<void> {
+    const wanted = [...this.wanted.entries()];
+    this.wanted.clear();
+    for (const [name, { country, region, years }] of wanted) {
+      const calendar = this.calendar(country, region);
+      for (const year of years) calendar.holidaysOf(year);
+      if (!region) this.zonesOf(country);
+      let ready = this.readyYears.get(name);
+      if (!ready) this.readyYears.set(name, (ready = new Set()));
+      for (const year of years) ready.add(year);
+      if (slice.spent()) await slice.yield();
+    }
+  }
+
+  /** Not deferring, or this calendar's holidays of `years` are made; else it is wanted (see `defer`). */
+  private ready(country: string, region: string | undefined, years: ReadonlySet<number>): boolean {
+    if (!this.defer) return true;
+    const name = inferredName(country, region);
+    const ready = this.readyYears.get(name);
+    const missing = [...years].filter((y) => !ready?.has(y));
+    if (missing.length === 0) return true;
+    let want = this.wanted.get(name);
+    if (!want) this.wanted.set(name, (want = { country, ...(region ? { region } : {}), years: new Set() }));
+    for (const y of missing) want.years.add(y);
+    return false;
+  }
 
   /**
    * The calendars whose public holidays hold at least `min` of the skipped dates: every country's first, then the
@@ -45,7 +93,9 @@ export class HolidayCalendars {
     if (skipped.length < min) return [];
     const out: InferredCalendar[] = [];
     const hits = (c: InferredCalendar): number => skipped.filter((date) => c.excludes({ date, weekday: new Date(`${date}T00:00:00Z`).getUTCDay() })).length;
+    const years = new Set(skipped.map((date) => Number(date.slice(0, 4))));
     for (const country of this.allCountries()) {
+      if (!this.ready(country, undefined, years)) continue;
       const national = this.calendar(country);
       const n = hits(national);
       if (n >= min) out.push(national);
@@ -53,6 +103,7 @@ export class HolidayCalendars {
       // already (every country's regions would be 571 calendars to compute, seconds of a daemon's event loop).
       if (n === 0) continue;
       for (const region of this.regionsOf(country)) {
+        if (!this.ready(country, region, years)) continue;
         const regional = this.calendar(country, region);
         if (hits(regional) > n) out.push(regional);
       }

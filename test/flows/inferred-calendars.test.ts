@@ -5,6 +5,7 @@ import { proposalYaml } from '../../src/flows/flow-report-format.js';
 import { FlowSummaries } from '../../src/flows/flow-summary.js';
 import { HolidayCalendars } from '../../src/flows/holiday-calendars.js';
 import { calendarsSchema } from '../../src/sla/business-calendar.js';
+import { EventLoopShare, TimeSlice } from '../../src/util/time-slice.js';
 import { successfulTransfer } from '../helpers/flow-transfer.js';
 
 /**
@@ -16,7 +17,7 @@ import { successfulTransfer } from '../helpers/flow-transfer.js';
 const DAY = 86_400_000;
 const holidays = new HolidayCalendars();
 
-function flow(from: string, days: number, skip: readonly string[], zone: string): ReturnType<typeof discoverFlows> {
+function flow(from: string, days: number, skip: readonly string[], zone: string, calendars: HolidayCalendars = holidays): ReturnType<typeof discoverFlows> {
   const start = Date.parse(`${from}T00:00:00Z`);
   const summaries = new FlowSummaries();
   for (let d = 0; d < days; d++) {
@@ -26,7 +27,7 @@ function flow(from: string, days: number, skip: readonly string[], zone: string)
     if (weekday === 0 || weekday === 6 || skip.includes(date)) continue;
     summaries.add(successfulTransfer(at + 7 * 3_600_000 + (d % 6) * 60_000, 'PARTNER', `KONTO_${date}.XML`));
   }
-  const o: DiscoverOptions = { since: start, until: start + days * DAY, timezone: zone, zones: [], minOccurrences: 8, calendars: [], holidays, rules: [], severalSources: false, transfersRead: 0 };
+  const o: DiscoverOptions = { since: start, until: start + days * DAY, timezone: zone, zones: [], minOccurrences: 8, calendars: [], holidays: calendars, rules: [], severalSources: false, transfersRead: 0 };
   return discoverFlows(summaries.all(), o);
 }
 
@@ -44,6 +45,30 @@ describe('calendars inferred from the holiday library', () => {
     const text = proposalYaml(r, { unwatchedOnly: true, by: 'test' });
     expect(text).toContain('#   calendars: { de_sn: { holidays: { country: DE, region: SN } } }    # 1 flow');
     expect(f?.evidence).toMatch(/not configured: the public holidays of DE-SN in the holiday library, on the days it skipped \(2025-10-03, 2025-10-31, 2025-11-19\)/);
+  });
+
+  it('deferring (the daemon’s): makes no calendar itself, then makes those asked for a turn of the event loop each, and answers as the CLI', async () => {
+    const deferring = new HolidayCalendars(undefined, true);
+    const args = ['2025-09-15', 75, ['2025-10-03', '2025-10-31', '2025-11-19'], 'Europe/Berlin'] as const;
+    const first = flow(...args, deferring);
+    expect(first.flows[0]?.schedule.calendar).toBeNull();
+    expect(deferring.pending).toBe(true);
+    // A clock that moves 1 ms a look, a budget of 1 ms: every slice is spent after one calendar.
+    let ms = 0;
+    let turns = 0;
+    const share = new EventLoopShare(1, () => ms++, (fn) => void setImmediate(() => (turns++, fn())));
+    // As the daemon's flow view: make what the report asked for, make the report again, until it asks for nothing.
+    let report = first;
+    let rounds = 0;
+    for (; deferring.pending && rounds < 5; rounds++) {
+      await deferring.prepare(new TimeSlice(share, 1));
+      report = flow(...args, deferring);
+    }
+    // Every country's calendar, then the regions of those that explain a skipped day: two rounds.
+    expect(rounds).toBe(2);
+    expect(turns).toBeGreaterThan(100);
+    expect(report).toEqual(flow(...args));
+    expect(report.flows[0]?.schedule.calendar).toBe('de_sn');
   });
 
   it('proposes nothing on one skipped holiday (a UK flow that happened to miss Saxony’s Repentance Day)', () => {
