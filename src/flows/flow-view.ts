@@ -1,12 +1,12 @@
 import type { RuleDefinition } from '../rules/registry.js';
 import type { CalendarConfig } from '../sla/business-calendar.js';
 import type { Clock } from '../util/clock.js';
+import { TimeSlice, type EventLoopShare } from '../util/time-slice.js';
 import { calendarCandidates } from './calendar-candidates.js';
 import { discoverFlows, type DiscoverReport } from './discover-flows.js';
 import { HolidayCalendars } from './holiday-calendars.js';
 import { candidateZones } from './steadiest-zone.js';
-import { TimeSlice, type EventLoopShare } from '../util/time-slice.js';
-import { utcDay, type FlowSummary } from './flow-summary.js';
+import { filesOf, utcDay, type FlowSummary } from './flow-summary.js';
 
 /** The period the daemon's picture covers (discover's default `--since`). */
 export const FLOW_PERIOD_MS = 60 * 86_400_000;
@@ -64,8 +64,7 @@ export class FlowView {
   private async compute(now: number): Promise<DiscoverReport> {
     const since = now - FLOW_PERIOD_MS;
     const { flows } = await this.o.read(utcDay(since));
-    let transfers = 0;
-    for (const f of flows) for (const d of f.days.values()) transfers += d.count;
+    const transfers = flows.reduce((n, f) => n + filesOf(f), 0);
     let report = this.discover(flows, since, now, transfers);
     // A flow skipped days no configured calendar explains, and the library's calendars they ask for are not made
     // yet: made now, in slices of the event loop, and the report made again with them (once in a process's life).

@@ -3,10 +3,13 @@
  * power-of-two sizes and a home slot from a multiplicative mix.
  */
 
-/** Slots (a power of two, at least `minSlots`) for `n` entries at half load at most: room to grow before the next resize. */
-export function slotsFor(n: number, minSlots: number): number {
+/**
+ * Slots (a power of two, at least `minSlots`) for `n` entries at `maxLoad` at most (by default half: room to grow
+ * before the next resize).
+ */
+export function slotsFor(n: number, minSlots: number, maxLoad = 0.5): number {
   let slots = minSlots;
-  while (slots / 2 < n) slots *= 2;
+  while (slots * maxLoad < n) slots *= 2;
   return slots;
 }
 

@@ -1,4 +1,4 @@
-import { slotOf } from './hash-slots.js';
+import { slotOf, slotsFor } from './hash-slots.js';
 import { idKey, readSeenSnapshot, storedSecond, writeSeenSnapshot, type SeenSnapshot } from './seen-transfers.js';
 
 /**
@@ -87,7 +87,7 @@ class SecondIds {
   count = 0;
 
   constructor(expected: number) {
-    this.table = new Uint32Array(2 * slotsAtLoad(expected));
+    this.table = new Uint32Array(2 * slotsFor(expected, MIN_SLOTS, MAX_LOAD));
   }
 
   insert(hi: number, lo: number): boolean {
@@ -125,13 +125,6 @@ class SecondIds {
 const MIN_SLOTS = 4;
 /** The most of its slots a second's table fills before it doubles. */
 const MAX_LOAD = 0.75;
-
-/** Slots (a power of two, at least MIN_SLOTS) for `n` ids at MAX_LOAD at most. */
-function slotsAtLoad(n: number): number {
-  let slots = MIN_SLOTS;
-  while (slots * MAX_LOAD < n) slots *= 2;
-  return slots;
-}
 
 /** The home slot of a key in a table of mask + 1 slots. */
 function home(hi: number, lo: number, mask: number): number {
